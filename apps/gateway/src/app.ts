@@ -1,0 +1,58 @@
+import express, { type Express } from "express";
+import { pinoHttp } from "pino-http";
+import { ApiError } from "./http/api-error.ts";
+import { Authenticator } from "./http/auth.ts";
+import { IdempotencyStore } from "./http/idempotency.ts";
+import { httpMetrics } from "./http/metrics.ts";
+import { problemHandler } from "./http/problem.ts";
+import { RateLimits } from "./http/rate-limit.ts";
+import { requestId } from "./http/request-id.ts";
+import { mountRoutes } from "./http/router.ts";
+import type { Deps } from "./deps.ts";
+import { allRoutes } from "./routes/index.ts";
+import { docsAssets } from "./routes/ops.ts";
+
+export interface GatewayDeps extends Deps {
+  authenticator: Authenticator;
+  idempotency: IdempotencyStore;
+}
+
+export interface Gateway {
+  app: Express;
+  deps: GatewayDeps;
+  stop(): Promise<void>;
+}
+
+export async function createGateway(base: Deps): Promise<Gateway> {
+  const { config } = base;
+  const authenticator = new Authenticator(base.db, base.redis, {
+    cacheMs: config.AUTH_CACHE_SECONDS * 1000,
+    channel: `${config.QUEUE_PREFIX}:auth:invalidate`,
+    redisUrl: config.REDIS_URL,
+    logger: base.logger,
+  });
+  await authenticator.start();
+  const deps: GatewayDeps = {
+    ...base,
+    authenticator,
+    idempotency: new IdempotencyStore(base.redis, config.QUEUE_PREFIX, config.IDEMPOTENCY_TTL_SECONDS),
+  };
+  const rateLimits = new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX);
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(requestId);
+  app.use(httpMetrics(base.metrics));
+  app.use(pinoHttp({
+    logger: base.logger,
+    genReqId: (req) => (req as express.Request).id,
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
+  }));
+  mountRoutes(app, allRoutes, deps, { auth: authenticator, rateLimits });
+  app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
+  app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });
+  app.use(problemHandler(base.logger));
+
+  return { app, deps, stop: () => authenticator.stop() };
+}

@@ -1,0 +1,85 @@
+import type { NextFunction, Request, Response } from "express";
+import type { Redis } from "ioredis";
+import { findKeyByValue, hashKey, isKeyUsable, parseKey, type ApiKeyRow, type Db } from "@trendgate/db";
+import type { Logger } from "@trendgate/logger";
+import { createRedis } from "@trendgate/queues";
+import { ApiError } from "./api-error.ts";
+import type { AuthContext } from "./route.ts";
+
+type CachedKey = { row: ApiKeyRow & { account: { plan: string } }; fetchedAt: number };
+
+const TOUCH_EVERY_MS = 60_000; // last_used_at precision: one write per key per minute at most
+
+/**
+ * Bearer API-key authentication. Verified keys are cached in-process for AUTH_CACHE_SECONDS so the hot path does
+ * not hit Postgres; revocation and rotation publish an invalidation on Redis that every gateway instance applies.
+ */
+export class Authenticator {
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly touched = new Map<string, number>();
+  private sub?: Redis;
+
+  constructor(
+    private readonly db: Db,
+    private readonly redis: Redis,
+    private readonly opts: { cacheMs: number; channel: string; redisUrl: string; logger: Logger },
+  ) {}
+
+  async start() {
+    if (this.opts.cacheMs === 0) return;
+    this.sub = createRedis(this.opts.redisUrl, "worker", { lazyConnect: true });
+    this.sub.on("message", (_ch, prefix: string) => this.cache.delete(prefix));
+    await this.sub.connect().then(() => this.sub!.subscribe(this.opts.channel)).catch((err) =>
+      this.opts.logger.warn({ err: String(err) }, "auth cache invalidation unavailable; relying on cache expiry"));
+  }
+
+  async stop() { this.sub?.disconnect(); }
+
+  /** Drops a key from every instance's cache (after revoke/rotate). */
+  async invalidate(prefix: string) {
+    this.cache.delete(prefix);
+    await this.redis.publish(this.opts.channel, prefix).catch(() => {});
+  }
+
+  async authenticate(header: string | undefined): Promise<AuthContext> {
+    const m = header && /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) throw unauthorized("Send the API key as `Authorization: Bearer <API_KEY>`", false);
+    const key = m[1];
+    const parsed = parseKey(key);
+    if (!parsed) throw unauthorized("The API key is malformed", true);
+
+    const now = Date.now();
+    let hit = this.cache.get(parsed.prefix);
+    if (!hit || now - hit.fetchedAt > this.opts.cacheMs) {
+      const row = await findKeyByValue(this.db, key);
+      if (!row) { this.cache.delete(parsed.prefix); throw unauthorized("The API key is not recognised", true); }
+      hit = { row, fetchedAt: now };
+      if (this.opts.cacheMs > 0) this.cache.set(parsed.prefix, hit);
+    } else if (hit.row.secretHash !== hashKey(key)) { // fixed-length hex digests: not a timing oracle on the key
+      throw unauthorized("The API key is not recognised", true);
+    }
+    const { row } = hit;
+    if (row.revokedAt) throw unauthorized("The API key has been revoked", true);
+    if (!isKeyUsable(row, new Date(now))) throw unauthorized("The API key has expired", true);
+    this.touch(row.id, now);
+    return { accountId: row.accountId, keyId: row.id, plan: row.account.plan };
+  }
+
+  private touch(id: string, now: number) {
+    if (now - (this.touched.get(id) ?? 0) < TOUCH_EVERY_MS) return;
+    this.touched.set(id, now);
+    this.db.apiKey.update({ where: { id }, data: { lastUsedAt: new Date(now) } }).catch(() => {});
+  }
+
+  middleware() {
+    return async (req: Request, _res: Response, next: NextFunction) => {
+      req.auth = await this.authenticate(req.get("authorization"));
+      next();
+    };
+  }
+}
+
+function unauthorized(detail: string, invalidToken: boolean) {
+  const challenge = invalidToken ? 'Bearer realm="trendgate", error="invalid_token"' : 'Bearer realm="trendgate"';
+  return new ApiError("unauthorized", detail, { headers: { "WWW-Authenticate": challenge } });
+}

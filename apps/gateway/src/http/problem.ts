@@ -1,0 +1,49 @@
+import type { NextFunction, Request, Response } from "express";
+import { ERROR_CODES, problemType, type Problem } from "@trendgate/contracts";
+import { isDbUnavailable } from "@trendgate/db";
+import type { Logger } from "@trendgate/logger";
+import { ApiError } from "./api-error.ts";
+
+// ioredis/BullMQ errors that mean Redis cannot be reached right now.
+const isRedisUnavailable = (err: any) =>
+  err?.name === "MaxRetriesPerRequestError" ||
+  /Stream isn't writeable|Connection is closed|ECONNREFUSED.*6379|Reached the max retries per request|connect ETIMEDOUT/i.test(String(err?.message));
+
+/** Maps anything thrown into an ApiError: body-parser errors, dependency outages, and unknown bugs (500). */
+export function toApiError(err: any): ApiError {
+  if (err instanceof ApiError) return err;
+  switch (err?.type) {
+    case "entity.parse.failed": return new ApiError("malformed_json", "The request body could not be parsed as JSON");
+    case "entity.too.large": return new ApiError("payload_too_large", `The request body exceeds ${err.limit} bytes`);
+    case "encoding.unsupported":
+    case "charset.unsupported": return new ApiError("unsupported_media_type", err.message);
+  }
+  if (isRedisUnavailable(err)) return new ApiError("service_unavailable", "The queue store (Redis) is unavailable", { headers: { "Retry-After": "5" } });
+  if (isDbUnavailable(err)) return new ApiError("service_unavailable", "The database is unavailable", { headers: { "Retry-After": "5" } });
+  return new ApiError("internal_error", "An unexpected error occurred; it has been logged with the request id");
+}
+
+export function sendProblem(req: Request, res: Response, e: ApiError) {
+  const body: Problem = {
+    type: problemType(e.code),
+    title: ERROR_CODES[e.code].title,
+    status: e.status,
+    detail: e.detail,
+    instance: req.originalUrl.split("?")[0],
+    code: e.code,
+    request_id: String(req.id),
+    ...(e.extra.errors ? { errors: e.extra.errors } : {}),
+  };
+  if (e.status === 503 && !e.extra.headers?.["Retry-After"]) res.setHeader("Retry-After", "5");
+  for (const [k, v] of Object.entries(e.extra.headers ?? {})) res.setHeader(k, v);
+  res.status(e.status).type("application/problem+json").send(JSON.stringify(body));
+}
+
+export function problemHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = toApiError(err);
+    if (e.status >= 500) logger.error({ err, request_id: String(req.id), path: req.path }, "request failed");
+    if (res.headersSent) return res.end();
+    sendProblem(req, res, e);
+  };
+}

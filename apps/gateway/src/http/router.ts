@@ -1,0 +1,107 @@
+import crypto from "node:crypto";
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import { ApiError } from "./api-error.ts";
+import type { Authenticator } from "./auth.ts";
+import { IdempotencyStore } from "./idempotency.ts";
+import { toApiError } from "./problem.ts";
+import type { RateLimits } from "./rate-limit.ts";
+import { expressPath, type Reply, type RouteDef } from "./route.ts";
+import { validateRequest } from "./validate.ts";
+import type { GatewayDeps } from "../app.ts";
+
+const BODY_METHODS = new Set(["post", "put", "patch"]);
+
+/** Mounts each route definition with exactly the middleware it declares, then 405s for known paths. */
+export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps, mw: { auth: Authenticator; rateLimits: RateLimits }) {
+  const jsonParser = express.json({
+    limit: deps.config.BODY_LIMIT_BYTES,
+    type: ["application/json", "application/*+json"],
+    verify: (req, _res, buf) => { (req as Request).rawBody = buf; },
+  });
+  const methodsByPath = new Map<string, string[]>();
+
+  for (const route of routes) {
+    const chain: RequestHandler[] = [];
+    if (route.auth === "apiKey") chain.push(mw.auth.middleware(), mw.rateLimits.middleware());
+    if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN));
+    if (BODY_METHODS.has(route.method)) chain.push(requireJson, jsonParser);
+    chain.push(handle(route, deps));
+    const path = expressPath(route.path);
+    app[route.method](path, ...chain);
+    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), route.method.toUpperCase()]);
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods, ...(methods.includes("GET") ? ["HEAD"] : [])].join(", ");
+    app.all(path, (req, res) => {
+      res.setHeader("Allow", allow);
+      throw new ApiError("method_not_allowed", `${req.method} is not allowed here; use ${allow}`);
+    });
+  }
+}
+
+function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
+  return async (req, res) => {
+    const base = { deps, req, res, auth: req.auth! };
+    if (route.raw) { await route.handler({ ...base, body: undefined, query: undefined, params: undefined }); return; }
+
+    const [params, query, body] = validateRequest([
+      { location: "path", schema: route.params, value: req.params },
+      { location: "query", schema: route.query, value: req.query },
+      { location: "body", schema: route.body, value: req.body },
+    ]);
+    const ctx = { ...base, params, query, body };
+    const idemKey = route.idempotent ? IdempotencyStore.checkHeader(req.get("idempotency-key")) : undefined;
+    if (!idemKey) return send(res, (await route.handler(ctx)) ?? { status: 204 });
+
+    const accountId = req.auth!.accountId;
+    const fp = IdempotencyStore.fingerprint(req.method, req.originalUrl, req.rawBody);
+    const begun = await deps.idempotency.begin(accountId, idemKey, fp);
+    if ("replay" in begun) {
+      res.setHeader("Idempotent-Replayed", "true");
+      return send(res, begun.replay);
+    }
+    let reply: Reply;
+    try {
+      reply = (await route.handler(ctx)) ?? { status: 204 };
+    } catch (err) {
+      // Nothing was committed for a failed request: free the key so the caller's retry runs again.
+      await deps.idempotency.release(accountId, idemKey);
+      throw err;
+    }
+    await deps.idempotency.complete(accountId, idemKey, fp, reply).catch((err) =>
+      deps.logger.warn({ err: String(err), request_id: req.id }, "idempotency record not saved"));
+    send(res, reply);
+  };
+}
+
+function send(res: Response, reply: Reply) {
+  for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+  res.status(reply.status);
+  if (reply.body === undefined) res.end();
+  else res.json(reply.body);
+}
+
+/** A body, when present, must be JSON; checked before parsing so other types get 415, not a parse error. */
+function requireJson(req: Request, _res: Response, next: NextFunction) {
+  const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+  if (hasBody && !req.is(["application/json", "application/*+json"]))
+    throw new ApiError("unsupported_media_type", `Send the body as application/json (got ${req.get("content-type") ?? "no Content-Type"})`);
+  next();
+}
+
+/** Operator endpoints (metrics, queue dashboard): Bearer or Basic (any user name) with ADMIN_TOKEN. */
+export function adminAuth(token: string): RequestHandler {
+  const expected = crypto.createHash("sha256").update(token).digest();
+  return (req, _res, next) => {
+    const h = req.get("authorization") ?? "";
+    let presented = "";
+    if (/^Bearer /i.test(h)) presented = h.slice(7).trim();
+    else if (/^Basic /i.test(h)) presented = Buffer.from(h.slice(6), "base64").toString().split(":").slice(1).join(":");
+    const got = crypto.createHash("sha256").update(presented).digest();
+    if (!presented || !crypto.timingSafeEqual(got, expected))
+      throw new ApiError("unauthorized", "Operator endpoints need the admin token", {
+        headers: { "WWW-Authenticate": 'Bearer realm="trendgate-admin", Basic realm="trendgate-admin"' },
+      });
+    next();
+  };
+}

@@ -1,0 +1,77 @@
+import { createDocument, type ZodOpenApiOperationObject } from "zod-openapi";
+import { z } from "zod";
+import { Problem } from "@trendgate/contracts";
+import type { RouteDef } from "../http/route.ts";
+
+const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
+const intHeader = (description: string) => ({ description, schema: { type: "integer" as const } });
+const RATE_HEADERS = {
+  "X-RateLimit-Limit": intHeader("Requests allowed in the window"),
+  "X-RateLimit-Remaining": intHeader("Requests left in the window"),
+  "X-RateLimit-Reset": intHeader("When the window resets (epoch seconds)"),
+};
+
+/** The OpenAPI 3.1 document, generated from the same route definitions (and zod schemas) the gateway runs. */
+export function buildOpenApiDocument(routes: RouteDef[]) {
+  const paths: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
+  for (const r of routes) {
+    const responses: Record<string, any> = {};
+    for (const [status, spec] of Object.entries(r.responses)) {
+      const type = r.raw && status === "200" && !spec.schema ? "text/plain" : "application/json";
+      responses[status] = {
+        description: spec.description,
+        ...(spec.schema ? { content: { [type]: { schema: spec.schema } } } : {}),
+        ...(r.auth === "apiKey" ? { headers: RATE_HEADERS } : {}),
+      };
+    }
+    if (r.auth !== "public") responses["401"] = problem("Missing, malformed, unknown, revoked or expired credential (WWW-Authenticate: Bearer)");
+    if (r.auth === "apiKey") responses["429"] = { ...problem("Quota exceeded; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
+    if (r.params) responses["404"] = problem("No such resource in your account");
+    if (r.body) {
+      responses["400"] = problem("Malformed JSON (`malformed_json`) or bad Idempotency-Key (`invalid_idempotency_key`)");
+      responses["413"] = problem("Body larger than the limit (`payload_too_large`)");
+      responses["415"] = problem("Body is not application/json (`unsupported_media_type`)");
+    }
+    if (r.body || r.query || r.params) responses["422"] = problem("Validation failed (`validation_failed`, with `errors[]` naming each field)");
+    if (r.idempotent) responses["409"] = problem("A request with the same Idempotency-Key is still running");
+    if (r.auth !== "public" || r.path === "/status") responses["503"] = problem("Postgres or Redis unavailable; retry with backoff (Retry-After)");
+
+    const header = r.idempotent
+      ? z.object({
+          "Idempotency-Key": z.string().min(1).max(255).optional().meta({
+            description: "Retrying with the same key and body returns the first response (Idempotent-Replayed: true) for 24 h; a different body is refused (422 idempotency_key_reused).",
+          }),
+        })
+      : undefined;
+    const op: ZodOpenApiOperationObject = {
+      operationId: r.operationId,
+      summary: r.summary,
+      description: r.description,
+      tags: [r.tag],
+      security: r.auth === "apiKey" ? [{ bearerAuth: [] }] : r.auth === "admin" ? [{ adminToken: [] }] : [],
+      requestParams: Object.fromEntries(Object.entries({ path: r.params, query: r.query, header }).filter(([, v]) => v)),
+      ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: r.body } } } } : {}),
+      responses,
+    };
+    (paths[r.path] ??= {})[r.method] = op;
+  }
+  return createDocument({
+    openapi: "3.1.0",
+    info: {
+      title: "Trendgate API",
+      version: "0.1.0",
+      description:
+        "Detects trends and delivers them to the systems marketing and ops teams already use. Every error is an RFC 9457 " +
+        "problem (`application/problem+json`) with a stable `code` and the `request_id`. Validation failures answer 422.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`; keys start with `tg_`" },
+        adminToken: { type: "http", scheme: "bearer", description: "The operator ADMIN_TOKEN (also accepted as Basic password)" },
+      },
+    },
+  });
+}

@@ -1,0 +1,8 @@
+import type { RouteDef } from "../http/route.ts";
+import { keyRoutes } from "./keys.ts";
+import { opsRoutes } from "./ops.ts";
+import { signalRoutes } from "./signals.ts";
+import { statusRoutes } from "./status.ts";
+
+/** Every route the gateway serves. The OpenAPI document is generated from this list. */
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes];

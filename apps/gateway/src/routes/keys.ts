@@ -1,0 +1,84 @@
+import { z } from "zod";
+import { ApiKey, ApiKeyWithSecret, CreateApiKeyBody, IdParam, page, pageQuery, RotateApiKeyBody } from "@trendgate/contracts";
+import { createApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
+import { notFound } from "../http/api-error.ts";
+import { defineRoute } from "../http/route.ts";
+
+const KeyList = page(ApiKey).meta({ id: "ApiKeyList" });
+const RotateResponse = ApiKeyWithSecret.extend({ previous_key: ApiKey }).meta({ id: "RotatedApiKey" });
+const ListQuery = pageQuery({ limit: 50, max: 200 });
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toApiKey(row: ApiKeyRow, now = new Date()): ApiKey {
+  const status = row.revokedAt ? "revoked" : row.expiresAt && row.expiresAt <= now ? "expired" : row.rotatedToId ? "expiring" : "active";
+  return {
+    id: row.id, name: row.name, prefix: `tg_${row.prefix}`, created_at: row.createdAt.toISOString(),
+    last_used_at: iso(row.lastUsedAt), expires_at: iso(row.expiresAt), revoked_at: iso(row.revokedAt), status,
+  };
+}
+
+export const keyRoutes = [
+  defineRoute({
+    method: "post", path: "/api/keys", operationId: "createApiKey", tag: "API keys", auth: "apiKey", idempotent: true,
+    summary: "Create an API key for the caller's account (the key is shown once)",
+    body: CreateApiKeyBody,
+    responses: { 201: { description: "Created; `key` is not retrievable later", schema: ApiKeyWithSecret } },
+    async handler({ deps, auth, body }) {
+      const { row, key } = await createApiKey(deps.db, auth.accountId, body.name, body.expires_at ? new Date(body.expires_at) : null);
+      return { status: 201, body: { ...toApiKey(row), key }, headers: { Location: `/api/keys/${row.id}` } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: "/api/keys", operationId: "listApiKeys", tag: "API keys", auth: "apiKey",
+    summary: "List the account's API keys, newest first (secrets are never returned)",
+    query: ListQuery,
+    responses: { 200: { description: "A page of keys", schema: KeyList } },
+    async handler({ deps, auth, query }) {
+      const rows = await deps.db.apiKey.findMany({
+        where: { accountId: auth.accountId, ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
+        orderBy: { id: "desc" },
+        take: query.limit + 1,
+      });
+      const more = rows.length > query.limit;
+      const data = rows.slice(0, query.limit).map((r) => toApiKey(r));
+      return { status: 200, body: { data, next_cursor: more ? data[data.length - 1].id : null } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: "/api/keys/{id}", operationId: "getApiKey", tag: "API keys", auth: "apiKey",
+    summary: "One API key", params: IdParam,
+    responses: { 200: { description: "The key", schema: ApiKey } },
+    async handler({ deps, auth, params }) {
+      const row = await deps.db.apiKey.findFirst({ where: { id: params.id, accountId: auth.accountId } });
+      if (!row) throw notFound("API key");
+      return { status: 200, body: toApiKey(row) };
+    },
+  }),
+  defineRoute({
+    method: "delete", path: "/api/keys/{id}", operationId: "revokeApiKey", tag: "API keys", auth: "apiKey",
+    summary: "Revoke an API key at once (it answers 401 from now on, on every gateway instance)", params: IdParam,
+    responses: { 204: { description: "Revoked" } },
+    async handler({ deps, auth, params }) {
+      const row = await deps.db.apiKey.findFirst({ where: { id: params.id, accountId: auth.accountId } });
+      if (!row) throw notFound("API key");
+      if (!row.revokedAt) await deps.db.apiKey.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
+      await deps.authenticator.invalidate(row.prefix);
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: "post", path: "/api/keys/{id}/rotate", operationId: "rotateApiKey", tag: "API keys", auth: "apiKey", idempotent: true,
+    summary: "Rotate a key: returns a new key; the old one keeps working for the grace period you choose",
+    params: IdParam, body: RotateApiKeyBody.optional().transform((b) => b ?? RotateApiKeyBody.parse({})),
+    responses: { 201: { description: "The new key (shown once) and the old key's new expiry", schema: RotateResponse } },
+    async handler({ deps, auth, params, body }) {
+      const r = await rotateApiKey(deps.db, auth.accountId, params.id, body.grace_period_seconds);
+      if (!r) throw notFound("Active API key");
+      await deps.authenticator.invalidate(r.old.prefix);
+      return { status: 201, body: { ...toApiKey(r.row), key: r.key, previous_key: toApiKey(r.old) }, headers: { Location: `/api/keys/${r.row.id}` } };
+    },
+  }),
+];
+
+export type { z };

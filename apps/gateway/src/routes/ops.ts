@@ -1,0 +1,36 @@
+import swaggerUi from "swagger-ui-express";
+import { z } from "zod";
+import { defineRoute } from "../http/route.ts";
+import { buildOpenApiDocument } from "../openapi/document.ts";
+import { allRoutes } from "./index.ts";
+
+let doc: ReturnType<typeof buildOpenApiDocument> | undefined;
+const openApi = () => (doc ??= buildOpenApiDocument(allRoutes));
+
+export const docsAssets = () => swaggerUi.serveFiles(openApi(), { customSiteTitle: "Trendgate API" });
+
+export const opsRoutes = [
+  defineRoute({
+    method: "get", path: "/openapi.json", operationId: "getOpenApiDocument", tag: "Operations", auth: "public",
+    summary: "This OpenAPI 3.1 document", raw: true,
+    responses: { 200: { description: "OpenAPI 3.1 document", schema: z.record(z.string(), z.unknown()) } },
+    handler({ res }) { res.json(openApi()); },
+  }),
+  defineRoute({
+    method: "get", path: "/docs", operationId: "getDocsPage", tag: "Operations", auth: "public",
+    summary: "Readable API reference (Swagger UI, served locally)", raw: true,
+    responses: { 200: { description: "HTML page" } },
+    handler({ req, res }) {
+      if (!req.originalUrl.split("?")[0].endsWith("/")) return res.redirect(301, "/docs/"); // assets are relative
+      res.type("html").send(swaggerUi.generateHTML(openApi(), { customSiteTitle: "Trendgate API" }));
+    },
+  }),
+  defineRoute({
+    method: "get", path: "/metrics", operationId: "getMetrics", tag: "Operations", auth: "admin",
+    summary: "Prometheus metrics (admin token)", raw: true,
+    responses: { 200: { description: "Prometheus text exposition format" } },
+    async handler({ deps, res }) {
+      res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
+    },
+  }),
+];

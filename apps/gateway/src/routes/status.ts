@@ -1,0 +1,51 @@
+import { QUEUES, StatusResponse, type StatusResponse as Status } from "@trendgate/contracts";
+import { defineRoute } from "../http/route.ts";
+import type { Deps } from "../deps.ts";
+
+const VERSION = process.env.npm_package_version ?? "0.1.0";
+const CHECK_TIMEOUT_MS = 1500;
+
+const withTimeout = <T>(p: Promise<T>) =>
+  Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS).unref())]);
+
+async function check(fn: () => Promise<unknown>) {
+  const t = performance.now();
+  try {
+    await withTimeout(fn());
+    return { status: "up" as const, latency_ms: Math.round((performance.now() - t) * 10) / 10 };
+  } catch (e) {
+    return { status: "down" as const, latency_ms: null, error: String((e as Error).message ?? e).slice(0, 200) };
+  }
+}
+
+export async function collectStatus(deps: Deps): Promise<Status> {
+  const [postgres, redis] = await Promise.all([check(() => deps.db.$queryRaw`SELECT 1`), check(() => deps.redis.ping())]);
+  const queues: Status["queues"] = {};
+  if (redis.status === "up") {
+    await Promise.all(
+      Object.values(QUEUES).map(async (name) => {
+        const c = await withTimeout(deps.queues.get(name).getJobCounts("waiting", "active", "delayed", "failed")).catch(() => null);
+        if (c) queues[name] = { waiting: c.waiting ?? 0, active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
+      }),
+    );
+  }
+  const ok = postgres.status === "up" && redis.status === "up";
+  return { status: ok ? "ok" : "unavailable", version: VERSION, uptime_seconds: Math.round(process.uptime()), checks: { postgres, redis }, queues };
+}
+
+export const statusRoutes = [
+  defineRoute({
+    method: "get",
+    path: "/status",
+    operationId: "getStatus",
+    summary: "Service health, its dependencies and queue depths",
+    description: "Public. Answers 503 (with Retry-After) when Postgres or Redis is down, so load balancers can act on it.",
+    tag: "Operations",
+    auth: "public",
+    responses: { 200: { description: "All dependencies up", schema: StatusResponse }, 503: { description: "A dependency is down", schema: StatusResponse } },
+    async handler({ deps }) {
+      const s = await collectStatus(deps);
+      return { status: s.status === "ok" ? 200 : 503, body: s, headers: s.status === "ok" ? undefined : { "Retry-After": "5" } };
+    },
+  }),
+];

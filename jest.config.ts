@@ -1,0 +1,17 @@
+import type { Config } from "jest";
+
+// ESM throughout (got and Prisma's generated client are ESM): jest runs with --experimental-vm-modules
+// (see the "jest" script) and @swc/jest strips types without changing the module format.
+const config: Config = {
+  testEnvironment: "node",
+  extensionsToTreatAsEsm: [".ts"],
+  transform: {
+    "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } }],
+  },
+  testMatch: ["<rootDir>/tests/**/*.test.ts"],
+  testTimeout: 30_000,
+  // Test files share one Postgres and one Redis; each isolates itself (own accounts, own queue prefix).
+  maxWorkers: 2,
+};
+
+export default config;

@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+// All configuration comes from the environment, validated once at start-up. `.env.example` documents each variable.
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a ${protocols.map((p) => p + "//").join(" or ")} URL`);
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+// "free:600,pro:6000" -> { free: 600, pro: 6000 } requests per window.
+const plans = z
+  .string()
+  .regex(/^\s*[a-z0-9_-]+:\d+\s*(,\s*[a-z0-9_-]+:\d+\s*)*$/, "must look like free:600,pro:6000")
+  .transform((s) => Object.fromEntries(s.split(",").map((p) => p.trim().split(":")).map(([k, v]) => [k, Number(v)])))
+  .refine((p) => "free" in p, "must define the plan `free` (the default plan of new accounts)");
+
+const base64Key32 = z
+  .string()
+  .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 random bytes, base64-encoded (openssl rand -base64 32)");
+
+const csv = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
+
+export const ConfigSchema = z.object({
+  NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+  HOST: z.string().default("0.0.0.0"),
+  PORT: int(1, 65535).default(3000),
+  DATABASE_URL: url(["postgres:", "postgresql:"]).default("postgresql://postgres@127.0.0.1:5432/trendgate"),
+  REDIS_URL: url(["redis:", "rediss:"]).default("redis://127.0.0.1:6379"),
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}-]+$/, "letters, digits, _ - { } only").default("trendgate"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters (openssl rand -hex 24)"),
+  ENCRYPTION_KEY: base64Key32,
+  RATE_LIMIT_WINDOW_SECONDS: int(1, 86_400).default(60),
+  RATE_LIMIT_PLANS: plans.default({ free: 600, pro: 6000, enterprise: 60000 } as never),
+  BODY_LIMIT_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  IDEMPOTENCY_TTL_SECONDS: int(86_400, 30 * 86_400).default(86_400),
+  AUTH_CACHE_SECONDS: int(0, 300).default(30),
+  SHUTDOWN_TIMEOUT_SECONDS: int(1, 600).default(25),
+  WORKER_CONCURRENCY: int(1, 1000).default(20),
+  WORKER_QUEUES: csv.optional().describe("queues this worker process drains; all when unset"),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws ConfigError whose message is one line naming each bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = ConfigSchema.safeParse(clean);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => {
+    const name = String(i.path[0]);
+    const msg = i.code === "invalid_type" && clean[name] === undefined ? "is required" : i.message;
+    return `${name} ${msg}`;
+  });
+  throw new ConfigError(`Invalid configuration: ${problems.join("; ")}. See .env.example.`);
+}
+
+/** For entry points: load the config or print the one-line reason and exit. */
+export function loadConfigOrExit(env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(e.message + "\n");
+      process.exit(78); // EX_CONFIG
+    }
+    throw e;
+  }
+}

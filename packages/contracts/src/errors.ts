@@ -1,0 +1,50 @@
+import { z } from "zod";
+
+// Stable, machine-readable error codes. Clients switch on `code`; `title`/`detail` are for humans and may change.
+export const ERROR_CODES = {
+  unauthorized: { status: 401, title: "Authentication failed" },
+  not_found: { status: 404, title: "Resource not found" },
+  route_not_found: { status: 404, title: "No such route" },
+  method_not_allowed: { status: 405, title: "Method not allowed" },
+  malformed_json: { status: 400, title: "Request body is not valid JSON" },
+  bad_request: { status: 400, title: "Bad request" },
+  invalid_idempotency_key: { status: 400, title: "Invalid Idempotency-Key header" },
+  unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  payload_too_large: { status: 413, title: "Request body too large" },
+  validation_failed: { status: 422, title: "Request failed validation" },
+  idempotency_key_reused: { status: 422, title: "Idempotency-Key reused with a different request" },
+  idempotency_request_in_progress: { status: 409, title: "A request with this Idempotency-Key is still in progress" },
+  conflict: { status: 409, title: "Conflict" },
+  rate_limited: { status: 429, title: "Rate limit exceeded" },
+  service_unavailable: { status: 503, title: "Service unavailable" },
+  internal_error: { status: 500, title: "Internal server error" },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export const FieldError = z
+  .object({
+    location: z.enum(["body", "query", "path", "header"]),
+    path: z.string().meta({ description: "Dotted path of the offending field, e.g. `signals.3.count`", example: "url" }),
+    message: z.string(),
+    code: z.string().meta({ description: "zod issue code, e.g. `invalid_type`, `too_big`" }),
+  })
+  .meta({ id: "FieldError" });
+
+// RFC 9457 problem details, served as application/problem+json.
+export const Problem = z
+  .object({
+    type: z.string().meta({ description: "URI identifying the problem type", example: "https://trendgate.dev/problems/validation_failed" }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    instance: z.string().optional().meta({ description: "The request path" }),
+    code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]),
+    request_id: z.string(),
+    errors: z.array(FieldError).optional().meta({ description: "Present for validation failures" }),
+  })
+  .meta({ id: "Problem" });
+
+export type Problem = z.infer<typeof Problem>;
+export type FieldError = z.infer<typeof FieldError>;
+export const problemType = (code: ErrorCode) => `https://trendgate.dev/problems/${code}`;

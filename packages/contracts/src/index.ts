@@ -1,0 +1,6 @@
+export * from "./errors.ts";
+export * from "./common.ts";
+export * from "./keys.ts";
+export * from "./signals.ts";
+export * from "./status.ts";
+export * from "./queues.ts";

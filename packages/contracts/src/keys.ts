@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { Timestamp } from "./common.ts";
+
+export const CreateApiKeyBody = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    expires_at: Timestamp.optional().meta({ description: "Optional expiry; after it the key answers 401" }),
+  })
+  .strict()
+  .meta({ id: "CreateApiKeyBody" });
+
+export const RotateApiKeyBody = z
+  .object({
+    grace_period_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 24 * 3600)
+      .default(24 * 3600)
+      .meta({ description: "How long the old key stays valid (0 = revoke now; default 24 h; max 30 days)" }),
+  })
+  .strict()
+  .meta({ id: "RotateApiKeyBody" });
+
+export const ApiKey = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().meta({ description: "Public start of the key, to recognise it; not a secret" }),
+    created_at: Timestamp,
+    last_used_at: Timestamp.nullable(),
+    expires_at: Timestamp.nullable(),
+    revoked_at: Timestamp.nullable(),
+    status: z.enum(["active", "expiring", "expired", "revoked"]),
+  })
+  .meta({ id: "ApiKey" });
+
+export const ApiKeyWithSecret = ApiKey.extend({
+  key: z.string().meta({ description: "The API key. Shown only in this response; store it now." }),
+}).meta({ id: "ApiKeyWithSecret" });
+
+export type ApiKey = z.infer<typeof ApiKey>;

@@ -1,0 +1,3 @@
+export * from "./connection.ts";
+export * from "./retry-policy.ts";
+export * from "./queues.ts";

@@ -1,0 +1,37 @@
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { QUEUES, type JobPayload, type QueueName } from "@trendgate/contracts";
+import { DEFAULT_JOB_OPTIONS } from "./retry-policy.ts";
+
+/** Producers for every queue, sharing one fail-fast connection.  */
+export class Queues {
+  private readonly queues = new Map<QueueName, Queue>();
+
+  constructor(
+    private readonly connection: Redis,
+    readonly prefix: string,
+  ) {}
+
+  get(name: QueueName): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+      q.on("error", () => {}); // surfaced to callers through rejected add() calls
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  all(): Queue[] {
+    return (Object.values(QUEUES) as QueueName[]).map((n) => this.get(n));
+  }
+
+  // Typed by the contract; the gateway has validated the data already and workers parse it again on receipt.
+  async add<Q extends QueueName>(name: Q, payload: JobPayload<Q>, opts: { jobId?: string; delay?: number } = {}) {
+    return this.get(name).add(name, payload, opts);
+  }
+
+  async close() {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+}

@@ -1,0 +1,83 @@
+// First-run helpers shared by `npm start` and `npm test`. Plain Node, no dependencies: they run before `npm install`.
+import { execFileSync, spawnSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+
+export const root = path.resolve(import.meta.dirname, "..");
+const npmCmd = process.platform === "win32" ? "npm.cmd" : "npm";
+
+export function log(msg) { process.stdout.write(`[trendgate] ${msg}\n`); }
+
+/** `npm install` when node_modules is missing or older than package-lock.json. */
+export function ensureInstalled() {
+  const marker = path.join(root, "node_modules/.package-lock.json");
+  const lock = path.join(root, "package-lock.json");
+  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
+  log("installing dependencies (npm install)...");
+  run(npmCmd, ["install", "--no-audit", "--no-fund"]);
+}
+
+/** Creates .env from .env.example on first run, with freshly generated secrets. */
+export function ensureEnvFile() {
+  const env = path.join(root, ".env");
+  if (fs.existsSync(env)) return;
+  const text = fs.readFileSync(path.join(root, ".env.example"), "utf8")
+    .replace(/^ADMIN_TOKEN=.*$/m, `ADMIN_TOKEN=${crypto.randomBytes(24).toString("hex")}`)
+    .replace(/^ENCRYPTION_KEY=.*$/m, `ENCRYPTION_KEY=${crypto.randomBytes(32).toString("base64")}`);
+  fs.writeFileSync(env, text, { mode: 0o600 });
+  log("created .env with new random ADMIN_TOKEN and ENCRYPTION_KEY (keep it out of version control)");
+}
+
+export function loadEnvFile() {
+  const env = path.join(root, ".env");
+  if (fs.existsSync(env)) process.loadEnvFile(env);
+}
+
+const HOW_TO_START = {
+  Postgres: "start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, or `docker compose up -d postgres`",
+  Redis: "start it with `redis-server --daemonize yes --port 6379`, or `docker compose up -d redis`",
+};
+
+function reachable(host, port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port, timeout: 2000 });
+    s.once("connect", () => { s.destroy(); resolve(true); });
+    s.once("timeout", () => { s.destroy(); resolve(false); });
+    s.once("error", () => resolve(false));
+  });
+}
+
+/** Exits with one line per unreachable dependency, saying how to start it. */
+export async function preflight(databaseUrl, redisUrl) {
+  const deps = [
+    ["Postgres", "DATABASE_URL", new URL(databaseUrl), 5432],
+    ["Redis", "REDIS_URL", new URL(redisUrl), 6379],
+  ];
+  let ok = true;
+  for (const [name, variable, url, defPort] of deps) {
+    const host = url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1";
+    const port = Number(url.port || defPort);
+    if (!(await reachable(host, port))) {
+      process.stderr.write(`${name} is not reachable at ${host}:${port} (${variable}): ${HOW_TO_START[name]}.\n`);
+      ok = false;
+    }
+  }
+  if (!ok) process.exit(69); // EX_UNAVAILABLE
+}
+
+export function prismaGenerate() { run(path.join(root, "node_modules/.bin/prisma"), ["generate"], { quiet: true }); }
+export function prismaMigrate() { run(path.join(root, "node_modules/.bin/prisma"), ["migrate", "deploy"], { quiet: true }); }
+
+export function run(cmd, args, { quiet = false, env = process.env } = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, env, stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit", encoding: "utf8" });
+  if (r.status !== 0) {
+    if (quiet) process.stderr.write((r.stdout ?? "") + (r.stderr ?? ""));
+    process.stderr.write(`[trendgate] \`${path.basename(cmd)} ${args.join(" ")}\` failed (exit ${r.status})\n`);
+    process.exit(r.status ?? 1);
+  }
+  return r.stdout;
+}
+
+export { execFileSync };

@@ -1,0 +1,29 @@
+// `npm start`: every first-run step, then the gateway and all workers in one terminal.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { ensureEnvFile, ensureInstalled, loadEnvFile, log, preflight, prismaGenerate, prismaMigrate, root } from "./lib.mjs";
+
+ensureInstalled();
+ensureEnvFile();
+loadEnvFile();
+const db = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/trendgate";
+const redis = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+await preflight(db, redis);
+log("generating the Prisma client and applying migrations...");
+prismaGenerate();
+prismaMigrate();
+log('create an API key with: npm run api-key -- create --name "my first key"');
+
+const tsx = path.join(root, "node_modules/.bin/tsx");
+const children = [
+  spawn(tsx, ["apps/gateway/src/main.ts"], { cwd: root, stdio: "inherit" }),
+  spawn(tsx, ["apps/worker/src/main.ts"], { cwd: root, stdio: "inherit" }),
+];
+let exiting = false;
+const stopAll = (signal) => { for (const c of children) if (c.exitCode === null) c.kill(signal); };
+for (const c of children) {
+  c.on("exit", (code) => {
+    if (!exiting) { exiting = true; process.exitCode = code ?? 1; stopAll("SIGTERM"); }
+  });
+}
+for (const s of ["SIGINT", "SIGTERM"]) process.on(s, () => { exiting = true; stopAll(s); });
