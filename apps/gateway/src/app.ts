@@ -1,9 +1,8 @@
 import express, { type Express } from "express";
-import { pinoHttp } from "pino-http";
 import { ApiError } from "./http/api-error.ts";
 import { Authenticator } from "./http/auth.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
-import { httpMetrics } from "./http/metrics.ts";
+import { observe } from "./http/observe.ts";
 import { problemHandler } from "./http/problem.ts";
 import { RateLimits } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
@@ -43,12 +42,7 @@ export async function createGateway(base: Deps): Promise<Gateway> {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(requestId);
-  app.use(httpMetrics(base.metrics));
-  app.use(pinoHttp({
-    logger: base.logger,
-    genReqId: (req) => (req as express.Request).id,
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
-  }));
+  app.use(observe(base.metrics, base.logger));
   mountRoutes(app, allRoutes, deps, { auth: authenticator, rateLimits });
   app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });

@@ -8,7 +8,7 @@ import { Redis, type RedisOptions } from "ioredis";
 export function createRedis(url: string, role: "client" | "worker", extra: RedisOptions = {}): Redis {
   const opts: RedisOptions =
     role === "client"
-      ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, lazyConnect: false }
+      ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, enableAutoPipelining: true }
       : { maxRetriesPerRequest: null, enableOfflineQueue: true };
   const redis = new Redis(url, { ...opts, ...extra });
   redis.on("error", () => {}); // reported through /status and failed commands; avoid unhandled 'error' events

@@ -31,7 +31,7 @@ export function sendProblem(req: Request, res: Response, e: ApiError) {
     detail: e.detail,
     instance: req.originalUrl.split("?")[0],
     code: e.code,
-    request_id: String(req.id),
+    request_id: req.id,
     ...(e.extra.errors ? { errors: e.extra.errors } : {}),
   };
   if (e.status === 503 && !e.extra.headers?.["Retry-After"]) res.setHeader("Retry-After", "5");
@@ -42,7 +42,7 @@ export function sendProblem(req: Request, res: Response, e: ApiError) {
 export function problemHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = toApiError(err);
-    if (e.status >= 500) logger.error({ err, request_id: String(req.id), path: req.path }, "request failed");
+    if (e.status >= 500) logger.error({ err, request_id: req.id, path: req.path }, "request failed");
     if (res.headersSent) return res.end();
     sendProblem(req, res, e);
   };

@@ -31,8 +31,8 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), route.method.toUpperCase()]);
   }
   for (const [path, methods] of methodsByPath) {
-    const allow = [...methods, ...(methods.includes("GET") ? ["HEAD"] : [])].join(", ");
-    app.all(path, (req, res) => {
+    const allow = [...methods, ...(methods.includes("GET") ? ["HEAD"] : [])].sort().join(", ");
+    app.all(path, function methodNotAllowed(req, res) {
       res.setHeader("Allow", allow);
       throw new ApiError("method_not_allowed", `${req.method} is not allowed here; use ${allow}`);
     });

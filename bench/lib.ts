@@ -1,0 +1,51 @@
+import { fork, type ChildProcess } from "node:child_process";
+import http from "node:http";
+import path from "node:path";
+import autocannon from "autocannon";
+
+export const root = path.resolve(import.meta.dirname, "..");
+const tsxCli = path.join(root, "node_modules/tsx/dist/cli.mjs");
+
+export interface LoadResult { rps: number; p50: number; p99: number; errors: number; non2xx: number }
+
+/** Starts a TypeScript entry point in its own process (tsx) and waits until GET /status or a "ready" message. */
+export async function startServer(entry: string, env: Record<string, string>, port: number): Promise<ChildProcess> {
+  const child = fork(tsxCli, [path.join(root, entry)], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${entry} did not start`)), 30_000);
+    child.once("message", () => { clearTimeout(t); resolve(); });
+    child.once("exit", (c) => reject(new Error(`${entry} exited with ${c}`)));
+    const poll = () => http.get(`http://127.0.0.1:${port}/status`, (r) => { r.resume(); clearTimeout(t); resolve(); }).on("error", () => setTimeout(poll, 200));
+    poll();
+  });
+  return child;
+}
+
+export async function stopServer(child: ChildProcess) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** autocannon against one URL; `{n}` in header values and the body becomes a unique number per request. */
+export async function load(opts: { url: string; method?: "POST" | "GET"; headers?: Record<string, string>; body?: string; seconds: number; connections: number }): Promise<LoadResult> {
+  let n = 0;
+  const r = await autocannon({
+    url: opts.url,
+    duration: opts.seconds,
+    connections: opts.connections,
+    requests: [{
+      method: opts.method ?? "POST",
+      setupRequest: (req: any) => {
+        const id = `${process.pid}-${Date.now()}-${n++}`;
+        const headers = Object.fromEntries(Object.entries(opts.headers ?? {}).map(([k, v]) => [k, v.replaceAll("{n}", id)]));
+        return { ...req, headers, body: opts.body?.replaceAll("{n}", id) };
+      },
+    }],
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });

@@ -1,0 +1,66 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import { QUEUES } from "@trendgate/contracts";
+import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/config.ts";
+
+const freePort = () => new Promise<number>((resolve) => {
+  const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
+});
+
+describe("when Redis goes down", () => {
+  let redis: ChildProcess;
+  let gw: TestGateway;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    gw = await waitFor(async () => { try { return await startGateway({ REDIS_URL: `redis://127.0.0.1:${port}` }); } catch { return null; } });
+    await waitFor(async () => (await gw.deps.redis.ping().catch(() => null)) === "PONG");
+  });
+  afterAll(async () => { redis.kill("SIGKILL"); await gw.close(); });
+
+  test("/status answers 200, then 503 with Retry-After once Redis is stopped; writes answer 503 and leave nothing behind", async () => {
+    const a = await gw.account();
+    const up = await gw.http.get("/status");
+    expect(up.status).toBe(200);
+    expect(up.body.checks.redis.status).toBe("up");
+    expect(up.body.queues[QUEUES.signals]).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+
+    redis.kill("SIGTERM");
+    await waitFor(async () => (await gw.deps.redis.ping().catch(() => "down")) === "down");
+
+    const down = await gw.http.get("/status");
+    expect(down.status).toBe(503);
+    expect(down.headers["retry-after"]).toBe("5");
+    expect(down.body.checks.redis.status).toBe("down");
+    expect(down.body.checks.postgres.status).toBe("up");
+
+    const write = await gw.http.post("/api/signals").set(a.auth).set("Idempotency-Key", "during-outage").send({ signals: [signal({ id: "outage-1" })] });
+    expect(write.status).toBe(503);
+    expect(write.body.code).toBe("service_unavailable");
+    expect(Number(write.headers["retry-after"])).toBeGreaterThan(0);
+    expect(await gw.deps.db.signal.count({ where: { accountId: a.accountId } })).toBe(0);
+  });
+});
+
+describe("when Postgres is unreachable", () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    const port = await freePort(); // nothing listens there
+    gw = await startGateway({ DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/trendgate_test` });
+  });
+  afterAll(async () => { await gw.close(); });
+
+  test("/status and authenticated requests answer 503 with Retry-After", async () => {
+    const status = await gw.http.get("/status");
+    expect(status.status).toBe(503);
+    expect(status.body.checks.postgres.status).toBe("down");
+    expect(status.body.checks.redis.status).toBe("up");
+    const res = await gw.http.get("/api/keys").set("Authorization", `Bearer tg_aaaaaaaaaaaa_${"A".repeat(43)}`);
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe("service_unavailable");
+    expect(res.headers["retry-after"]).toBe("5");
+  });
+});

@@ -1,0 +1,42 @@
+import supertest from "supertest";
+import { createAccount, createApiKey } from "@trendgate/db";
+import { createLogger } from "@trendgate/logger";
+import { createGateway, type Gateway } from "../../apps/gateway/src/app.ts";
+import { createDeps } from "../../apps/gateway/src/deps.ts";
+import { testConfig } from "./config.ts";
+
+export interface TestGateway extends Gateway {
+  http: ReturnType<typeof supertest>;
+  /** A new account with one API key. */
+  account(plan?: string): Promise<{ accountId: string; key: string; keyId: string; auth: { Authorization: string } }>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  const config = testConfig(env);
+  const deps = createDeps(config, createLogger({ level: "silent" }));
+  const gw = await createGateway(deps);
+  return {
+    ...gw,
+    http: supertest(gw.app),
+    async account(plan = "free") {
+      const account = await createAccount(deps.db, `test ${plan}`, plan);
+      const { row, key } = await createApiKey(deps.db, account.id, "test key");
+      return { accountId: account.id, key, keyId: row.id, auth: { Authorization: `Bearer ${key}` } };
+    },
+    async close() {
+      await gw.stop();
+      await deps.close();
+    },
+  };
+}
+
+export const signal = (over: Record<string, unknown> = {}) => ({
+  id: `s-${Math.random().toString(36).slice(2)}`,
+  source: "x",
+  topic: "AI agents",
+  category: "tech/ai",
+  count: 12,
+  observed_at: "2026-11-22T06:00:00.000Z",
+  ...over,
+});
