@@ -1,4 +1,6 @@
 import express, { type Express } from "express";
+import { SecretBox } from "@trendgate/crypto";
+import { OutboundGuard } from "@trendgate/delivery";
 import { ApiError } from "./http/api-error.ts";
 import { Authenticator } from "./http/auth.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
@@ -6,7 +8,8 @@ import { observe } from "./http/observe.ts";
 import { problemHandler } from "./http/problem.ts";
 import { RateLimits } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
-import { mountRoutes } from "./http/router.ts";
+import { adminAuth, mountRoutes } from "./http/router.ts";
+import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts";
 import type { Deps } from "./deps.ts";
 import { allRoutes } from "./routes/index.ts";
 import { docsAssets } from "./routes/ops.ts";
@@ -14,6 +17,8 @@ import { docsAssets } from "./routes/ops.ts";
 export interface GatewayDeps extends Deps {
   authenticator: Authenticator;
   idempotency: IdempotencyStore;
+  secrets: SecretBox;
+  guard: OutboundGuard;
 }
 
 export interface Gateway {
@@ -35,6 +40,8 @@ export async function createGateway(base: Deps): Promise<Gateway> {
     ...base,
     authenticator,
     idempotency: new IdempotencyStore(base.redis, config.QUEUE_PREFIX, config.IDEMPOTENCY_TTL_SECONDS),
+    secrets: new SecretBox(config.ENCRYPTION_KEY),
+    guard: new OutboundGuard(config.OUTBOUND_ALLOWLIST),
   };
   const rateLimits = new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX);
 
@@ -45,6 +52,7 @@ export async function createGateway(base: Deps): Promise<Gateway> {
   app.use(observe(base.metrics, base.logger));
   mountRoutes(app, allRoutes, deps, { auth: authenticator, rateLimits });
   app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
+  app.use(QUEUE_DASHBOARD_PATH, adminAuth(config.ADMIN_TOKEN), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });
   app.use(problemHandler(base.logger));
 

@@ -43,6 +43,27 @@ export const ConfigSchema = z.object({
   SHUTDOWN_TIMEOUT_SECONDS: int(1, 600).default(25),
   WORKER_CONCURRENCY: int(1, 1000).default(20),
   WORKER_QUEUES: csv.optional().describe("queues this worker process drains; all when unset"),
+  WORKER_LOCK_DURATION_MS: int(1000, 600_000).default(30_000),
+  WORKER_STALLED_INTERVAL_MS: int(1000, 600_000).default(30_000),
+  SWEEP_INTERVAL_MS: int(100, 600_000).default(5000),
+  SWEEP_GRACE_SECONDS: int(0, 3600).default(30),
+
+  OUTBOUND_ALLOWLIST: csv.default([]),
+  OUTBOUND_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5000),
+  OUTBOUND_TIMEOUT_MS: int(100, 120_000).default(15_000),
+  OUTBOUND_RESPONSE_MAX_BYTES: int(0, 1024 * 1024).default(16 * 1024),
+
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, "must be comma-separated seconds, e.g. 5,300,1800")
+    .transform((s) => s.split(",").map(Number))
+    .default([5, 300, 1800, 7200, 18000, 36000, 36000] as never),
+  WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(0.5).default(0.2),
+  WEBHOOK_MAX_RETRY_AFTER_SECONDS: int(1, 7 * 86_400).default(86_400),
+  WEBHOOK_DISABLE_AFTER_SECONDS: int(60, 30 * 86_400).default(5 * 86_400),
+  WEBHOOK_CONCURRENCY: int(1, 1000).default(50),
+  WEBHOOK_DESTINATION_CONCURRENCY: int(1, 1000).default(10),
+  WEBHOOK_SUBSCRIPTION_CACHE_MS: int(0, 60_000).default(2000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

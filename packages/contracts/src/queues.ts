@@ -1,15 +1,28 @@
 import { z } from "zod";
 import { Signal } from "./signals.ts";
+import { TrendEvent } from "./trend-events.ts";
 
 // Every BullMQ queue the system uses, and the payload each job carries. Payloads carry ids and data, never secrets:
 // workers load credentials from Postgres.
 export const QUEUES = {
   signals: "signals-ingest",
+  trendEvents: "trend-events",
+  webhookDeliveries: "webhook-deliveries",
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 export const JOB_PAYLOADS = {
   [QUEUES.signals]: z.object({ account_id: z.string(), batch_id: z.string(), signals: z.array(Signal) }),
+  // The event itself (not secret); the row in trend_events is the durable copy.
+  [QUEUES.trendEvents]: TrendEvent,
+  // Ids and the (non-secret) body; the worker loads the subscription and its secret from Postgres.
+  [QUEUES.webhookDeliveries]: z.object({
+    delivery_id: z.string(),
+    webhook_id: z.string(),
+    attempt: z.number().int().min(1),
+    trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
+    body: z.string(),
+  }),
 } satisfies Record<QueueName, z.ZodType>;
 
 export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_PAYLOADS)[Q]>;

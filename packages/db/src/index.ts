@@ -4,4 +4,7 @@ export * from "./errors.ts";
 export * from "./accounts.ts";
 export * from "./api-keys.ts";
 export * from "./signals.ts";
+export * from "./webhook-deliveries.ts";
+export * from "./webhook-attempts.ts";
+export * from "./trend-events.ts";
 export { Prisma } from "./generated/client.ts";

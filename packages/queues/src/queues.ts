@@ -8,7 +8,7 @@ export class Queues {
   private readonly queues = new Map<QueueName, Queue>();
 
   constructor(
-    private readonly connection: Redis,
+    readonly connection: Redis,
     readonly prefix: string,
   ) {}
 

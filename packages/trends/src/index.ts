@@ -1,1 +1,2 @@
 export * from "./detection/index.ts";
+export * from "./events/publish.ts";

@@ -3,6 +3,7 @@ import { keyRoutes } from "./keys.ts";
 import { opsRoutes } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
 import { statusRoutes } from "./status.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...webhookRoutes];

@@ -1,21 +1,32 @@
 import type { Job } from "bullmq";
 import type { Config } from "@trendgate/config";
 import type { QueueName } from "@trendgate/contracts";
+import type { SecretBox } from "@trendgate/crypto";
 import type { Db } from "@trendgate/db";
+import type { OutboundClient } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import type { Queues } from "@trendgate/queues";
 
+/** What every processor may use; built once per worker process. */
 export interface WorkerDeps {
   config: Config;
   logger: Logger;
   db: Db;
   queues: Queues;
+  outbound: OutboundClient;
+  secrets: SecretBox;
 }
 
-/** One queue's consumer: what it drains and how. Worker processes pick processors by queue name. */
 export interface Processor {
-  queue: QueueName;
   /** Jobs this process runs at once for this queue (defaults to WORKER_CONCURRENCY). */
   concurrency?: number;
-  process(job: Job, deps: WorkerDeps): Promise<unknown>;
+  process(job: Job, token?: string): Promise<unknown>;
+  /** Called on shutdown after the worker stopped taking jobs (flush buffers). */
+  close?(): Promise<void>;
+}
+
+/** One queue's consumer. Worker processes pick processors by queue name. */
+export interface ProcessorFactory {
+  queue: QueueName;
+  create(deps: WorkerDeps): Processor;
 }

@@ -11,7 +11,7 @@ export interface Assessment {
   bucketStart: Date;
   /** Count in that bucket. */
   current: number;
-  /** Robust expected count for that bucket (recent level + growth drift + daily offset). */
+  /** Robust expected count for that bucket: recent level x growth x hour-of-day factor. */
   baseline: number;
   /**
    * Mentions per hour above the expected rate: (current - baseline) * 3600 / bucketSeconds.
@@ -29,7 +29,7 @@ export interface Assessment {
 }
 
 /** Lowest anomalyScore for each severity; below `low` (or below minVolume) is "none". */
-export const SEVERITY_THRESHOLDS = { low: 4, medium: 6, high: 10, critical: 20 } as const;
+export const SEVERITY_THRESHOLDS = { low: 5, medium: 7, high: 10, critical: 20 } as const;
 /** A topic counts as cooling for this many buckets after its last anomalous one. */
 export const COOLING_BUCKETS = RECENT_BUCKETS;
 

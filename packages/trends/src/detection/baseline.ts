@@ -10,20 +10,27 @@ export interface Score {
   anomalyScore: number;
 }
 
+export interface Seasonality {
+  /** Typical ratio of each phase (hour of day) to the series' own level. */
+  factors: number[];
+  /** How many days each factor was estimated from. */
+  samples: number[];
+}
+
 /**
- * Typical ratio of each phase (hour of day) to the series' own level, or undefined when history
- * covers fewer than two periods. Each bucket is compared with the median of the one-period window
- * centred on it, so a drift across the history is not mistaken for a daily shape, and ratios (not
- * differences) let the daily peak grow with a growing topic.
+ * Daily shape of the history, or undefined when it covers fewer than two periods. Each bucket is
+ * compared with the median of the one-period window centred on it, so a drift across the history is
+ * not mistaken for a daily shape, and ratios (not differences) let the daily peak grow with the topic.
  */
-export function seasonalFactors(y: readonly number[], firstPhase: number, period: number): number[] | undefined {
+export function seasonality(y: readonly number[], firstPhase: number, period: number): Seasonality | undefined {
   if (period < 2 || y.length < 2 * period) return undefined;
   const half = Math.floor(period / 2);
   const byPhase: number[][] = Array.from({ length: period }, () => []);
   for (let j = half; j - half + period <= y.length; j++) {
     byPhase[(firstPhase + j) % period].push(y[j] / median(y.slice(j - half, j - half + period)));
   }
-  return byPhase.map((ratios) => median(ratios)); // every phase has >= 1 sample when history >= 2 periods
+  // Every phase has >= 1 sample when history >= 2 periods.
+  return { factors: byPhase.map((ratios) => median(ratios)), samples: byPhase.map((ratios) => ratios.length) };
 }
 
 /**
@@ -36,8 +43,9 @@ export function scoreBucket(history: readonly number[], current: number, firstPh
 
   // Work on count + 1: ratios and square roots then need no special case for silent buckets.
   const y = history.map((count) => count + 1);
-  const factors = seasonalFactors(y, firstPhase, period);
-  const factorAt = (j: number) => (factors ? factors[(firstPhase + j) % period] : 1);
+  const season = seasonality(y, firstPhase, period);
+  const phaseOf = (j: number) => (firstPhase + j) % period;
+  const factorAt = (j: number) => (season ? season.factors[phaseOf(j)] : 1);
   const deseasonalized = y.map((v, j) => v / factorAt(j));
   // levels[j]: recent level just before bucket j (j = n is the assessed bucket).
   const levels = Array.from({ length: n + 1 }, (_, j) =>
@@ -56,6 +64,10 @@ export function scoreBucket(history: readonly number[], current: number, firstPh
   const residuals = steps.map((j) => (y[j] - expected(j)) / Math.sqrt(expected(j)));
   const dispersion = Math.max(1, MAD_TO_SIGMA * mad(residuals));
 
+  // A daily factor estimated from k days carries its own error (variance ~ pi/2 / k of the noise, for a
+  // median); the history's residuals cannot show it because the factors were fitted on them.
+  const factorError = season ? Math.PI / 2 / season.samples[phaseOf(n)] : 0;
   const baseline = Math.max(0, expected(n) - 1);
-  return { baseline, anomalyScore: (current - baseline) / (dispersion * Math.sqrt(baseline + 1)) };
+  const scale = dispersion * Math.sqrt((baseline + 1) * (1 + factorError));
+  return { baseline, anomalyScore: (current - baseline) / scale };
 }

@@ -1,0 +1,256 @@
+import { z } from "zod";
+import {
+  AccountEvent, CreateWebhookBody, ExecutionIdParam, ExecutionsQuery, page, pageQuery, RecoverBody, RotatedSecret,
+  RotateSecretBody, UpdateWebhookBody, Webhook, WebhookExecution, WebhookIdParam, WebhookPayload, WebhookWithSecret,
+} from "@trendgate/contracts";
+import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { newId, Prisma } from "@trendgate/db";
+import { BlockedDestinationError, generateSecret } from "@trendgate/delivery";
+import { ApiError, notFound } from "../http/api-error.ts";
+import { defineRoute } from "../http/route.ts";
+import type { GatewayDeps } from "../app.ts";
+
+const BASE = "/api/integrations/webhooks";
+const TAG = "Webhooks";
+const RECOVER_MAX_DAYS = 14;
+
+type Row = Prisma.WebhookSubscriptionGetPayload<object>;
+type ExecRow = Prisma.WebhookExecutionGetPayload<object>;
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toWebhook(r: Row): Webhook {
+  return {
+    id: r.id, url: r.url, trigger_type: r.triggerType as Webhook["trigger_type"], delivery_mode: r.deliveryMode as Webhook["delivery_mode"],
+    threshold_value: r.thresholdValue, cooldown_seconds: r.cooldownSeconds, category: r.category, description: r.description,
+    status: r.status as Webhook["status"], disabled_reason: r.disabledReason, failing_since: iso(r.failingSince),
+    secret_rotating_until: r.previousSecretExpiresAt && r.previousSecretExpiresAt > new Date() ? r.previousSecretExpiresAt.toISOString() : null,
+    created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+  };
+}
+
+function toExecution(e: ExecRow): WebhookExecution {
+  return {
+    id: e.id, webhook_id: e.subscriptionId, delivery_id: e.deliveryId, attempt: e.attempt, trigger: e.trigger as WebhookExecution["trigger"],
+    outcome: e.outcome as WebhookExecution["outcome"],
+    request: { url: e.requestUrl, headers: e.requestHeaders as Record<string, string>, body_bytes: e.requestBodyBytes },
+    response_status: e.responseStatus, response_body: e.responseBody, response_body_truncated: e.responseBodyTruncated,
+    duration_ms: e.durationMs, error_class: e.errorClass as WebhookExecution["error_class"], error_message: e.errorMessage,
+    next_retry_at: iso(e.nextRetryAt), created_at: e.createdAt.toISOString(),
+  };
+}
+
+async function findOwn(deps: GatewayDeps, accountId: string, id: string) {
+  const row = await deps.db.webhookSubscription.findFirst({ where: { id, accountId } });
+  if (!row) throw notFound("Webhook");
+  return row;
+}
+
+/** Refuses, at creation time, URLs whose host is a literal non-public IP (names are checked at each delivery). */
+function checkDestination(deps: GatewayDeps, url: string) {
+  try {
+    deps.guard.checkUrl(new URL(url));
+  } catch (e) {
+    if (!(e instanceof BlockedDestinationError)) throw e;
+    throw new ApiError("validation_failed", e.message, { errors: [{ location: "body", path: "url", message: e.message, code: "blocked_destination" }] });
+  }
+}
+
+/** Re-queues pending deliveries of a subscription (after resume/recover/replay); the sweeper catches any beyond `limit`. */
+async function requeue(deps: GatewayDeps, where: Prisma.WebhookDeliveryWhereInput, trigger: "recovery" | "replay" | "trend_event" | "test", limit = 1000) {
+  const rows = await deps.db.webhookDelivery.findMany({ where: { ...where, status: "pending" }, take: limit, orderBy: { createdAt: "asc" } });
+  for (const d of rows) {
+    await enqueueDelivery(deps.queues, {
+      delivery_id: d.id, webhook_id: d.subscriptionId, attempt: d.attempts + 1, trigger: d.trigger === "test" ? "test" : trigger,
+      body: serializePayload(WebhookPayload.parse(d.payload)),
+    }, { delayMs: d.nextAttemptAt.getTime() - Date.now(), replaceFinished: true });
+  }
+  return rows.length;
+}
+
+const Queued = z.object({ delivery_id: z.string(), webhook_id: z.string(), status: z.literal("queued") }).meta({ id: "QueuedDelivery" });
+
+export const webhookRoutes = [
+  defineRoute({
+    method: "post", path: BASE, operationId: "createWebhook", tag: TAG, auth: "apiKey", idempotent: true,
+    summary: "Create a signed webhook subscription",
+    description: "The answer carries the signing secret (`secret`, `whsec_…`) once; it is never returned again. See README › Webhooks for verification.",
+    body: CreateWebhookBody,
+    responses: { 201: { description: "Created", schema: WebhookWithSecret } },
+    async handler({ deps, auth, body }) {
+      checkDestination(deps, body.url);
+      const secret = generateSecret();
+      const row = await deps.db.webhookSubscription.create({
+        data: {
+          id: newId("wh"), accountId: auth.accountId, url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode,
+          thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
+          description: body.description ?? null, secretCiphertext: deps.secrets.seal(secret),
+        },
+      });
+      return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: BASE, operationId: "listWebhooks", tag: TAG, auth: "apiKey",
+    summary: "List webhook subscriptions, newest first", query: pageQuery({ limit: 50, max: 200 }),
+    responses: { 200: { description: "A page of subscriptions", schema: page(Webhook).meta({ id: "WebhookList" }) } },
+    async handler({ deps, auth, query }) {
+      const rows = await deps.db.webhookSubscription.findMany({
+        where: { accountId: auth.accountId, ...(query.cursor ? { id: { lt: query.cursor } } : {}) }, orderBy: { id: "desc" }, take: query.limit + 1,
+      });
+      const data = rows.slice(0, query.limit).map(toWebhook);
+      return { status: 200, body: { data, next_cursor: rows.length > query.limit ? data.at(-1)!.id : null } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/{webhook_id}`, operationId: "getWebhook", tag: TAG, auth: "apiKey",
+    summary: "One webhook subscription (never its secret)", params: WebhookIdParam,
+    responses: { 200: { description: "The subscription", schema: Webhook } },
+    async handler({ deps, auth, params }) {
+      return { status: 200, body: toWebhook(await findOwn(deps, auth.accountId, params.webhook_id)) };
+    },
+  }),
+  defineRoute({
+    method: "patch", path: `${BASE}/{webhook_id}`, operationId: "updateWebhook", tag: TAG, auth: "apiKey",
+    summary: "Change a subscription's URL, trigger, threshold, cooldown, mode, category or description",
+    params: WebhookIdParam, body: UpdateWebhookBody,
+    responses: { 200: { description: "The updated subscription", schema: Webhook } },
+    async handler({ deps, auth, params, body }) {
+      await findOwn(deps, auth.accountId, params.webhook_id);
+      if (body.url) checkDestination(deps, body.url);
+      const row = await deps.db.webhookSubscription.update({
+        where: { id: params.webhook_id },
+        data: {
+          url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode, thresholdValue: body.threshold_value,
+          cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description,
+        },
+      });
+      return { status: 200, body: toWebhook(row) };
+    },
+  }),
+  defineRoute({
+    method: "delete", path: `${BASE}/{webhook_id}`, operationId: "deleteWebhook", tag: TAG, auth: "apiKey",
+    summary: "Delete a subscription, its pending deliveries and its execution history", params: WebhookIdParam,
+    responses: { 204: { description: "Deleted" } },
+    async handler({ deps, auth, params }) {
+      await findOwn(deps, auth.accountId, params.webhook_id);
+      await deps.db.webhookSubscription.delete({ where: { id: params.webhook_id } });
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/{webhook_id}/test`, operationId: "testWebhook", tag: TAG, auth: "apiKey", idempotent: true,
+    summary: "Send the deterministic test payload to the webhook's URL",
+    description: "Queues a delivery whose body is the same every time for this subscription (category `test/webhook`), sent with `X-Webhook-Test: true`. It is signed, retried and recorded like any delivery; follow it in the executions.",
+    params: WebhookIdParam,
+    responses: { 202: { description: "Queued", schema: Queued } },
+    async handler({ deps, auth, params }) {
+      const sub = await findOwn(deps, auth.accountId, params.webhook_id);
+      const payload = testPayload(sub);
+      const id = newId("msg");
+      await deps.db.webhookDelivery.create({
+        data: { id, accountId: sub.accountId, subscriptionId: sub.id, trigger: "test", payload, velocity: payload.velocity, nextAttemptAt: new Date() },
+      });
+      await enqueueDelivery(deps.queues, { delivery_id: id, webhook_id: sub.id, attempt: 1, trigger: "test", body: serializePayload(payload) })
+        .catch((err) => deps.logger.warn({ err: String(err), delivery_id: id }, "test delivery not queued; the sweeper will queue it"));
+      return { status: 202, body: { delivery_id: id, webhook_id: sub.id, status: "queued" } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/{webhook_id}/executions`, operationId: "listWebhookExecutions", tag: TAG, auth: "apiKey",
+    summary: "Delivery attempts of a webhook, newest first (default 20, maximum 100 per page)",
+    params: WebhookIdParam, query: ExecutionsQuery,
+    responses: { 200: { description: "A page of executions", schema: page(WebhookExecution).meta({ id: "WebhookExecutionList" }) } },
+    async handler({ deps, auth, params, query }) {
+      await findOwn(deps, auth.accountId, params.webhook_id);
+      const rows = await deps.db.webhookExecution.findMany({
+        where: { subscriptionId: params.webhook_id, ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
+        orderBy: { id: "desc" }, take: query.limit + 1,
+      });
+      const data = rows.slice(0, query.limit).map(toExecution);
+      return { status: 200, body: { data, next_cursor: rows.length > query.limit ? data.at(-1)!.id : null } };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/{webhook_id}/pause`, operationId: "pauseWebhook", tag: TAG, auth: "apiKey",
+    summary: "Pause deliveries; firings while paused are held as pending deliveries and sent on resume", params: WebhookIdParam,
+    responses: { 200: { description: "The paused subscription", schema: Webhook } },
+    async handler({ deps, auth, params }) {
+      await findOwn(deps, auth.accountId, params.webhook_id);
+      const row = await deps.db.webhookSubscription.update({ where: { id: params.webhook_id }, data: { status: "paused" } });
+      return { status: 200, body: toWebhook(row) };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/{webhook_id}/resume`, operationId: "resumeWebhook", tag: TAG, auth: "apiKey",
+    summary: "Resume a paused or disabled subscription and send its held deliveries", params: WebhookIdParam,
+    responses: { 200: { description: "The active subscription", schema: Webhook } },
+    async handler({ deps, auth, params }) {
+      await findOwn(deps, auth.accountId, params.webhook_id);
+      const row = await deps.db.webhookSubscription.update({ where: { id: params.webhook_id }, data: { status: "active", disabledReason: null, failingSince: null } });
+      await requeue(deps, { subscriptionId: row.id }, "trend_event");
+      return { status: 200, body: toWebhook(row) };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/{webhook_id}/rotate-secret`, operationId: "rotateWebhookSecret", tag: TAG, auth: "apiKey", idempotent: true,
+    summary: "Rotate the signing secret; both secrets sign during the grace period", params: WebhookIdParam,
+    body: RotateSecretBody.optional().transform((b) => b ?? RotateSecretBody.parse({})),
+    responses: { 200: { description: "The new secret (shown once)", schema: RotatedSecret } },
+    async handler({ deps, auth, params, body }) {
+      const sub = await findOwn(deps, auth.accountId, params.webhook_id);
+      const secret = generateSecret();
+      const until = body.grace_period_seconds > 0 ? new Date(Date.now() + body.grace_period_seconds * 1000) : null;
+      await deps.db.webhookSubscription.update({
+        where: { id: sub.id },
+        data: { secretCiphertext: deps.secrets.seal(secret), previousSecretCiphertext: until ? sub.secretCiphertext : null, previousSecretExpiresAt: until },
+      });
+      return { status: 200, body: { secret, previous_secret_expires_at: iso(until) } };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/{webhook_id}/executions/{execution_id}/replay`, operationId: "replayWebhookExecution", tag: TAG, auth: "apiKey", idempotent: true,
+    summary: "Send an execution's delivery again (same payload and X-Webhook-Id, new attempt)", params: ExecutionIdParam,
+    responses: { 202: { description: "Queued", schema: Queued } },
+    async handler({ deps, auth, params }) {
+      await findOwn(deps, auth.accountId, params.webhook_id);
+      const exe = await deps.db.webhookExecution.findFirst({ where: { id: params.execution_id, subscriptionId: params.webhook_id }, include: { delivery: true } });
+      if (!exe) throw notFound("Execution");
+      if (exe.delivery.status === "pending") throw new ApiError("conflict", "This delivery is still pending (queued or waiting for a retry); replay it once it has succeeded or failed");
+      await deps.db.webhookDelivery.update({ where: { id: exe.deliveryId }, data: { status: "pending", nextAttemptAt: new Date(), completedAt: null } });
+      await requeue(deps, { id: exe.deliveryId }, "replay");
+      return { status: 202, body: { delivery_id: exe.deliveryId, webhook_id: params.webhook_id, status: "queued" } };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/{webhook_id}/recover`, operationId: "recoverWebhook", tag: TAG, auth: "apiKey", idempotent: true,
+    summary: `Re-send every failed delivery of this subscription created since a time (at most ${RECOVER_MAX_DAYS} days back)`,
+    params: WebhookIdParam, body: RecoverBody,
+    responses: { 202: { description: "How many deliveries were queued again", schema: z.object({ recovered: z.number().int() }).meta({ id: "RecoverResult" }) } },
+    async handler({ deps, auth, params, body }) {
+      const sub = await findOwn(deps, auth.accountId, params.webhook_id);
+      const since = new Date(body.since);
+      if (since.getTime() < Date.now() - RECOVER_MAX_DAYS * 86_400_000)
+        throw new ApiError("validation_failed", `since may be at most ${RECOVER_MAX_DAYS} days ago`, { errors: [{ location: "body", path: "since", message: `at most ${RECOVER_MAX_DAYS} days ago`, code: "too_small" }] });
+      const { count } = await deps.db.webhookDelivery.updateMany({
+        where: { subscriptionId: sub.id, status: "failed", createdAt: { gte: since } },
+        data: { status: "pending", nextAttemptAt: new Date(), completedAt: null },
+      });
+      if (sub.status === "active") await requeue(deps, { subscriptionId: sub.id, nextAttemptAt: { lte: new Date() } }, "recovery", 10_000);
+      return { status: 202, body: { recovered: count } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: "/api/events", operationId: "listAccountEvents", tag: "Events", auth: "apiKey",
+    summary: "Things the service told your account about, newest first (e.g. `webhook.disabled`)",
+    query: pageQuery({ limit: 50, max: 200 }).extend({ type: z.string().max(100).optional() }),
+    responses: { 200: { description: "A page of events", schema: page(AccountEvent).meta({ id: "AccountEventList" }) } },
+    async handler({ deps, auth, query }) {
+      const rows = await deps.db.accountEvent.findMany({
+        where: { accountId: auth.accountId, ...(query.type ? { type: query.type } : {}), ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
+        orderBy: { id: "desc" }, take: query.limit + 1,
+      });
+      const data = rows.slice(0, query.limit).map((r) => ({ id: r.id, type: r.type, data: r.data as Record<string, unknown>, created_at: r.createdAt.toISOString() }));
+      return { status: 200, body: { data, next_cursor: rows.length > query.limit ? data.at(-1)!.id : null } };
+    },
+  }),
+];

@@ -1,0 +1,88 @@
+import { DelayedError } from "bullmq";
+import { JOB_PAYLOADS, QUEUES, WebhookPayload } from "@trendgate/contracts";
+import { enqueueDelivery, serializePayload, WebhookSender } from "@trendgate/connector-webhook";
+import { loadSubscriptionForSend, newId, recordAttempts, type AttemptRecord, type SendableSubscription } from "@trendgate/db";
+import { BatchWriter, DestinationLimiter, nextRetryDelayMs, type RetrySchedule } from "@trendgate/delivery";
+import { TtlCache } from "../ttl-cache.ts";
+import type { ProcessorFactory } from "./types.ts";
+
+/**
+ * Sends one attempt of one webhook delivery and records it. Retries are new delayed jobs (one per attempt) whose
+ * time comes from the retry policy, so the attempt log, the delivery row and the queue agree; the sweeper re-queues
+ * any attempt whose job was lost.
+ */
+export const webhookDelivery: ProcessorFactory = {
+  queue: QUEUES.webhookDeliveries,
+  create({ config, logger, db, queues, outbound, secrets }) {
+    const sender = new WebhookSender(outbound, secrets);
+    const limiter = new DestinationLimiter(config.WEBHOOK_DESTINATION_CONCURRENCY);
+    const subs = new TtlCache<{ sub: SendableSubscription; secrets: string[] } | null>(config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
+    const schedule: RetrySchedule = {
+      delaysSeconds: config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
+      jitter: config.WEBHOOK_RETRY_JITTER,
+      maxRetryAfterSeconds: config.WEBHOOK_MAX_RETRY_AFTER_SECONDS,
+    };
+    const writer = new BatchWriter<AttemptRecord>(async (records) => {
+      const disabled = await recordAttempts(db, records, config.WEBHOOK_DISABLE_AFTER_SECONDS);
+      for (const d of disabled) {
+        subs.delete(d.id);
+        logger.warn({ webhook_id: d.id, account_id: d.account_id, reason: d.disabled_reason }, "webhook subscription disabled");
+      }
+    }, { maxItems: 50, maxWaitMs: 5 });
+
+    return {
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      close: () => writer.flush(),
+      async process(job, token) {
+        const data = JOB_PAYLOADS[QUEUES.webhookDeliveries].parse(job.data);
+        const entry = await subs.get(data.webhook_id, async () => {
+          const sub = await loadSubscriptionForSend(db, data.webhook_id);
+          return sub && { sub, secrets: sender.secretsOf(sub) };
+        });
+        if (!entry) return { skipped: "subscription deleted" };
+        if (entry.sub.status !== "active") return { skipped: `subscription ${entry.sub.status}` }; // held; resume re-queues it
+        const body = data.body || (await currentBody(data.delivery_id));
+        if (body === null) return { skipped: "delivery deleted" };
+
+        const host = new URL(entry.sub.url).host;
+        if (!limiter.tryAcquire(host)) { // this destination is busy: give the slot to others, try again shortly
+          await job.moveToDelayed(Date.now() + 100 + Math.round(Math.random() * 400), token);
+          throw new DelayedError();
+        }
+        let sent;
+        try {
+          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, body, data.trigger === "test");
+        } finally {
+          limiter.release(host);
+        }
+        const { result, verdict } = sent;
+        const delay = verdict.ok || !verdict.retryable ? null : nextRetryDelayMs(schedule, data.attempt, verdict.retryAfterSeconds);
+        const outcome = verdict.ok ? "succeeded" : delay !== null ? "retrying" : "failed";
+        const nextAt = delay !== null ? new Date(Date.now() + delay) : null;
+        const errorMessage = result.error?.message ?? (verdict.ok ? null : `HTTP ${result.status}`);
+        await writer.add({
+          execution: {
+            id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,
+            attempt: data.attempt, trigger: data.trigger, outcome, requestUrl: entry.sub.url, requestHeaders: sent.headersSent,
+            requestBodyBytes: sent.bodyBytes, responseStatus: result.status, responseBody: result.status === null ? null : result.body,
+            responseBodyTruncated: result.truncated, durationMs: result.durationMs, errorClass: verdict.errorClass,
+            errorMessage, nextRetryAt: nextAt,
+          },
+          delivery: { status: outcome === "retrying" ? "pending" : outcome, attempts: data.attempt, nextAttemptAt: nextAt ?? new Date(), lastError: errorMessage },
+          disableReason: verdict.gone ? "the endpoint answered 410 Gone" : undefined,
+        });
+        if (verdict.gone) subs.delete(entry.sub.id);
+        if (nextAt) {
+          await enqueueDelivery(queues, { ...data, body, attempt: data.attempt + 1 }, { delayMs: delay! })
+            .catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "retry not queued; the sweeper will queue it"));
+        }
+        return { outcome, status: result.status, attempt: data.attempt };
+      },
+    };
+
+    async function currentBody(deliveryId: string): Promise<string | null> {
+      const row = await db.webhookDelivery.findUnique({ where: { id: deliveryId }, select: { payload: true } });
+      return row ? serializePayload(WebhookPayload.parse(row.payload)) : null;
+    }
+  },
+};

@@ -1,0 +1,71 @@
+import { QUEUES, WebhookPayload, type TrendEvent } from "@trendgate/contracts";
+import { enqueueDelivery, serializePayload } from "@trendgate/connector-webhook";
+import { findUndispatchedTrendEvents } from "@trendgate/db";
+import type { WorkerDeps } from "../processors/types.ts";
+
+const LOCK_KEY = 0x7467_0001; // pg advisory lock id: one sweeper at a time across the fleet
+const BATCH = 500;
+
+/**
+ * The outbox sweeper: Postgres is the record of what must be delivered, Redis only schedules it. Every
+ * SWEEP_INTERVAL_MS one worker process (whichever takes the advisory lock) re-queues deliveries that are overdue by
+ * SWEEP_GRACE_SECONDS and trend events never matched, because their job was lost (Redis flushed or restarted
+ * without persistence, a crash between commit and enqueue). Job ids make this idempotent: a job still queued is
+ * left alone.
+ */
+export class OutboxSweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: WorkerDeps, private readonly what: { deliveries: boolean; events: boolean }) {}
+
+  start() {
+    const tick = () => {
+      this.running = this.sweep().catch((err) => this.deps.logger.warn({ err: String(err) }, "outbox sweep failed")).finally(() => {
+        if (this.timer) this.timer = setTimeout(tick, this.deps.config.SWEEP_INTERVAL_MS);
+      });
+    };
+    this.timer = setTimeout(tick, this.deps.config.SWEEP_INTERVAL_MS);
+  }
+
+  async stop() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** One pass; returns how many jobs it re-queued. */
+  async sweep(): Promise<{ deliveries: number; events: number }> {
+    const { db, queues, config } = this.deps;
+    return db.$transaction(async (tx) => {
+      const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY}) AS locked`);
+      if (!locked) return { deliveries: 0, events: 0 };
+      let deliveries = 0, events = 0;
+      if (this.what.deliveries) {
+        const due = await tx.$queryRawUnsafe<{ id: string; subscription_id: string; attempts: number; trigger: string; payload: unknown }[]>(
+          `SELECT d.id, d.subscription_id, d.attempts, d.trigger, d.payload FROM webhook_deliveries d
+             JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.status = 'active'
+            WHERE d.status = 'pending' AND d.next_attempt_at <= now() - $1 * interval '1 second'
+            ORDER BY d.next_attempt_at LIMIT ${BATCH}`, config.SWEEP_GRACE_SECONDS);
+        for (const d of due) {
+          const before = await queues.get(QUEUES.webhookDeliveries).getJob(`${d.id}-${d.attempts + 1}`);
+          const trigger = d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : "trend_event";
+          await enqueueDelivery(queues, { delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1, trigger, body: serializePayload(WebhookPayload.parse(d.payload)) }, { replaceFinished: true });
+          if (!before || ["completed", "failed"].includes(await before.getState())) deliveries++;
+        }
+      }
+      if (this.what.events) {
+        for (const e of await findUndispatchedTrendEvents(tx as never, config.SWEEP_GRACE_SECONDS, BATCH)) {
+          const q = queues.get(QUEUES.trendEvents);
+          const job = await q.getJob(e.id);
+          if (job && !["completed", "failed"].includes(await job.getState())) continue;
+          await job?.remove();
+          await queues.add(QUEUES.trendEvents, e.payload as TrendEvent, { jobId: e.id });
+          events++;
+        }
+      }
+      if (deliveries || events) this.deps.logger.info({ deliveries, events }, "outbox sweeper re-queued lost jobs");
+      return { deliveries, events };
+    }, { timeout: 60_000 });
+  }
+}

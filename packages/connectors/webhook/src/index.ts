@@ -1,0 +1,4 @@
+export * from "./triggers.ts";
+export * from "./payload.ts";
+export * from "./sender.ts";
+export * from "./jobs.ts";

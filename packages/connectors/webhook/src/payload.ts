@@ -1,0 +1,31 @@
+import type { TrendEvent, WebhookPayload } from "@trendgate/contracts";
+
+/** The delivery body: exactly the spec's fields, in the spec's order. */
+export const payloadFromEvent = (e: TrendEvent): WebhookPayload => ({
+  trend_name: e.trend_name,
+  category: e.category,
+  severity: e.severity,
+  velocity: e.velocity,
+  timestamp: new Date(e.timestamp).toISOString(),
+  summary: e.summary,
+  source_link: e.source_link,
+  recommended_next_steps: e.recommended_next_steps,
+});
+
+/**
+ * The test delivery: the same body every time for a subscription (its timestamp is the subscription's creation
+ * time), in category `test/webhook`. It is marked as a test by the `X-Webhook-Test: true` header, so the body keeps
+ * exactly the production fields.
+ */
+export const testPayload = (sub: { id: string; createdAt: Date; thresholdValue: number }): WebhookPayload => ({
+  trend_name: "Trendgate test event",
+  category: "test/webhook",
+  severity: "low",
+  velocity: sub.thresholdValue,
+  timestamp: sub.createdAt.toISOString(),
+  summary: `Test delivery for webhook ${sub.id}. Verify the signature, then answer 2xx within 15 seconds.`,
+  source_link: "https://trendgate.dev/docs/webhooks#test-deliveries",
+  recommended_next_steps: ["Verify X-Webhook-Signature (or webhook-signature) with your signing secret", "Answer with any 2xx status"],
+});
+
+export const TEST_HEADER = "X-Webhook-Test";

@@ -1,0 +1,34 @@
+import type { SecretBox } from "@trendgate/crypto";
+import type { SendableSubscription } from "@trendgate/db";
+import { classify, redactSignatures, signDelivery, type OutboundClient, type OutboundResult, type Verdict } from "@trendgate/delivery";
+import { TEST_HEADER } from "./payload.ts";
+
+export interface SendResult {
+  result: OutboundResult;
+  verdict: Verdict;
+  headersSent: Record<string, string>;
+  bodyBytes: number;
+}
+
+/** Signs and POSTs one delivery attempt. Knows nothing of queues or retries. */
+export class WebhookSender {
+  constructor(private readonly client: OutboundClient, private readonly box: SecretBox) {}
+
+  /** The secrets that sign now: the current one, plus the previous one during a rotation's grace period. */
+  secretsOf(sub: SendableSubscription, now = new Date()): string[] {
+    const secrets = [this.box.open(sub.secretCiphertext)];
+    if (sub.previousSecretCiphertext && sub.previousSecretExpiresAt && sub.previousSecretExpiresAt > now)
+      secrets.push(this.box.open(sub.previousSecretCiphertext));
+    return secrets;
+  }
+
+  async send(sub: SendableSubscription, secrets: string[], deliveryId: string, body: string, isTest: boolean): Promise<SendResult> {
+    const headers: Record<string, string> = {
+      "Content-Type": "application/json",
+      ...signDelivery(secrets, deliveryId, Math.floor(Date.now() / 1000), body),
+      ...(isTest ? { [TEST_HEADER]: "true" } : {}),
+    };
+    const result = await this.client.request("POST", sub.url, { body, headers });
+    return { result, verdict: classify(result), headersSent: redactSignatures(headers), bodyBytes: Buffer.byteLength(body) };
+  }
+}

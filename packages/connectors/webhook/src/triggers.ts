@@ -1,0 +1,30 @@
+import { severityRank, type TrendEvent } from "@trendgate/contracts";
+
+export interface TriggerSubscription {
+  triggerType: string;
+  thresholdValue: number;
+  category: string | null;
+}
+
+/** `tech` matches `tech` and `tech/ai`, not `technology`. */
+export const categoryMatches = (filter: string | null, category: string) =>
+  !filter || category === filter || category.startsWith(filter + "/");
+
+/** Whether a trend event fires a subscription's trigger (before cooldown, which the database decides). */
+export function triggerFires(sub: TriggerSubscription, e: TrendEvent): boolean {
+  if (!categoryMatches(sub.category, e.category)) return false;
+  const t = sub.thresholdValue;
+  switch (sub.triggerType) {
+    case "trend_velocity": // an upward crossing: below the threshold before (or unknown), at or above it now
+      return e.velocity >= t && (e.previous_velocity === null || e.previous_velocity < t);
+    case "trend_detected":
+      return e.type === "trend.detected" && e.velocity >= t;
+    case "severity_change": {
+      const now = severityRank(e.severity);
+      const before = e.previous_severity ? severityRank(e.previous_severity) : 0;
+      return now >= t && before < t;
+    }
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,145 @@
+import { z } from "zod";
+import { pageQuery, Timestamp } from "./common.ts";
+import { CategoryPath } from "./signals.ts";
+
+// What fires a subscription. threshold_value is compared against a different number for each trigger.
+export const TRIGGER_TYPES = {
+  trend_velocity: "fires when a trend's velocity crosses threshold_value upwards (previous below, current at or above)",
+  trend_detected: "fires for every newly detected trend whose velocity is at or above threshold_value (0 = every new trend)",
+  severity_change: "fires when a trend's severity rises to at least threshold_value (1 low, 2 medium, 3 high, 4 critical)",
+} as const;
+export const TriggerType = z.enum(Object.keys(TRIGGER_TYPES) as [keyof typeof TRIGGER_TYPES]).meta({
+  description: Object.entries(TRIGGER_TYPES).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
+});
+
+export const DELIVERY_MODES = {
+  instant_stream: "each firing is delivered at once; firings within cooldown_seconds of the last delivery are dropped",
+  cooldown_digest: "the first firing is delivered at once; firings inside the cooldown are held and the strongest one (highest velocity) is delivered when the cooldown ends",
+} as const;
+export const DeliveryMode = z.enum(Object.keys(DELIVERY_MODES) as [keyof typeof DELIVERY_MODES]).meta({
+  description: Object.entries(DELIVERY_MODES).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
+});
+
+export const MAX_THRESHOLD = 1_000_000;
+export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
+
+export const WebhookUrl = z
+  .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+  .max(2048)
+  .refine((u) => { const p = new URL(u); return !p.username && !p.password; }, "must not contain credentials (user:password@)")
+  .meta({ example: "https://hooks.example.com/trendgate" });
+
+const subscriptionFields = {
+  url: WebhookUrl,
+  trigger_type: TriggerType,
+  delivery_mode: DeliveryMode,
+  threshold_value: z.number().min(0).max(MAX_THRESHOLD).meta({ description: `Level at which the trigger fires (0 to ${MAX_THRESHOLD})` }),
+  cooldown_seconds: z.number().int().min(0).max(MAX_COOLDOWN_SECONDS).meta({ description: `Minimum seconds between deliveries (0 to ${MAX_COOLDOWN_SECONDS}, 7 days)` }),
+  category: CategoryPath.nullable().optional().meta({ description: "Only trends in this category or its sub-categories (e.g. `tech` matches `tech/ai`); null = all" }),
+  description: z.string().max(500).nullable().optional(),
+};
+
+export const CreateWebhookBody = z.object(subscriptionFields).strict().meta({ id: "CreateWebhookBody" });
+export const UpdateWebhookBody = z
+  .object(Object.fromEntries(Object.entries(subscriptionFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof subscriptionFields]: z.ZodOptional<(typeof subscriptionFields)[K]> })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, "send at least one field to change")
+  .meta({ id: "UpdateWebhookBody" });
+
+export const WEBHOOK_STATUSES = ["active", "paused", "disabled"] as const;
+
+export const Webhook = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    trigger_type: TriggerType,
+    delivery_mode: DeliveryMode,
+    threshold_value: z.number(),
+    cooldown_seconds: z.number().int(),
+    category: z.string().nullable(),
+    description: z.string().nullable(),
+    status: z.enum(WEBHOOK_STATUSES).meta({ description: "`disabled` is set by the service (410 Gone, or failing continuously); resume to re-enable" }),
+    disabled_reason: z.string().nullable(),
+    failing_since: Timestamp.nullable(),
+    secret_rotating_until: Timestamp.nullable().meta({ description: "While set, deliveries are signed with both the new and the previous secret" }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: "Webhook" });
+
+export type Webhook = z.infer<typeof Webhook>;
+
+export const WebhookWithSecret = Webhook.extend({
+  secret: z.string().meta({ description: "Signing secret `whsec_<base64>`. Returned only here; store it now." }),
+}).meta({ id: "WebhookWithSecret" });
+
+export const RotateSecretBody = z
+  .object({
+    grace_period_seconds: z.number().int().min(0).max(7 * 86_400).default(86_400)
+      .meta({ description: "How long the previous secret keeps signing too (default 24 h, max 7 days, 0 = stop at once)" }),
+  })
+  .strict()
+  .meta({ id: "RotateWebhookSecretBody" });
+
+export const RotatedSecret = z
+  .object({ secret: z.string(), previous_secret_expires_at: Timestamp.nullable() })
+  .meta({ id: "RotatedWebhookSecret" });
+
+export const RecoverBody = z
+  .object({ since: Timestamp.meta({ description: "Re-send every failed delivery created at or after this time (at most 14 days ago)" }) })
+  .strict()
+  .meta({ id: "RecoverWebhookBody" });
+
+export const EXECUTION_ERROR_CLASSES = [
+  "timeout", "connection_error", "dns_error", "tls_error", "blocked_destination",
+  "http_3xx", "http_4xx", "http_408", "http_410", "http_429", "http_5xx", "subscription_inactive",
+] as const;
+
+export const WebhookExecution = z
+  .object({
+    id: z.string(),
+    webhook_id: z.string(),
+    delivery_id: z.string().meta({ description: "The X-Webhook-Id / webhook-id sent; the same for every attempt of one delivery" }),
+    attempt: z.number().int().meta({ description: "1 for the first attempt of the delivery" }),
+    trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
+    outcome: z.enum(["succeeded", "retrying", "failed"]),
+    request: z.object({
+      url: z.string(),
+      headers: z.record(z.string(), z.string()).meta({ description: "Headers sent; signatures redacted" }),
+      body_bytes: z.number().int(),
+    }),
+    response_status: z.number().int().nullable(),
+    response_body: z.string().nullable().meta({ description: "First 16 KiB of the response body" }),
+    response_body_truncated: z.boolean(),
+    duration_ms: z.number().int(),
+    error_class: z.enum(EXECUTION_ERROR_CLASSES).nullable(),
+    error_message: z.string().nullable(),
+    next_retry_at: Timestamp.nullable(),
+    created_at: Timestamp,
+  })
+  .meta({ id: "WebhookExecution" });
+export type WebhookExecution = z.infer<typeof WebhookExecution>;
+
+export const ExecutionsQuery = pageQuery({ limit: 20, max: 100 });
+export const WebhookIdParam = z.object({ webhook_id: z.string().min(1).max(64) });
+export const ExecutionIdParam = WebhookIdParam.extend({ execution_id: z.string().min(1).max(64) });
+
+/** The body of every delivery: exactly the fields of spec section 6. */
+export const WebhookPayload = z
+  .object({
+    trend_name: z.string(),
+    category: z.string(),
+    severity: z.string(),
+    velocity: z.number(),
+    timestamp: z.string(),
+    summary: z.string(),
+    source_link: z.string(),
+    recommended_next_steps: z.array(z.string()),
+  })
+  .strict()
+  .meta({ id: "WebhookPayload" });
+export type WebhookPayload = z.infer<typeof WebhookPayload>;
+
+export const AccountEvent = z
+  .object({ id: z.string(), type: z.string().meta({ example: "webhook.disabled" }), data: z.record(z.string(), z.unknown()), created_at: Timestamp })
+  .meta({ id: "AccountEvent" });

@@ -1,0 +1,94 @@
+import type { Db } from "./client.ts";
+import { newId } from "./ids.ts";
+
+export interface FireInput {
+  subscriptionId: string;
+  eventId: string;
+  payload: unknown;
+  velocity: number;
+}
+
+/**
+ * instant_stream: deliver now unless the subscription fired within its cooldown. One statement: the conditional
+ * UPDATE takes the subscription's row lock, so concurrent workers serialise on it and at most one of them sees the
+ * window open (READ COMMITTED re-checks the WHERE clause against the updated row). Returns the new delivery id.
+ */
+export async function fireInstant(db: Db, f: FireInput): Promise<string | null> {
+  const id = newId("msg");
+  const rows = await db.$queryRawUnsafe<{ id: string }[]>(
+    `WITH fired AS (
+       UPDATE webhook_subscriptions SET last_fired_at = now()
+        WHERE id = $1 AND status = 'active'
+          AND (last_fired_at IS NULL OR last_fired_at <= now() - cooldown_seconds * interval '1 second')
+       RETURNING id, account_id)
+     INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, created_at)
+     SELECT $2, account_id, id, $3, 'trend_event', $4::jsonb, $5, 'pending', 0, now(), now() FROM fired
+     ON CONFLICT (subscription_id, event_id) DO NOTHING
+     RETURNING id`,
+    f.subscriptionId, id, f.eventId, JSON.stringify(f.payload), f.velocity,
+  );
+  return rows[0]?.id ?? null;
+}
+
+/**
+ * cooldown_digest: like instant when the window is open; inside the window the firing is held in one pending
+ * delivery due when the window ends, keeping the strongest (highest velocity) payload. Returns the delivery id and
+ * when it is due, or null when nothing new needs queueing (merged into an already-held delivery).
+ */
+export async function fireDigest(db: Db, f: FireInput): Promise<{ id: string; dueAt: Date } | null> {
+  return db.$transaction(async (tx) => {
+    const [sub] = await tx.$queryRawUnsafe<{ last_fired_at: Date | null; cooldown_seconds: number; status: string; now: Date }[]>(
+      `SELECT last_fired_at, cooldown_seconds, status, now() AS now FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, f.subscriptionId);
+    if (!sub || sub.status !== "active") return null;
+    const now = sub.now;
+    const windowEnd = sub.last_fired_at ? new Date(sub.last_fired_at.getTime() + sub.cooldown_seconds * 1000) : now;
+    if (windowEnd <= now) {
+      const id = newId("msg");
+      await tx.webhookSubscription.update({ where: { id: f.subscriptionId }, data: { lastFiredAt: now } });
+      const created = await insertDelivery(tx as Db, id, f, now);
+      return created ? { id, dueAt: now } : null;
+    }
+    const held = await tx.webhookDelivery.findFirst({
+      where: { subscriptionId: f.subscriptionId, status: "pending", attempts: 0, nextAttemptAt: { gt: now } },
+      orderBy: { nextAttemptAt: "asc" },
+    });
+    if (held) {
+      if (f.velocity > held.velocity)
+        await tx.webhookDelivery.update({ where: { id: held.id }, data: { payload: f.payload as object, velocity: f.velocity, eventId: f.eventId } });
+      return null;
+    }
+    const id = newId("msg");
+    await tx.webhookSubscription.update({ where: { id: f.subscriptionId }, data: { lastFiredAt: windowEnd } }); // reserve the next window
+    const created = await insertDelivery(tx as Db, id, f, windowEnd);
+    return created ? { id, dueAt: windowEnd } : null;
+  });
+}
+
+async function insertDelivery(db: Db, id: string, f: FireInput, dueAt: Date) {
+  const n = await db.$executeRawUnsafe(
+    `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, created_at)
+     SELECT $1, account_id, id, $2, 'trend_event', $3::jsonb, $4, 'pending', 0, $5, now() FROM webhook_subscriptions WHERE id = $6
+     ON CONFLICT (subscription_id, event_id) DO NOTHING`,
+    id, f.eventId, JSON.stringify(f.payload), f.velocity, dueAt, f.subscriptionId,
+  );
+  return n > 0;
+}
+
+/** The subscription row a delivery worker needs (secrets still sealed). */
+export async function loadSubscriptionForSend(db: Db, id: string) {
+  return db.webhookSubscription.findUnique({
+    where: { id },
+    select: { id: true, accountId: true, url: true, status: true, secretCiphertext: true, previousSecretCiphertext: true, previousSecretExpiresAt: true },
+  });
+}
+export type SendableSubscription = NonNullable<Awaited<ReturnType<typeof loadSubscriptionForSend>>>;
+
+/** Pending deliveries that should have been sent a while ago (their job may have been lost with Redis). */
+export async function findOverdueDeliveries(db: Db, olderThanSeconds: number, limit: number) {
+  return db.$queryRawUnsafe<{ id: string; subscription_id: string; attempts: number }[]>(
+    `SELECT id, subscription_id, attempts FROM webhook_deliveries
+      WHERE status = 'pending' AND next_attempt_at <= now() - $1 * interval '1 second'
+      ORDER BY next_attempt_at LIMIT $2`,
+    olderThanSeconds, limit,
+  );
+}

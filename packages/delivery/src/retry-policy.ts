@@ -1,0 +1,74 @@
+import type { OutboundResult } from "./http-client.ts";
+
+// The one place that decides "retry or give up" for outbound calls, and when to retry.
+
+export type ErrorClass =
+  | "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_destination"
+  | "http_3xx" | "http_4xx" | "http_408" | "http_410" | "http_429" | "http_5xx";
+
+export interface Verdict {
+  ok: boolean;
+  errorClass: ErrorClass | null;
+  retryable: boolean;
+  /** 410 Gone: the receiver says this endpoint no longer exists. */
+  gone: boolean;
+  /** Seconds asked for by Retry-After on 429/503, if any. */
+  retryAfterSeconds: number | null;
+}
+
+export function classify(r: OutboundResult): Verdict {
+  const v = (errorClass: ErrorClass | null, retryable: boolean, extra: Partial<Verdict> = {}): Verdict =>
+    ({ ok: errorClass === null, errorClass, retryable, gone: false, retryAfterSeconds: null, ...extra });
+  if (r.error) {
+    const { code, name } = r.error;
+    if (code === "ERR_BLOCKED_DESTINATION") return v("blocked_destination", false);
+    if (name === "TimeoutError" || code === "ETIMEDOUT" || code === "ESOCKETTIMEDOUT") return v("timeout", true);
+    if (code === "ENOTFOUND" || code === "EAI_AGAIN") return v("dns_error", true);
+    if (/CERT|SSL|TLS|ERR_TLS/.test(code)) return v("tls_error", true);
+    return v("connection_error", true);
+  }
+  const s = r.status ?? 0;
+  if (s >= 200 && s < 300) return v(null, false);
+  if (s === 429 || s === 503) {
+    const retryAfterSeconds = parseRetryAfter(r.headers["retry-after"]);
+    return v(s === 429 ? "http_429" : "http_5xx", true, { retryAfterSeconds });
+  }
+  if (s === 410) return v("http_410", false, { gone: true });
+  if (s === 408) return v("http_408", true);
+  if (s >= 500) return v("http_5xx", true);
+  if (s >= 300 && s < 400) return v("http_3xx", true); // redirects are not followed; the owner may fix the URL
+  return v("http_4xx", false); // other 4xx: the receiver rejects this request; repeating it will not help
+}
+
+/** Retry-After as delta-seconds or an HTTP date; null when absent or unparseable. */
+export function parseRetryAfter(value: string | string[] | undefined): number | null {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return null;
+  if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? null : Math.max(0, Math.round((at - Date.now()) / 1000));
+}
+
+export interface RetrySchedule {
+  /** Delay before attempt 2, 3, ... in seconds; its length + 1 is the number of attempts. */
+  delaysSeconds: number[];
+  /** +- fraction applied to each delay so retries from many deliveries do not arrive in lockstep. */
+  jitter: number;
+  /** Upper bound for a Retry-After we honour. */
+  maxRetryAfterSeconds: number;
+}
+
+/**
+ * Milliseconds until the next attempt after `attempt` failed, or null when the schedule is exhausted.
+ * A Retry-After is honoured (we never retry earlier than asked), up to maxRetryAfterSeconds.
+ */
+export function nextRetryDelayMs(schedule: RetrySchedule, attempt: number, retryAfterSeconds: number | null, random = Math.random): number | null {
+  const planned = schedule.delaysSeconds[attempt - 1];
+  if (planned === undefined) return null;
+  const jittered = planned * (1 + schedule.jitter * (2 * random() - 1));
+  const asked = retryAfterSeconds === null ? 0 : Math.min(retryAfterSeconds, schedule.maxRetryAfterSeconds);
+  return Math.round(Math.max(jittered, asked) * 1000);
+}
+
+/** The default schedule, after Svix: 8 attempts over about 27.6 hours. */
+export const DEFAULT_WEBHOOK_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
