@@ -26,7 +26,7 @@ export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
 export const WebhookUrl = z
   .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
   .max(2048)
-  .refine((u) => { const p = new URL(u); return !p.username && !p.password; }, "must not contain credentials (user:password@)")
+  .refine((u) => { try { const p = new URL(u); return !p.username && !p.password; } catch { return true; /* reported by z.url */ } }, "must not contain credentials (user:password@)")
   .meta({ example: "https://hooks.example.com/trendgate" });
 
 const subscriptionFields = {

@@ -18,7 +18,7 @@ export async function fireInstant(db: Db, f: FireInput): Promise<string | null> 
   const rows = await db.$queryRawUnsafe<{ id: string }[]>(
     `WITH fired AS (
        UPDATE webhook_subscriptions SET last_fired_at = now()
-        WHERE id = $1 AND status = 'active'
+        WHERE id = $1 AND status IN ('active', 'paused')
           AND (last_fired_at IS NULL OR last_fired_at <= now() - cooldown_seconds * interval '1 second')
        RETURNING id, account_id)
      INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, created_at)
@@ -39,7 +39,7 @@ export async function fireDigest(db: Db, f: FireInput): Promise<{ id: string; du
   return db.$transaction(async (tx) => {
     const [sub] = await tx.$queryRawUnsafe<{ last_fired_at: Date | null; cooldown_seconds: number; status: string; now: Date }[]>(
       `SELECT last_fired_at, cooldown_seconds, status, now() AS now FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, f.subscriptionId);
-    if (!sub || sub.status !== "active") return null;
+    if (!sub || (sub.status !== "active" && sub.status !== "paused")) return null;
     const now = sub.now;
     const windowEnd = sub.last_fired_at ? new Date(sub.last_fired_at.getTime() + sub.cooldown_seconds * 1000) : now;
     if (windowEnd <= now) {
@@ -72,6 +72,19 @@ async function insertDelivery(db: Db, id: string, f: FireInput, dueAt: Date) {
     id, f.eventId, JSON.stringify(f.payload), f.velocity, dueAt, f.subscriptionId,
   );
   return n > 0;
+}
+
+/**
+ * A firing for a disabled subscription is not sent but kept as a failed delivery, so that after the owner fixes
+ * the endpoint and resumes it, `recover` can re-send everything it missed (as Svix does).
+ */
+export async function recordMissedDelivery(db: Db, f: FireInput): Promise<void> {
+  await db.$executeRawUnsafe(
+    `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, last_error, created_at, completed_at)
+     SELECT $1, account_id, id, $2, 'trend_event', $3::jsonb, $4, 'failed', 0, now(), 'subscription disabled', now(), now() FROM webhook_subscriptions WHERE id = $5
+     ON CONFLICT (subscription_id, event_id) DO NOTHING`,
+    newId("msg"), f.eventId, JSON.stringify(f.payload), f.velocity, f.subscriptionId,
+  );
 }
 
 /** The subscription row a delivery worker needs (secrets still sealed). */
