@@ -11,4 +11,4 @@ COPY . .
 RUN chmod +x tools/schema-engine-wasm.mjs && npx prisma generate
 USER node
 EXPOSE 3000
-CMD ["npx", "tsx", "apps/gateway/src/main.ts"]
+CMD ["node", "--import", "tsx", "apps/gateway/src/main.ts"]

@@ -9,8 +9,9 @@ const config: Config = {
     "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } }],
   },
   testMatch: ["<rootDir>/tests/**/*.test.ts"],
+  setupFiles: ["<rootDir>/tests/helpers/setup-env.ts"],
   testTimeout: 30_000,
-  // Test files share one Postgres and one Redis; each isolates itself (own accounts, own queue prefix).
+  // Each jest worker has its own database (scripts/reset-test-env.ts); files isolate Redis with their own queue prefix.
   maxWorkers: 2,
 };
 

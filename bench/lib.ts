@@ -4,13 +4,12 @@ import path from "node:path";
 import autocannon from "autocannon";
 
 export const root = path.resolve(import.meta.dirname, "..");
-const tsxCli = path.join(root, "node_modules/tsx/dist/cli.mjs");
 
 export interface LoadResult { rps: number; p50: number; p99: number; errors: number; non2xx: number }
 
 /** Starts a TypeScript entry point in its own process (tsx) and waits until GET /status or a "ready" message. */
 export async function startServer(entry: string, env: Record<string, string>, port: number): Promise<ChildProcess> {
-  const child = fork(tsxCli, [path.join(root, entry)], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const child = fork(path.join(root, entry), [], { execArgv: ["--import", "tsx"], cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`${entry} did not start`)), 30_000);
     child.once("message", () => { clearTimeout(t); resolve(); });

@@ -1,6 +1,5 @@
 // `npm run bench [-- section ...]`: first-run steps, then the benchmarks (sections: gateway; default all).
-import path from "node:path";
-import { ensureEnvFile, ensureInstalled, loadEnvFile, preflight, prismaGenerate, prismaMigrate, root, run } from "./lib.mjs";
+import { ensureEnvFile, ensureInstalled, loadEnvFile, preflight, prismaGenerate, prismaMigrate, run } from "./lib.mjs";
 
 ensureInstalled();
 ensureEnvFile();
@@ -8,4 +7,4 @@ loadEnvFile();
 await preflight(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/trendgate", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 prismaGenerate();
 prismaMigrate();
-run(path.join(root, "node_modules/.bin/tsx"), ["bench/index.ts", ...process.argv.slice(2)]);
+run(process.execPath, ["--import", "tsx", "bench/index.ts", ...process.argv.slice(2)]);

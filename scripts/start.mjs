@@ -14,11 +14,9 @@ prismaGenerate();
 prismaMigrate();
 log('create an API key with: npm run api-key -- create --name "my first key"');
 
-const tsx = path.join(root, "node_modules/.bin/tsx");
-const children = [
-  spawn(tsx, ["apps/gateway/src/main.ts"], { cwd: root, stdio: "inherit" }),
-  spawn(tsx, ["apps/worker/src/main.ts"], { cwd: root, stdio: "inherit" }),
-];
+// `node --import tsx` (one process) rather than the tsx CLI, which SIGKILLs a child slow to acknowledge SIGTERM.
+const app = (entry) => spawn(process.execPath, ["--import", "tsx", entry], { cwd: root, stdio: "inherit" });
+const children = [app("apps/gateway/src/main.ts"), app("apps/worker/src/main.ts")];
 let exiting = false;
 const stopAll = (signal) => { for (const c of children) if (c.exitCode === null) c.kill(signal); };
 for (const c of children) {

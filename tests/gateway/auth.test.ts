@@ -111,7 +111,7 @@ describe("Bearer API keys", () => {
   });
 
   test("the CLI creates a key and prints it alone on its last line", async () => {
-    const out = execFileSync("node_modules/.bin/tsx", ["scripts/api-key.ts", "create", "--name", "cli key"], { encoding: "utf8", env: process.env });
+    const out = execFileSync("npm", ["run", "--silent", "api-key", "--", "create", "--name", "cli key"], { encoding: "utf8", env: process.env });
     const key = out.trim().split("\n").at(-1)!;
     expect(key).toMatch(/^tg_[a-z2-7]{12}_[A-Za-z0-9_-]{43}$/);
     const res = await gw.http.get("/api/keys").set("Authorization", `Bearer ${key}`);

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
@@ -7,8 +7,8 @@ import { waitFor } from "../helpers/config.ts";
 import os from "node:os";
 import path from "node:path";
 
-const tsx = path.resolve("node_modules/.bin/tsx");
-const entry = (app: string) => path.resolve(`apps/${app}/src/main.ts`);
+import { appEntry, nodeArgs, spawnApp } from "../helpers/process.ts";
+
 // Run from an empty directory so a developer's .env cannot fill in what the test removes.
 const isolated = { cwd: os.tmpdir(), encoding: "utf8" as const, timeout: 20_000 };
 const freePort = () => new Promise<number>((resolve) => {
@@ -22,7 +22,7 @@ describe("configuration at start-up", () => {
     ["ENCRYPTION_KEY", "short", /ENCRYPTION_KEY must be 32 random bytes/],
     ["RATE_LIMIT_PLANS", "pro:10", /RATE_LIMIT_PLANS must define the plan `free`/],
   ])("a malformed %s stops the gateway with one line naming it", (name, value, message) => {
-    const r = spawnSync(tsx, [entry("gateway")], { ...isolated, env: { ...process.env, [name]: value } });
+    const r = spawnSync(process.execPath, nodeArgs(appEntry("gateway")), { ...isolated, env: { ...process.env, [name]: value } });
     expect(r.status).toBe(78);
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -32,7 +32,7 @@ describe("configuration at start-up", () => {
   test("a missing secret stops the worker too, naming it", () => {
     const env = { ...process.env };
     delete env.ADMIN_TOKEN;
-    const r = spawnSync(tsx, [entry("worker")], { ...isolated, env });
+    const r = spawnSync(process.execPath, nodeArgs(appEntry("worker")), { ...isolated, env });
     expect(r.status).toBe(78);
     expect(r.stderr.trim()).toMatch(/^Invalid configuration: ADMIN_TOKEN is required/);
   });
@@ -45,7 +45,7 @@ test("SIGTERM lets an in-flight request finish before the gateway exits", async 
   await db.$disconnect();
 
   const port = await freePort();
-  const child = spawn(tsx, [entry("gateway")], { env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", QUEUE_PREFIX: `sd${port}` }, stdio: "ignore" });
+  const child = spawnApp("gateway", { env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", QUEUE_PREFIX: `sd${port}` }, stdio: "ignore" });
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   await waitFor(() => new Promise<boolean>((r) => http.get(`http://127.0.0.1:${port}/status`, (res) => { res.resume(); r(res.statusCode === 200); }).on("error", () => r(false))), { timeoutMs: 20_000 });
 

@@ -64,6 +64,8 @@ export const ConfigSchema = z.object({
   WEBHOOK_CONCURRENCY: int(1, 1000).default(50),
   WEBHOOK_DESTINATION_CONCURRENCY: int(1, 1000).default(10),
   WEBHOOK_SUBSCRIPTION_CACHE_MS: int(0, 60_000).default(2000),
+  WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
+  WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

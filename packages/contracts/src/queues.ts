@@ -13,8 +13,8 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 export const JOB_PAYLOADS = {
   [QUEUES.signals]: z.object({ account_id: z.string(), batch_id: z.string(), signals: z.array(Signal) }),
-  // The event itself (not secret); the row in trend_events is the durable copy.
-  [QUEUES.trendEvents]: TrendEvent,
+  // A batch of events as published together (not secret); the rows in trend_events are the durable copies.
+  [QUEUES.trendEvents]: z.object({ events: z.array(TrendEvent).min(1) }),
   // Ids and the (non-secret) body; the worker loads the subscription and its secret from Postgres.
   [QUEUES.webhookDeliveries]: z.object({
     delivery_id: z.string(),

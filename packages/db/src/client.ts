@@ -1,14 +1,25 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaClient } from "./generated/client.ts";
 
-export type Db = PrismaClient;
+/**
+ * Prisma (schema, migrations, most queries) on the pg driver adapter, plus `$pool`: the same pg pool Prisma uses,
+ * for the few hot-path batch statements (delivery attempts, fan-out inserts) where Prisma's raw-query path costs
+ * 2-3x the statement itself (measured: 6-11 ms vs 4.5 ms for a 50-row attempt batch).
+ */
+export type Db = PrismaClient & { $pool: pg.Pool };
 
-/** One Prisma client per process, on the pg driver adapter (Prisma 7 has no built-in engine connection). */
 export function createDb(url: string, opts: { poolSize?: number } = {}): Db {
-  const adapter = new PrismaPg({
+  const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: 2000, // a down database fails the request (503) instead of hanging it
   });
-  return new PrismaClient({ adapter });
+  pool.on("error", () => {}); // idle-client errors surface on the next query
+  const client = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const disconnect = client.$disconnect.bind(client);
+  return Object.assign(client, {
+    $pool: pool,
+    $disconnect: async () => { await disconnect(); await pool.end().catch(() => {}); },
+  }) as Db;
 }

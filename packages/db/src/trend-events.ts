@@ -1,17 +1,23 @@
 import type { TrendEvent } from "@trendgate/contracts";
 import type { Db } from "./client.ts";
 
-/** The durable copy of a trend event, written before it is queued. Re-inserting the same id is a no-op. */
-export async function insertTrendEvent(db: Db, e: TrendEvent): Promise<boolean> {
-  const r = await db.trendEventRecord.createMany({
-    data: [{ id: e.id, accountId: e.account_id, type: e.type, trendId: e.trend_id, payload: e as object }],
-    skipDuplicates: true,
-  });
-  return r.count > 0;
+/**
+ * The durable copies of trend events, written before they are queued. Returns the ids that were new: an event id
+ * seen before is skipped, which is what makes publishing exactly-once per id.
+ */
+export async function insertTrendEvents(db: Db, events: TrendEvent[]): Promise<Set<string>> {
+  if (!events.length) return new Set();
+  const { rows } = await db.$pool.query<{ id: string }>(
+    `INSERT INTO trend_events (id, account_id, type, trend_id, payload, created_at)
+     SELECT * , now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [events.map((e) => e.id), events.map((e) => e.account_id), events.map((e) => e.type), events.map((e) => e.trend_id), events.map((e) => JSON.stringify(e))],
+  );
+  return new Set(rows.map((r) => r.id));
 }
 
-export async function markTrendEventDispatched(db: Db, id: string) {
-  await db.trendEventRecord.updateMany({ where: { id, dispatchedAt: null }, data: { dispatchedAt: new Date() } });
+export async function markTrendEventsDispatched(db: Db, ids: string[]) {
+  await db.$pool.query(`UPDATE trend_events SET dispatched_at = now() WHERE id = ANY($1::text[]) AND dispatched_at IS NULL`, [ids]);
 }
 
 /** Events published but never matched (their job was lost): for the sweeper. */

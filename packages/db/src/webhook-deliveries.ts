@@ -9,23 +9,46 @@ export interface FireInput {
 }
 
 /**
+ * Subscriptions without a cooldown need no serialising: all their firings of a batch are inserted at once.
+ * Returns the deliveries created (pairs already delivered, e.g. a re-processed batch, are skipped).
+ */
+export async function fireUnthrottled(db: Db, pairs: FireInput[]): Promise<{ id: string; subscription_id: string; event_id: string }[]> {
+  if (!pairs.length) return [];
+  const { rows } = await db.$pool.query<{ id: string; subscription_id: string; event_id: string }>(
+    `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, created_at)
+     SELECT v.id, s.account_id, s.id, v.event_id, 'trend_event', v.payload, v.velocity, 'pending', 0, now(), now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::float8[]) AS v(id, subscription_id, event_id, payload, velocity)
+       JOIN webhook_subscriptions s ON s.id = v.subscription_id AND s.status IN ('active', 'paused') AND s.cooldown_seconds = 0
+     ON CONFLICT (subscription_id, event_id) DO NOTHING
+     RETURNING id, subscription_id, event_id`,
+    [pairs.map(() => newId("msg")), pairs.map((p) => p.subscriptionId), pairs.map((p) => p.eventId), pairs.map((p) => JSON.stringify(p.payload)), pairs.map((p) => p.velocity)],
+  );
+  return rows;
+}
+
+/**
  * instant_stream: deliver now unless the subscription fired within its cooldown. One statement: the conditional
  * UPDATE takes the subscription's row lock, so concurrent workers serialise on it and at most one of them sees the
- * window open (READ COMMITTED re-checks the WHERE clause against the updated row). Returns the new delivery id.
+ * window open (READ COMMITTED re-checks the WHERE clause against the updated row). Times are clock_timestamp(), not
+ * now(): now() is when the statement's transaction began, before it waited for the lock. With no cooldown there is
+ * nothing to serialise, so no lock is taken. Returns the new delivery id, or null when the cooldown suppressed it.
  */
 export async function fireInstant(db: Db, f: FireInput): Promise<string | null> {
   const id = newId("msg");
-  const rows = await db.$queryRawUnsafe<{ id: string }[]>(
+  const { rows } = await db.$pool.query<{ id: string }>(
     `WITH fired AS (
-       UPDATE webhook_subscriptions SET last_fired_at = now()
-        WHERE id = $1 AND status IN ('active', 'paused')
-          AND (last_fired_at IS NULL OR last_fired_at <= now() - cooldown_seconds * interval '1 second')
-       RETURNING id, account_id)
+       UPDATE webhook_subscriptions SET last_fired_at = clock_timestamp()
+        WHERE id = $1 AND status IN ('active', 'paused') AND cooldown_seconds > 0
+          AND (last_fired_at IS NULL OR last_fired_at <= clock_timestamp() - cooldown_seconds * interval '1 second')
+       RETURNING id, account_id
+     ), unthrottled AS (
+       SELECT id, account_id FROM webhook_subscriptions WHERE id = $1 AND status IN ('active', 'paused') AND cooldown_seconds = 0
+     )
      INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, created_at)
-     SELECT $2, account_id, id, $3, 'trend_event', $4::jsonb, $5, 'pending', 0, now(), now() FROM fired
+     SELECT $2, account_id, id, $3, 'trend_event', $4::jsonb, $5, 'pending', 0, now(), now() FROM (SELECT * FROM fired UNION ALL SELECT * FROM unthrottled) s
      ON CONFLICT (subscription_id, event_id) DO NOTHING
      RETURNING id`,
-    f.subscriptionId, id, f.eventId, JSON.stringify(f.payload), f.velocity,
+    [f.subscriptionId, id, f.eventId, JSON.stringify(f.payload), f.velocity],
   );
   return rows[0]?.id ?? null;
 }
@@ -38,7 +61,7 @@ export async function fireInstant(db: Db, f: FireInput): Promise<string | null> 
 export async function fireDigest(db: Db, f: FireInput): Promise<{ id: string; dueAt: Date } | null> {
   return db.$transaction(async (tx) => {
     const [sub] = await tx.$queryRawUnsafe<{ last_fired_at: Date | null; cooldown_seconds: number; status: string; now: Date }[]>(
-      `SELECT last_fired_at, cooldown_seconds, status, now() AS now FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, f.subscriptionId);
+      `SELECT last_fired_at, cooldown_seconds, status, clock_timestamp() AS now FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, f.subscriptionId);
     if (!sub || (sub.status !== "active" && sub.status !== "paused")) return null;
     const now = sub.now;
     const windowEnd = sub.last_fired_at ? new Date(sub.last_fired_at.getTime() + sub.cooldown_seconds * 1000) : now;

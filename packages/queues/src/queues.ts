@@ -1,4 +1,4 @@
-import { Queue } from "bullmq";
+import { Queue, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
 import { QUEUES, type JobPayload, type QueueName } from "@trendgate/contracts";
 import { DEFAULT_JOB_OPTIONS } from "./retry-policy.ts";
@@ -27,7 +27,7 @@ export class Queues {
   }
 
   // Typed by the contract; the gateway has validated the data already and workers parse it again on receipt.
-  async add<Q extends QueueName>(name: Q, payload: JobPayload<Q>, opts: { jobId?: string; delay?: number } = {}) {
+  async add<Q extends QueueName>(name: Q, payload: JobPayload<Q>, opts: JobsOptions = {}) {
     return this.get(name).add(name, payload, opts);
   }
 

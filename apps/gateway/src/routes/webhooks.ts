@@ -62,7 +62,10 @@ async function requeue(deps: GatewayDeps, where: Prisma.WebhookDeliveryWhereInpu
     await enqueueDelivery(deps.queues, {
       delivery_id: d.id, webhook_id: d.subscriptionId, attempt: d.attempts + 1, trigger: d.trigger === "test" ? "test" : trigger,
       body: serializePayload(WebhookPayload.parse(d.payload)),
-    }, { delayMs: d.nextAttemptAt.getTime() - Date.now(), replaceFinished: true });
+    }, {
+      delayMs: d.nextAttemptAt.getTime() - Date.now(),
+      stillPending: async () => (await deps.db.webhookDelivery.count({ where: { id: d.id, status: "pending", attempts: d.attempts } })) > 0,
+    });
   }
   return rows.length;
 }
@@ -133,7 +136,10 @@ export const webhookRoutes = [
     responses: { 204: { description: "Deleted" } },
     async handler({ deps, auth, params }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      await deps.db.webhookSubscription.delete({ where: { id: params.webhook_id } });
+      await deps.db.$transaction([ // executions have no foreign key (see schema.prisma); deliveries cascade
+        deps.db.webhookExecution.deleteMany({ where: { subscriptionId: params.webhook_id } }),
+        deps.db.webhookSubscription.delete({ where: { id: params.webhook_id } }),
+      ]);
       return { status: 204 };
     },
   }),
@@ -213,9 +219,10 @@ export const webhookRoutes = [
     responses: { 202: { description: "Queued", schema: Queued } },
     async handler({ deps, auth, params }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      const exe = await deps.db.webhookExecution.findFirst({ where: { id: params.execution_id, subscriptionId: params.webhook_id }, include: { delivery: true } });
-      if (!exe) throw notFound("Execution");
-      if (exe.delivery.status === "pending") throw new ApiError("conflict", "This delivery is still pending (queued or waiting for a retry); replay it once it has succeeded or failed");
+      const exe = await deps.db.webhookExecution.findFirst({ where: { id: params.execution_id, subscriptionId: params.webhook_id } });
+      const delivery = exe && await deps.db.webhookDelivery.findUnique({ where: { id: exe.deliveryId } });
+      if (!exe || !delivery) throw notFound("Execution");
+      if (delivery.status === "pending") throw new ApiError("conflict", "This delivery is still pending (queued or waiting for a retry); replay it once it has succeeded or failed");
       await deps.db.webhookDelivery.update({ where: { id: exe.deliveryId }, data: { status: "pending", nextAttemptAt: new Date(), completedAt: null } });
       await requeue(deps, { id: exe.deliveryId }, "replay");
       return { status: 202, body: { delivery_id: exe.deliveryId, webhook_id: params.webhook_id, status: "queued" } };

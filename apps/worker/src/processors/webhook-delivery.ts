@@ -28,7 +28,7 @@ export const webhookDelivery: ProcessorFactory = {
         subs.delete(d.id);
         logger.warn({ webhook_id: d.id, account_id: d.account_id, reason: d.disabled_reason }, "webhook subscription disabled");
       }
-    }, { maxItems: 50, maxWaitMs: 5 });
+    }, { maxItems: config.WEBHOOK_RECORD_BATCH_SIZE, maxWaitMs: config.WEBHOOK_RECORD_BATCH_WAIT_MS });
 
     return {
       concurrency: config.WEBHOOK_CONCURRENCY,
@@ -60,7 +60,7 @@ export const webhookDelivery: ProcessorFactory = {
         const outcome = verdict.ok ? "succeeded" : delay !== null ? "retrying" : "failed";
         const nextAt = delay !== null ? new Date(Date.now() + delay) : null;
         const errorMessage = result.error?.message ?? (verdict.ok ? null : `HTTP ${result.status}`);
-        await writer.add({
+        const recorded = writer.add({
           execution: {
             id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,
             attempt: data.attempt, trigger: data.trigger, outcome, requestUrl: entry.sub.url, requestHeaders: sent.headersSent,
@@ -71,6 +71,13 @@ export const webhookDelivery: ProcessorFactory = {
           delivery: { status: outcome === "retrying" ? "pending" : outcome, attempts: data.attempt, nextAttemptAt: nextAt ?? new Date(), lastError: errorMessage },
           disableReason: verdict.gone ? "the endpoint answered 410 Gone" : undefined,
         });
+        if (!nextAt) {
+          // A final outcome does not wait for its record: until the record commits, the delivery row still says
+          // pending, so after a crash the sweeper sends it again: the same at-least-once as a crash mid-request.
+          recorded.catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "attempt record not written; the sweeper will retry the delivery"));
+        } else {
+          await recorded; // the next attempt must not race this attempt's record
+        }
         if (verdict.gone) subs.delete(entry.sub.id);
         if (nextAt) {
           await enqueueDelivery(queues, { ...data, body, attempt: data.attempt + 1 }, { delayMs: delay! })

@@ -1,6 +1,7 @@
 import { QUEUES, WebhookPayload, type TrendEvent } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload } from "@trendgate/connector-webhook";
 import { findUndispatchedTrendEvents } from "@trendgate/db";
+import { enqueueTrendEvents } from "@trendgate/trends";
 import type { WorkerDeps } from "../processors/types.ts";
 
 const LOCK_KEY = 0x7467_0001; // pg advisory lock id: one sweeper at a time across the fleet
@@ -48,20 +49,27 @@ export class OutboxSweeper {
             WHERE d.status = 'pending' AND d.next_attempt_at <= now() - $1 * interval '1 second'
             ORDER BY d.next_attempt_at LIMIT ${BATCH}`, config.SWEEP_GRACE_SECONDS);
         for (const d of due) {
-          const before = await queues.get(QUEUES.webhookDeliveries).getJob(`${d.id}-${d.attempts + 1}`);
           const trigger = d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : "trend_event";
-          await enqueueDelivery(queues, { delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1, trigger, body: serializePayload(WebhookPayload.parse(d.payload)) }, { replaceFinished: true });
-          if (!before || ["completed", "failed"].includes(await before.getState())) deliveries++;
+          const stillPending = async () => (await db.webhookDelivery.count({ where: { id: d.id, status: "pending", attempts: d.attempts } })) > 0;
+          const queued = await enqueueDelivery(queues, { delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1, trigger, body: serializePayload(WebhookPayload.parse(d.payload)) }, { stillPending });
+          if (queued) deliveries++;
         }
       }
       if (this.what.events) {
-        for (const e of await findUndispatchedTrendEvents(tx as never, config.SWEEP_GRACE_SECONDS, BATCH)) {
-          const q = queues.get(QUEUES.trendEvents);
-          const job = await q.getJob(e.id);
-          if (job && !["completed", "failed"].includes(await job.getState())) continue;
-          await job?.remove();
-          await queues.add(QUEUES.trendEvents, e.payload as TrendEvent, { jobId: e.id });
-          events++;
+        // Undispatched events are re-queued as one batch whose job id derives from their ids: while that job is
+        // still queued, the next sweep finds the same events and adding it again is a no-op.
+        const lost = await findUndispatchedTrendEvents(tx as never, config.SWEEP_GRACE_SECONDS, BATCH);
+        if (lost.length) {
+          const jobId = await enqueueTrendEvents(queues, lost.map((e) => e.payload as TrendEvent));
+          const job = await queues.get(QUEUES.trendEvents).getJob(jobId);
+          const state = job ? await job.getState() : "unknown";
+          const stillLost = async () => (await db.trendEventRecord.count({ where: { id: { in: lost.map((e) => e.id) }, dispatchedAt: null } })) > 0;
+          // An old run of this very batch finished: run it again, unless it finished just now (re-read after the state).
+          if ((state === "completed" || state === "failed") && (await stillLost())) {
+            await job!.remove();
+            await enqueueTrendEvents(queues, lost.map((e) => e.payload as TrendEvent));
+          }
+          events = lost.length;
         }
       }
       if (deliveries || events) this.deps.logger.info({ deliveries, events }, "outbox sweeper re-queued lost jobs");
