@@ -1,7 +1,7 @@
-import { z } from "zod";
 import { ApiKey, ApiKeyWithSecret, CreateApiKeyBody, IdParam, page, pageQuery, RotateApiKeyBody } from "@trendgate/contracts";
 import { createApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
 import { notFound } from "../http/api-error.ts";
+import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
 
 const KeyList = page(ApiKey).meta({ id: "ApiKeyList" });
@@ -35,14 +35,8 @@ export const keyRoutes = [
     query: ListQuery,
     responses: { 200: { description: "A page of keys", schema: KeyList } },
     async handler({ deps, auth, query }) {
-      const rows = await deps.db.apiKey.findMany({
-        where: { accountId: auth.accountId, ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
-        orderBy: { id: "desc" },
-        take: query.limit + 1,
-      });
-      const more = rows.length > query.limit;
-      const data = rows.slice(0, query.limit).map((r) => toApiKey(r));
-      return { status: 200, body: { data, next_cursor: more ? data[data.length - 1].id : null } };
+      const body = await keysetPage(query, (p) => deps.db.apiKey.findMany({ where: { accountId: auth.accountId, ...p.after }, orderBy: p.orderBy, take: p.take }), (r) => toApiKey(r));
+      return { status: 200, body };
     },
   }),
   defineRoute({
@@ -81,4 +75,3 @@ export const keyRoutes = [
   }),
 ];
 
-export type { z };

@@ -7,6 +7,7 @@ import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/conne
 import { newId, Prisma } from "@trendgate/db";
 import { BlockedDestinationError, generateSecret } from "@trendgate/delivery";
 import { ApiError, notFound } from "../http/api-error.ts";
+import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
 import type { GatewayDeps } from "../app.ts";
 
@@ -97,11 +98,8 @@ export const webhookRoutes = [
     summary: "List webhook subscriptions, newest first", query: pageQuery({ limit: 50, max: 200 }),
     responses: { 200: { description: "A page of subscriptions", schema: page(Webhook).meta({ id: "WebhookList" }) } },
     async handler({ deps, auth, query }) {
-      const rows = await deps.db.webhookSubscription.findMany({
-        where: { accountId: auth.accountId, ...(query.cursor ? { id: { lt: query.cursor } } : {}) }, orderBy: { id: "desc" }, take: query.limit + 1,
-      });
-      const data = rows.slice(0, query.limit).map(toWebhook);
-      return { status: 200, body: { data, next_cursor: rows.length > query.limit ? data.at(-1)!.id : null } };
+      const body = await keysetPage(query, (p) => deps.db.webhookSubscription.findMany({ where: { accountId: auth.accountId, ...p.after }, orderBy: p.orderBy, take: p.take }), toWebhook);
+      return { status: 200, body };
     },
   }),
   defineRoute({
@@ -168,12 +166,8 @@ export const webhookRoutes = [
     responses: { 200: { description: "A page of executions", schema: page(WebhookExecution).meta({ id: "WebhookExecutionList" }) } },
     async handler({ deps, auth, params, query }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      const rows = await deps.db.webhookExecution.findMany({
-        where: { subscriptionId: params.webhook_id, ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
-        orderBy: { id: "desc" }, take: query.limit + 1,
-      });
-      const data = rows.slice(0, query.limit).map(toExecution);
-      return { status: 200, body: { data, next_cursor: rows.length > query.limit ? data.at(-1)!.id : null } };
+      const body = await keysetPage(query, (p) => deps.db.webhookExecution.findMany({ where: { subscriptionId: params.webhook_id, ...p.after }, orderBy: p.orderBy, take: p.take }), toExecution);
+      return { status: 200, body };
     },
   }),
   defineRoute({
@@ -252,12 +246,12 @@ export const webhookRoutes = [
     query: pageQuery({ limit: 50, max: 200 }).extend({ type: z.string().max(100).optional() }),
     responses: { 200: { description: "A page of events", schema: page(AccountEvent).meta({ id: "AccountEventList" }) } },
     async handler({ deps, auth, query }) {
-      const rows = await deps.db.accountEvent.findMany({
-        where: { accountId: auth.accountId, ...(query.type ? { type: query.type } : {}), ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
-        orderBy: { id: "desc" }, take: query.limit + 1,
-      });
-      const data = rows.slice(0, query.limit).map((r) => ({ id: r.id, type: r.type, data: r.data as Record<string, unknown>, created_at: r.createdAt.toISOString() }));
-      return { status: 200, body: { data, next_cursor: rows.length > query.limit ? data.at(-1)!.id : null } };
+      const body = await keysetPage(
+        query,
+        (p) => deps.db.accountEvent.findMany({ where: { accountId: auth.accountId, ...(query.type ? { type: query.type } : {}), ...p.after }, orderBy: p.orderBy, take: p.take }),
+        (r) => ({ id: r.id, type: r.type, data: r.data as Record<string, unknown>, created_at: r.createdAt.toISOString() }),
+      );
+      return { status: 200, body };
     },
   }),
 ];

@@ -1,0 +1,103 @@
+import type { OutboundResult } from "@trendgate/delivery";
+import { ProviderError, type ProviderContext, type QuotaState } from "../types.ts";
+
+export const PROVIDER = "x";
+
+/** X's error bodies: RFC 7807-style problems, with `errors[]` for invalid parameters. */
+interface XProblem {
+  title?: string;
+  detail?: string;
+  type?: string;
+  errors?: { message?: string }[];
+}
+
+export function header(headers: OutboundResult["headers"], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function num(v: string | undefined): number | null {
+  if (v === undefined || v.trim() === "") return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** X reports the current endpoint's 15-minute (or 24-hour) window; `x-rate-limit-reset` is epoch seconds. */
+export function readQuota(headers: OutboundResult["headers"]): QuotaState {
+  const reset = num(header(headers, "x-rate-limit-reset"));
+  return {
+    limit: num(header(headers, "x-rate-limit-limit")),
+    remaining: num(header(headers, "x-rate-limit-remaining")),
+    resetAt: reset === null ? null : new Date(reset * 1000),
+    cost: 1,
+  };
+}
+
+// Without a reset header we still have to wait for something: a minute is short against a 15-minute window, so the
+// caller retries soon and gets a fresh 429 with real headers if it is still limited.
+const DEFAULT_RETRY_MS = 60_000;
+
+export function toProviderError(res: OutboundResult, what: string): ProviderError {
+  const status = res.status;
+  if (res.error || status === null) {
+    return new ProviderError(PROVIDER, "unavailable", `${what}: no answer from X (${res.error?.message ?? "unknown error"})`, {
+      status: null,
+      providerCode: res.error?.code,
+    });
+  }
+  const problem = (parseJson(res.body) ?? {}) as XProblem;
+  const said = problem.errors?.map((e) => e.message).filter(Boolean).join("; ") || problem.detail || problem.title || `HTTP ${status}`;
+  const detail = { status, providerCode: problem.type ?? problem.title };
+
+  if (status === 401) {
+    return new ProviderError(PROVIDER, "unauthorized", `${what}: X rejected the token (401 ${said}); re-authorize the X connection`, detail);
+  }
+  if (status === 403) {
+    // X also answers 403 for refusals about the content (a duplicate post, a reply to a deleted or hidden post).
+    // Those are not credential problems: flagging the connection for re-authorization would be wrong.
+    if (/duplicate content|reply to a (tweet|post)/i.test(said)) {
+      return new ProviderError(PROVIDER, "bad_request", `${what}: X refused the post (403 ${said})`, detail);
+    }
+    return new ProviderError(PROVIDER, "unauthorized", `${what}: X refused this token (403 ${said}); check the token type and scopes`, detail);
+  }
+  if (status === 429) {
+    const reset = num(header(res.headers, "x-rate-limit-reset"));
+    // Measured against our clock: X's reset is an absolute time, so skew between the clocks shifts the wait.
+    const retryAfterMs = reset === null ? DEFAULT_RETRY_MS : Math.max(0, reset * 1000 - Date.now());
+    return new ProviderError(PROVIDER, "rate_limited", `${what}: X rate limit reached (429 ${said})`, {
+      ...detail,
+      retryAfterMs,
+      resetAt: reset === null ? undefined : new Date(reset * 1000),
+    });
+  }
+  if (status >= 500 || status === 408) return new ProviderError(PROVIDER, "unavailable", `${what}: X is unavailable (${status} ${said})`, detail);
+  return new ProviderError(PROVIDER, "bad_request", `${what}: X refused the request (${status} ${said})`, detail);
+}
+
+export function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One authenticated JSON call to X: the parsed body and the quota on 2xx, a ProviderError otherwise. */
+export async function callX<T>(
+  ctx: ProviderContext,
+  method: "GET" | "POST",
+  url: string,
+  token: string,
+  what: string,
+  body?: unknown,
+): Promise<{ json: T; quota: QuotaState }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await ctx.request(method, url, { headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.error || res.status === null || res.status < 200 || res.status >= 300) throw toProviderError(res, what);
+  const json = parseJson(res.body);
+  if (json === undefined || res.truncated) {
+    throw new ProviderError(PROVIDER, "unavailable", `${what}: X answered ${res.status} with a body that is not complete JSON`, { status: res.status });
+  }
+  return { json: json as T, quota: readQuota(res.headers) };
+}
