@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocal } from "./listen.ts";
 
 /**
  * A local stand-in for the YouTube Data API v3 on 127.0.0.1, speaking its wire protocol: GET /youtube/v3/search and
@@ -136,12 +136,10 @@ export async function startYouTubeServer(opts: { apiKey: string }) {
       res.end(JSON.stringify(a.body));
     });
   });
-  server.keepAliveTimeout = 1000;
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as AddressInfo).port;
+  const baseUrl = await listenLocal(server);
 
   return {
-    baseUrl: `http://127.0.0.1:${port}/youtube/v3`,
+    baseUrl: `${baseUrl}/youtube/v3`,
     requests,
     /** Requests to one API path, e.g. "/youtube/v3/search". */
     on: (path: string) => requests.filter((r) => r.path === path),

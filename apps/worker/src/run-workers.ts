@@ -56,6 +56,7 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     w.on("error", (err) => logger.error({ queue: factory.queue, err: err.message }, "worker error"));
     return w;
   });
+  for (const p of processors) p.start?.().catch((err) => logger.error({ err: String(err) }, "processor start failed"));
   const names = selected.map((p) => p.queue);
   const sweeper = new OutboxSweeper(deps, { deliveries: names.includes(QUEUES.webhookDeliveries), events: names.includes(QUEUES.trendEvents) });
   if (names.includes(QUEUES.webhookDeliveries) || names.includes(QUEUES.trendEvents)) sweeper.start();

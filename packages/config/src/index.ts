@@ -64,6 +64,11 @@ export const ConfigSchema = z.object({
   WEBHOOK_CONCURRENCY: int(1, 1000).default(50),
   WEBHOOK_DESTINATION_CONCURRENCY: int(1, 1000).default(10),
   WEBHOOK_SUBSCRIPTION_CACHE_MS: int(0, 60_000).default(2000),
+  DETECTION_BUCKET_SECONDS: int(60, 86_400).default(3600),
+  DETECTION_INTERVAL_SECONDS: int(1, 86_400).default(60),
+  DETECTION_BASELINE_BUCKETS: int(6, 24 * 60).default(168),
+  DETECTION_MIN_VOLUME: z.coerce.number().min(0).default(20),
+  PUBLIC_BASE_URL: url(["http:", "https:"]).default("http://localhost:3000"),
   WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
   WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),
 });

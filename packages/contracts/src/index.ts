@@ -4,5 +4,6 @@ export * from "./keys.ts";
 export * from "./signals.ts";
 export * from "./status.ts";
 export * from "./trend-events.ts";
+export * from "./trends.ts";
 export * from "./webhooks.ts";
 export * from "./queues.ts";

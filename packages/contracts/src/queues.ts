@@ -8,6 +8,7 @@ export const QUEUES = {
   signals: "signals-ingest",
   trendEvents: "trend-events",
   webhookDeliveries: "webhook-deliveries",
+  trendDetection: "trend-detection",
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -23,6 +24,8 @@ export const JOB_PAYLOADS = {
     trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
     body: z.string(),
   }),
+  // A detection pass: every account with recent signals, or one account (on demand).
+  [QUEUES.trendDetection]: z.object({ account_id: z.string().optional() }),
 } satisfies Record<QueueName, z.ZodType>;
 
 export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_PAYLOADS)[Q]>;

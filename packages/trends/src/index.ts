@@ -1,2 +1,3 @@
 export * from "./detection/index.ts";
 export * from "./events/publish.ts";
+export * from "./engine/index.ts";

@@ -3,7 +3,8 @@ import { keyRoutes } from "./keys.ts";
 import { opsRoutes } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
 import { statusRoutes } from "./status.ts";
+import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...webhookRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes];

@@ -21,6 +21,8 @@ export interface Processor {
   /** Jobs this process runs at once for this queue (defaults to WORKER_CONCURRENCY). */
   concurrency?: number;
   process(job: Job, token?: string): Promise<unknown>;
+  /** Called once the worker runs (register job schedulers). */
+  start?(): Promise<void>;
   /** Called on shutdown after the worker stopped taking jobs (flush buffers). */
   close?(): Promise<void>;
 }

@@ -23,7 +23,7 @@ export interface VideoStatistics extends VideoSummary {
   commentCount: number | null;
 }
 
-export interface SearchParams {
+export interface YouTubeSearchParams {
   q: string;
   publishedAfter?: Date;
   /** 1..50, default 50: every page costs the same, so take as many as a page holds. */
@@ -49,7 +49,7 @@ export class YouTubeClient {
   }
 
   /** Newest videos matching q (search.list, order=date): one page. */
-  async searchVideos(p: SearchParams): Promise<Page<VideoSummary>> {
+  async searchVideos(p: YouTubeSearchParams): Promise<Page<VideoSummary>> {
     const params: Record<string, string | undefined> = {
       part: "snippet", type: "video", order: "date", q: p.q,
       maxResults: String(Math.min(50, Math.max(1, Math.trunc(p.maxResults ?? 50)))),

@@ -29,8 +29,7 @@ function offsetAt(instant: number): number {
 export function nextPacificMidnight(at: Date): Date {
   const { y, m, d } = wallClock(at);
   const wall = Date.UTC(y, m - 1, d + 1); // tomorrow 00:00 on the wall clock, read as if it were UTC
-  // Two passes: the offset of the first guess may be on the other side of a DST change (midnight itself never
-  // falls in a DST gap in Los Angeles, where clocks change at 02:00).
-  const guess = wall - offsetAt(wall);
-  return new Date(wall - offsetAt(guess));
+  // The instant `wall` is 16:00 or 17:00 of today in Los Angeles, and clocks there change at 02:00, so the offset in
+  // force then is still the one in force at the coming midnight: one correction is exact, DST days included.
+  return new Date(wall - offsetAt(wall));
 }

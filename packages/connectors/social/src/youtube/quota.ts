@@ -8,13 +8,13 @@ import { nextPacificMidnight, pacificDay } from "./pacific-day.ts";
 export type YouTubeMethod = "search.list" | "videos.list";
 
 /** Where a method's units come from and how many one call costs. */
-export interface MethodCost { bucket: string; units: number }
+export interface YouTubeMethodCost { bucket: string; units: number }
 
 export interface QuotaLedgerOptions {
   /** Units per Pacific day, per bucket. */
   limits?: Record<string, number>;
   /** Per-method cost; e.g. `{ "search.list": { bucket: "default", units: 100 } }` for projects on the older pricing. */
-  costs?: Partial<Record<YouTubeMethod, MethodCost>>;
+  costs?: Partial<Record<YouTubeMethod, YouTubeMethodCost>>;
   now?: () => Date;
 }
 
@@ -22,8 +22,8 @@ export interface QuotaLedgerOptions {
  * Current docs: search.list has its own bucket of 100 calls a day at 1 unit each; everything else shares 10,000
  * units a day, videos.list costing 1.
  */
-export const DEFAULT_LIMITS: Record<string, number> = { search: 100, default: 10_000 };
-export const DEFAULT_COSTS: Record<YouTubeMethod, MethodCost> = {
+export const YOUTUBE_QUOTA_LIMITS: Record<string, number> = { search: 100, default: 10_000 };
+export const YOUTUBE_QUOTA_COSTS: Record<YouTubeMethod, YouTubeMethodCost> = {
   "search.list": { bucket: "search", units: 1 },
   "videos.list": { bucket: "default", units: 1 },
 };
@@ -33,14 +33,14 @@ export interface QuotaSnapshot { day: string; spent: Record<string, number> }
 
 export class QuotaLedger {
   private readonly limits: Record<string, number>;
-  private readonly costs: Record<YouTubeMethod, MethodCost>;
+  private readonly costs: Record<YouTubeMethod, YouTubeMethodCost>;
   readonly now: () => Date;
   private day = "";
   private spent: Record<string, number> = {};
 
   constructor(opts: QuotaLedgerOptions = {}) {
-    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
-    this.costs = { ...DEFAULT_COSTS, ...opts.costs };
+    this.limits = { ...YOUTUBE_QUOTA_LIMITS, ...opts.limits };
+    this.costs = { ...YOUTUBE_QUOTA_COSTS, ...opts.costs };
     this.now = opts.now ?? (() => new Date());
     for (const [method, c] of Object.entries(this.costs)) {
       if (this.limits[c.bucket] === undefined) throw new Error(`quota bucket "${c.bucket}" of ${method} has no limit`);

@@ -1,0 +1,102 @@
+import { z } from "zod";
+import { Recommendation, Trend, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
+import type { Prisma } from "@trendgate/db";
+import { nextStepsOf, summaryOf } from "@trendgate/trends";
+import { ApiError, notFound } from "../http/api-error.ts";
+import { defineRoute } from "../http/route.ts";
+
+type Row = Prisma.TrendGetPayload<object>;
+const SERIES_BUCKETS = 48;
+
+export function toTrend(r: Row, bucketSeconds: number): TrendBody {
+  const facts = { name: r.name, category: r.category, severity: r.severity, stage: r.stage, velocity: r.velocity, current: r.current, baseline: r.baseline };
+  return {
+    id: r.id, name: r.name, category: r.category, status: r.status as TrendBody["status"], severity: r.severity as TrendBody["severity"],
+    stage: r.stage as TrendBody["stage"], velocity: r.velocity, acceleration: r.acceleration, anomaly_score: r.anomalyScore,
+    current: r.current, baseline: r.baseline, peak_velocity: r.peakVelocity, sentiment: r.sentiment,
+    detected_at: r.detectedAt.toISOString(), assessed_bucket: r.bucketStart.toISOString(),
+    summary: summaryOf(facts, bucketSeconds), recommended_next_steps: nextStepsOf(facts),
+  };
+}
+
+// Keyset cursor over (sort key, id): base64url of JSON [value, id].
+const SORT_KEY = { recent: "detectedAt", velocity: "velocity" } as const;
+const encodeCursor = (v: string | number, id: string) => Buffer.from(JSON.stringify([v, id])).toString("base64url");
+function decodeCursor(cursor: string, sort: "recent" | "velocity"): Prisma.TrendWhereInput {
+  try {
+    const [v, id] = JSON.parse(Buffer.from(cursor, "base64url").toString()) as [string | number, string];
+    const key = SORT_KEY[sort];
+    const value = sort === "recent" ? new Date(v as string) : Number(v);
+    if (typeof id !== "string" || (value instanceof Date ? Number.isNaN(value.getTime()) : !Number.isFinite(value))) throw new Error();
+    return { OR: [{ [key]: { lt: value } }, { [key]: value, id: { lt: id } }] };
+  } catch {
+    throw new ApiError("validation_failed", "cursor is not a next_cursor of this listing", { errors: [{ location: "query", path: "cursor", message: "invalid cursor", code: "invalid_cursor" }] });
+  }
+}
+
+function confidence(r: Row): number {
+  const stageFactor: Record<string, number> = { emerging: 0.9, rising: 1, peaking: 0.8, cooling: 0.5, dormant: 0.3 };
+  return Math.round((0.5 + 0.5 * Math.min(r.anomalyScore, 20) / 20) * (stageFactor[r.stage] ?? 0.5) * 100) / 100;
+}
+
+export const trendRoutes = [
+  defineRoute({
+    method: "get", path: "/api/trends", operationId: "listTrends", tag: "Trends", auth: "apiKey",
+    summary: "Trends detected from your signals",
+    description: "Active trends by default, newest detection first. Filter by category (with sub-categories), severity, stage and time; sort by velocity.",
+    query: TrendsQuery,
+    responses: { 200: { description: "A page of trends", schema: z.object({ data: z.array(Trend), next_cursor: z.string().nullable() }).meta({ id: "TrendList" }) } },
+    async handler({ deps, auth, query }) {
+      const where: Prisma.TrendWhereInput = {
+        accountId: auth.accountId,
+        ...(query.status !== "all" ? { status: query.status } : {}),
+        ...(query.category ? { OR: [{ category: query.category }, { category: { startsWith: `${query.category}/` } }] } : {}),
+        ...(query.severity?.length ? { severity: { in: query.severity } } : {}),
+        ...(query.stage?.length ? { stage: { in: query.stage } } : {}),
+        ...(query.since ? { bucketStart: { gte: new Date(query.since) } } : {}),
+        ...(query.until ? { detectedAt: { lte: new Date(query.until) } } : {}),
+      };
+      const key = SORT_KEY[query.sort];
+      const rows = await deps.db.trend.findMany({
+        where: query.cursor ? { AND: [where, decodeCursor(query.cursor, query.sort)] } : where,
+        orderBy: [{ [key]: "desc" }, { id: "desc" }],
+        take: query.limit + 1,
+      });
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      const next = rows.length > query.limit && last ? encodeCursor(query.sort === "recent" ? last.detectedAt.toISOString() : last.velocity, last.id) : null;
+      return { status: 200, body: { data: page.map((r) => toTrend(r, deps.config.DETECTION_BUCKET_SECONDS)), next_cursor: next } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: "/api/trends/{trend_id}", operationId: "getTrend", tag: "Trends", auth: "apiKey",
+    summary: `One trend with its topic's last ${SERIES_BUCKETS} buckets`, params: z.object({ trend_id: z.string().min(1).max(64) }),
+    responses: { 200: { description: "The trend", schema: TrendWithSeries } },
+    async handler({ deps, auth, params }) {
+      const row = await deps.db.trend.findFirst({ where: { id: params.trend_id, accountId: auth.accountId } });
+      if (!row) throw notFound("Trend");
+      const buckets = await deps.db.topicBucket.findMany({ where: { topicId: row.topicId }, orderBy: { bucketStart: "desc" }, take: SERIES_BUCKETS });
+      const series = buckets.reverse().map((b) => ({ bucket_start: b.bucketStart.toISOString(), count: b.count, sentiment: b.sentimentCount ? b.sentimentSum / b.sentimentCount : null }));
+      return { status: 200, body: { ...toTrend(row, deps.config.DETECTION_BUCKET_SECONDS), series } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: "/api/intelligence/recommendations", operationId: "listRecommendations", tag: "Trends", auth: "apiKey",
+    summary: "What to do about your current trends: which connector to push to, which ads category to target, and why",
+    responses: { 200: { description: "Recommendations, most confident first", schema: z.object({ data: z.array(Recommendation), generated_at: z.string() }).meta({ id: "RecommendationList" }) } },
+    async handler({ deps, auth }) {
+      const trends = await deps.db.trend.findMany({ where: { accountId: auth.accountId, status: "active" }, orderBy: [{ velocity: "desc" }], take: 50 });
+      const out: z.infer<typeof Recommendation>[] = [];
+      for (const t of trends) {
+        const base = { trend_id: t.id, trend_name: t.name, category: t.category, confidence: confidence(t) };
+        const high = t.severity === "high" || t.severity === "critical";
+        if (high) out.push({ ...base, action: "target_ads_category", connector: "ads", reason: `${t.severity} trend in ${t.category}: point ads targeting at this category (preview, then apply under strict safety)` });
+        if (t.stage === "emerging" || t.stage === "rising") out.push({ ...base, action: "push_to_workflow", connector: "workflow", reason: `${t.stage} at ${Math.round(t.velocity)} mentions/h above baseline: start the content workflow while it grows` });
+        if (t.severity === "critical") out.push({ ...base, action: "alert_team", connector: "chat", reason: "critical severity: tell the operator queue now" });
+        if (!high && t.stage !== "emerging" && t.stage !== "rising") out.push({ ...base, action: "watch", connector: null, reason: `${t.severity} and ${t.stage}: wait for a severity change before spending` });
+      }
+      out.sort((a, b) => b.confidence - a.confidence);
+      return { status: 200, body: { data: out, generated_at: new Date().toISOString() } };
+    },
+  }),
+];

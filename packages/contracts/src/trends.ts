@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { Timestamp } from "./common.ts";
+import { CategoryPath } from "./signals.ts";
+import { SEVERITIES } from "./trend-events.ts";
+
+export const STAGES = ["emerging", "rising", "peaking", "cooling", "dormant"] as const;
+
+const csvEnum = <T extends string>(values: readonly T[]) =>
+  z.string().transform((s, ctx) => {
+    const parts = s.split(",").map((x) => x.trim()).filter(Boolean);
+    const bad = parts.filter((p) => !values.includes(p as T));
+    if (bad.length) ctx.addIssue({ code: "custom", message: `unknown value(s) ${bad.join(", ")}; use ${values.join(", ")}` });
+    return parts as T[];
+  });
+
+export const TrendsQuery = z.object({
+  category: CategoryPath.optional().meta({ description: "A category and its sub-categories (`tech` matches `tech/ai`)" }),
+  severity: csvEnum(SEVERITIES).optional().meta({ description: "Comma-separated severities, e.g. `high,critical`" }),
+  stage: csvEnum(STAGES).optional().meta({ description: "Comma-separated lifecycle stages" }),
+  status: z.enum(["active", "ended", "all"]).default("active"),
+  since: Timestamp.optional().meta({ description: "Only trends assessed at or after this time" }),
+  until: Timestamp.optional().meta({ description: "Only trends detected at or before this time" }),
+  sort: z.enum(["recent", "velocity"]).default("recent").meta({ description: "`recent`: newest first; `velocity`: fastest first" }),
+  limit: z.coerce.number().int().min(1).max(200).default(50).meta({ description: "Page size (default 50, maximum 200)" }),
+  cursor: z.string().max(200).optional().meta({ description: "`next_cursor` of the previous page (same sort)" }),
+});
+
+export const Trend = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    category: z.string(),
+    status: z.enum(["active", "ended"]),
+    severity: z.enum(SEVERITIES),
+    stage: z.enum(STAGES),
+    velocity: z.number().meta({ description: "Mentions per hour above the expected rate (the number webhook thresholds compare against)" }),
+    acceleration: z.number().meta({ description: "Change of velocity since the previous bucket, mentions/h per bucket" }),
+    anomaly_score: z.number().meta({ description: "Robust z-score of the last bucket against its baseline" }),
+    current: z.number().meta({ description: "Mentions in the last assessed bucket" }),
+    baseline: z.number().meta({ description: "Expected mentions in that bucket" }),
+    peak_velocity: z.number(),
+    sentiment: z.number().nullable().meta({ description: "Mean sentiment (-1..1) of the last bucket's signals, when known" }),
+    detected_at: Timestamp,
+    assessed_bucket: Timestamp,
+    summary: z.string(),
+    recommended_next_steps: z.array(z.string()),
+  })
+  .meta({ id: "Trend" });
+export type Trend = z.infer<typeof Trend>;
+
+export const TrendWithSeries = Trend.extend({
+  series: z.array(z.object({ bucket_start: Timestamp, count: z.number(), sentiment: z.number().nullable() }))
+    .meta({ description: "The topic's recent buckets, oldest first (missing buckets had no signals)" }),
+}).meta({ id: "TrendWithSeries" });
+
+export const Recommendation = z
+  .object({
+    trend_id: z.string(),
+    trend_name: z.string(),
+    category: z.string(),
+    action: z.enum(["push_to_workflow", "target_ads_category", "alert_team", "watch"]),
+    connector: z.enum(["workflow", "ads", "chat", "webhooks"]).nullable(),
+    reason: z.string(),
+    confidence: z.number().min(0).max(1),
+  })
+  .meta({ id: "Recommendation" });

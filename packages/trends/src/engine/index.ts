@@ -1,0 +1,2 @@
+export * from "./detect-account.ts";
+export * from "./narrative.ts";

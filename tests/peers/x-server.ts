@@ -1,0 +1,208 @@
+import http from "node:http";
+import { randomBytes } from "node:crypto";
+import { listenLocal } from "./listen.ts";
+
+// A stand-in for api.x.com on 127.0.0.1 that speaks X API v2 as documented (notes/providers.md 5a): recent search
+// with fields/expansions, opaque next_token paging, since_id/start_time, x-rate-limit-* headers, problem-JSON errors,
+// app-only vs user-context tokens, and POST /2/tweets replies.
+
+export interface XUserFixture { id: string; name: string; username: string }
+export interface XPostFixture {
+  id: string;
+  text: string;
+  author_id: string;
+  created_at: string; // ISO 8601
+  public_metrics: { retweet_count: number; reply_count: number; like_count: number; quote_count: number };
+}
+export interface XRecorded { method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders; body: string }
+
+type Answer = { status: number; json?: unknown; headers?: Record<string, string> };
+
+const problem = (status: number, title: string, detail: string, type = "about:blank") => ({ status, json: { title, detail, type, status } });
+const invalid = (parameter: string, value: string, message: string): Answer => ({
+  status: 400,
+  json: {
+    errors: [{ parameters: { [parameter]: [value] }, message }],
+    title: "Invalid Request",
+    detail: "One or more parameters to your request was invalid.",
+    type: "https://api.twitter.com/2/problems/invalid-request",
+  },
+});
+const UNAUTHORIZED = problem(401, "Unauthorized", "Unauthorized");
+const TOO_MANY = problem(429, "Too Many Requests", "Too Many Requests");
+const SEVEN_DAYS_MS = 7 * 24 * 3600 * 1000;
+
+export async function startXServer() {
+  let users: XUserFixture[] = [];
+  let posts: XPostFixture[] = [];
+  const created: (XPostFixture & { in_reply_to_tweet_id: string })[] = [];
+  const appTokens = new Set<string>();
+  const userTokens = new Map<string, string>(); // token -> user id
+  const pageTokens = new Map<string, { query: string; offset: number }>(); // X's next_token is opaque and reusable
+  const requests: XRecorded[] = [];
+  let forced: { status: 401 | 429 | 503; left: number } | null = null;
+  // One 15-minute window for the whole peer (X keeps one per endpoint; tests need only one).
+  const window = { limit: 450, remaining: 450, reset: Math.floor(Date.now() / 1000) + 900 };
+
+  const rateHeaders = () => ({
+    "x-rate-limit-limit": String(window.limit),
+    "x-rate-limit-remaining": String(window.remaining),
+    "x-rate-limit-reset": String(window.reset),
+  });
+
+  /** Counts the request against the window; a 429 answer when it is spent, as X does. */
+  function spend(): Answer | null {
+    if (Date.now() / 1000 >= window.reset) Object.assign(window, { remaining: window.limit, reset: Math.floor(Date.now() / 1000) + 900 });
+    if (window.remaining <= 0) return { ...TOO_MANY, headers: rateHeaders() };
+    window.remaining--;
+    return null;
+  }
+
+  function search(q: URLSearchParams): Answer {
+    const query = q.get("query") ?? "";
+    if (!query.trim()) return invalid("query", "", "The `query` query parameter can not be empty");
+    const max = Number(q.get("max_results") ?? "10");
+    if (!Number.isInteger(max) || max < 10 || max > 100) {
+      return invalid("max_results", q.get("max_results")!, `The \`max_results\` query parameter value [${q.get("max_results")}] is not between 10 and 100`);
+    }
+    const startTime = q.get("start_time");
+    if (startTime !== null) {
+      const earliest = new Date(Date.now() - SEVEN_DAYS_MS);
+      if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/.test(startTime) || Date.parse(startTime) < earliest.getTime()) {
+        return invalid("start_time", startTime, `Invalid 'start_time':'${startTime}'. 'start_time' must be on or after ${earliest.toISOString()}`);
+      }
+    }
+    const sinceId = q.get("since_id");
+    if (sinceId !== null && !/^\d+$/.test(sinceId)) return invalid("since_id", sinceId, `The \`since_id\` query parameter value [${sinceId}] is not valid`);
+    let offset = 0;
+    const token = q.get("next_token");
+    if (token !== null) {
+      const at = pageTokens.get(token);
+      // A next_token belongs to the query it was issued for.
+      if (!at || at.query !== query) return invalid("next_token", token, `The \`next_token\` query parameter value [${token}] is not valid for this request`);
+      offset = at.offset;
+    }
+
+    // Query matching: bare words must all appear, -words must not; operators (lang:, is:, -is:) are ignored.
+    const words = query.toLowerCase().split(/\s+/).filter((w) => w && !w.includes(":"));
+    const must = words.filter((w) => !w.startsWith("-"));
+    const mustNot = words.filter((w) => w.startsWith("-")).map((w) => w.slice(1));
+    const matches = posts
+      .filter((p) => Date.parse(p.created_at) >= Date.now() - SEVEN_DAYS_MS) // recent search: last 7 days only
+      .filter((p) => must.every((w) => p.text.toLowerCase().includes(w)) && !mustNot.some((w) => p.text.toLowerCase().includes(w)))
+      .filter((p) => sinceId === null || BigInt(p.id) > BigInt(sinceId))
+      .filter((p) => startTime === null || Date.parse(p.created_at) >= Date.parse(startTime))
+      .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1)); // newest first
+    const page = matches.slice(offset, offset + max);
+    if (page.length === 0) return { status: 200, json: { meta: { result_count: 0 } } };
+
+    // Only the requested fields come back, besides id, text and edit_history_tweet_ids.
+    const fields = new Set((q.get("tweet.fields") ?? "").split(",").filter(Boolean));
+    const data = page.map((p) => ({
+      id: p.id,
+      text: p.text,
+      edit_history_tweet_ids: [p.id],
+      ...(fields.has("author_id") ? { author_id: p.author_id } : {}),
+      ...(fields.has("created_at") ? { created_at: p.created_at } : {}),
+      ...(fields.has("public_metrics") ? { public_metrics: { ...p.public_metrics, bookmark_count: 0, impression_count: 0 } } : {}),
+    }));
+    const meta: Record<string, unknown> = { newest_id: page[0].id, oldest_id: page[page.length - 1].id, result_count: page.length };
+    if (offset + max < matches.length) {
+      const next = randomBytes(16).toString("hex");
+      pageTokens.set(next, { query, offset: offset + max });
+      meta.next_token = next;
+    }
+    const expansions = (q.get("expansions") ?? "").split(",");
+    const authorIds = new Set(page.map((p) => p.author_id));
+    const includes = expansions.includes("author_id") ? { users: users.filter((u) => authorIds.has(u.id)) } : undefined;
+    return { status: 200, json: { data, ...(includes ? { includes } : {}), meta } };
+  }
+
+  function createPost(userId: string, headers: http.IncomingHttpHeaders, raw: string): Answer {
+    if (!(headers["content-type"] ?? "").startsWith("application/json")) return problem(400, "Invalid Request", "Content-Type must be application/json");
+    let body: { text?: unknown; reply?: { in_reply_to_tweet_id?: unknown } };
+    try { body = JSON.parse(raw); } catch { return problem(400, "Invalid Request", "The request body is not valid JSON"); }
+    if (typeof body.text !== "string" || !body.text) return invalid("text", String(body.text ?? ""), "The `text` field is required");
+    const target = body.reply?.in_reply_to_tweet_id;
+    if (target !== undefined && ![...posts, ...created].some((p) => p.id === target)) {
+      return problem(403, "Forbidden", "You attempted to reply to a Tweet that is deleted or not visible to you.");
+    }
+    if (created.some((p) => p.author_id === userId && p.text === body.text)) {
+      return problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");
+    }
+    const id = String(1_900_000_000_000_000_000n + BigInt(created.length + 1));
+    created.push({
+      id, text: body.text, author_id: userId, created_at: new Date().toISOString(), in_reply_to_tweet_id: String(target ?? ""),
+      public_metrics: { retweet_count: 0, reply_count: 0, like_count: 0, quote_count: 0 },
+    });
+    return { status: 201, json: { data: { id, text: body.text, edit_history_tweet_ids: [id] } } };
+  }
+
+  function route(method: string, url: URL, headers: http.IncomingHttpHeaders, body: string): Answer {
+    if (forced && forced.left > 0) {
+      forced.left--;
+      if (forced.status === 401) return UNAUTHORIZED;
+      if (forced.status === 503) return problem(503, "Service Unavailable", "Service Unavailable");
+      return { ...TOO_MANY, headers: { ...rateHeaders(), "x-rate-limit-remaining": "0" } };
+    }
+    const token = /^Bearer (.+)$/.exec(headers.authorization ?? "")?.[1];
+    const isApp = token !== undefined && appTokens.has(token);
+    const userId = token !== undefined ? userTokens.get(token) : undefined;
+    if (!isApp && !userId) return UNAUTHORIZED;
+
+    const withQuota = (a: Answer): Answer => ({ ...a, headers: { ...rateHeaders(), ...a.headers } });
+    if (method === "GET" && url.pathname === "/2/tweets/search/recent") return spend() ?? withQuota(search(url.searchParams));
+    if (method === "POST" && url.pathname === "/2/tweets") {
+      if (!userId) {
+        return problem(403, "Unsupported Authentication",
+          "Authenticating with OAuth 2.0 Application-Only is forbidden for this endpoint.  Supported authentication types are [OAuth 1.0a User Context, OAuth 2.0 User Context].",
+          "https://api.twitter.com/2/problems/unsupported-authentication");
+      }
+      return spend() ?? withQuota(createPost(userId, headers, body));
+    }
+    return problem(404, "Not Found Error", `Could not find ${url.pathname}`, "https://api.twitter.com/2/problems/resource-not-found");
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://127.0.0.1");
+      const body = Buffer.concat(chunks).toString("utf8");
+      requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
+      const a = route(req.method ?? "GET", url, req.headers, body);
+      res.writeHead(a.status, { "content-type": "application/json; charset=utf-8", ...a.headers });
+      res.end(a.json === undefined ? "" : JSON.stringify(a.json));
+    });
+  });
+  const baseUrl = await listenLocal(server);
+
+  return {
+    url: baseUrl,
+    /** Every request received, in order. */
+    requests,
+    /** Posts created through POST /2/tweets. */
+    created,
+    setData(data: { users?: XUserFixture[]; posts?: XPostFixture[] }) {
+      if (data.users) users = data.users;
+      if (data.posts) posts = data.posts;
+    },
+    addAppToken(token: string) { appTokens.add(token); },
+    addUserToken(token: string, userId: string) { userTokens.set(token, userId); },
+    /** The next n requests answer 401, 429 (window spent, with x-rate-limit-* headers) or 503, whatever they ask. */
+    failNext(n: number, status: 401 | 429 | 503) { forced = { status, left: n }; },
+    setRateLimit(w: { limit?: number; remaining?: number; resetEpochSeconds?: number }) {
+      if (w.limit !== undefined) window.limit = w.limit;
+      window.remaining = w.remaining ?? window.limit;
+      if (w.resetEpochSeconds !== undefined) window.reset = w.resetEpochSeconds;
+    },
+    /** Forget data, tokens, requests and failures; a fresh full window. */
+    reset() {
+      users = []; posts = []; created.length = 0; requests.length = 0; forced = null;
+      appTokens.clear(); userTokens.clear(); pageTokens.clear();
+      Object.assign(window, { limit: 450, remaining: 450, reset: Math.floor(Date.now() / 1000) + 900 });
+    },
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+export type XServer = Awaited<ReturnType<typeof startXServer>>;
