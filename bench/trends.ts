@@ -1,0 +1,71 @@
+// Trend benchmarks: (1) signal ingestion: signals/s accepted by POST /api/signals (batches of 100, the full gateway
+// path) and signals/s stored by a worker (signals rows + topic buckets); (2) detection: one pass over 10,000 active
+// topics with a week of hourly history each (the default baseline), timed end to end (queries, assessment, writes).
+import { createAccount, createApiKey, createDb } from "@trendgate/db";
+import { Queue } from "bullmq";
+import { createRedis, Queues } from "@trendgate/queues";
+import { detectAccount, DEFAULT_DETECTION_CONFIG } from "@trendgate/trends";
+import { fmt, load, startServer, stopServer } from "./lib.ts";
+import { fork } from "node:child_process";
+import path from "node:path";
+import { root } from "./lib.ts";
+
+const TOPICS = Number(process.env.BENCH_TOPICS ?? 10_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const HOUR = 3600_000;
+
+export async function benchTrends() {
+  const prefix = `benchtr${Date.now()}`;
+  const db = createDb(process.env.DATABASE_URL!);
+  const redis = createRedis(process.env.REDIS_URL!, "client");
+  const queues = new Queues(redis, prefix);
+
+  // 1. ingestion through the gateway, then storage by a worker
+  const account = await createAccount(db, "bench trends", "bench");
+  const { key } = await createApiKey(db, account.id, "bench");
+  const env = { QUEUE_PREFIX: prefix, NODE_ENV: "production", LOG_LEVEL: "warn", HOST: "127.0.0.1", RATE_LIMIT_PLANS: "free:600,bench:100000000" };
+  const gateway = await startServer("apps/gateway/src/main.ts", env, 3921);
+  const batch = (n: string) => JSON.stringify({ signals: Array.from({ length: 100 }, (_, i) => ({
+    id: `${n}-${i}`, source: "bench", topic: `topic ${i % 50}`, category: "bench/ingest", count: 3, sentiment: 0.1,
+    observed_at: new Date(Date.now() - (i % 24) * HOUR).toISOString(),
+  })) });
+  const body = batch("{n}");
+  const r = await load({ url: "http://127.0.0.1:3921/api/signals", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body, seconds: SECONDS, connections: 10 });
+  await stopServer(gateway);
+  const accepted = await queues.get("signals-ingest").count();
+  const t0 = performance.now();
+  const worker = fork(path.join(root, "apps/worker/src/main.ts"), [], { execArgv: ["--import", "tsx"], cwd: root, env: { ...process.env, ...env, WORKER_QUEUES: "signals-ingest" }, stdio: "ignore" });
+  while ((await queues.get("signals-ingest").count()) > 0) await new Promise((res) => setTimeout(res, 100));
+  const storeSeconds = (performance.now() - t0) / 1000;
+  worker.kill("SIGTERM");
+  const stored = await db.signal.count({ where: { accountId: account.id } });
+
+  // 2. detection over TOPICS topics x one week of hourly buckets, plus a burst on 1 % of them
+  const det = await createAccount(db, "bench detection", "bench");
+  const last = new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR);
+  const weeks = DEFAULT_DETECTION_CONFIG.baselineBuckets;
+  await db.$pool.query(`INSERT INTO topics (id, account_id, key, name, category, created_at, last_seen_at)
+    SELECT 'top_b' || $1 || '_' || g, $1, 'topic ' || g || '|bench/detect', 'topic ' || g, 'bench/detect', now(), now() FROM generate_series(1, $2) g`, [det.id, TOPICS]);
+  const seedStart = performance.now();
+  await db.$pool.query(`INSERT INTO topic_buckets (topic_id, bucket_start, count)
+    SELECT 'top_b' || $1 || '_' || g, $3::timestamptz - h * interval '1 hour',
+           CASE WHEN h = 0 AND g % 100 = 0 THEN 400 ELSE 90 + (g * 7 + h * 13) % 21 END
+      FROM generate_series(1, $2) g, generate_series(0, $4) h`, [det.id, TOPICS, last, weeks]);
+  const seedSeconds = (performance.now() - seedStart) / 1000;
+  const d0 = performance.now();
+  const stats = await detectAccount({ db, queues }, det.id, new Date(), { ...DEFAULT_DETECTION_CONFIG, publicBaseUrl: "http://localhost:3000", velocityEventStep: 0.2 });
+  const detectSeconds = (performance.now() - d0) / 1000;
+
+  console.log(`\n## Signal ingestion`);
+  console.log(`accepted by the gateway: ${fmt(r.rps * 100)} signals/s (${fmt(r.rps)} batches of 100/s, p50 ${r.p50} ms, p99 ${r.p99} ms, 10 connections)`);
+  console.log(`stored by one worker: ${fmt(accepted ? stored / storeSeconds : 0)} signals/s (${fmt(stored)} signals into rows and topic buckets in ${fmt(storeSeconds, 1)} s)`);
+  console.log(`\n## Detection: ${fmt(TOPICS)} active topics x ${weeks + 1} hourly buckets (${fmt(TOPICS * (weeks + 1))} bucket rows, seeded in ${fmt(seedSeconds, 1)} s)`);
+  console.log(`one pass: ${fmt(detectSeconds, 1)} s (${fmt((detectSeconds * 1e6) / TOPICS)} us per topic), ${fmt(stats.trends)} trends, ${fmt(stats.events)} events published`);
+
+  await new Queue("signals-ingest", { connection: redis, prefix }).obliterate({ force: true });
+  await new Queue("trend-events", { connection: redis, prefix }).obliterate({ force: true });
+  await db.account.deleteMany({ where: { id: { in: [account.id, det.id] } } });
+  redis.disconnect();
+  await db.$disconnect();
+  return { signalsPerSecond: r.rps * 100, detectSeconds };
+}
