@@ -65,6 +65,7 @@ export async function benchTrends() {
   await new Queue("signals-ingest", { connection: redis, prefix }).obliterate({ force: true });
   await new Queue("trend-events", { connection: redis, prefix }).obliterate({ force: true });
   await db.account.deleteMany({ where: { id: { in: [account.id, det.id] } } });
+  await db.trendEventRecord.deleteMany({ where: { accountId: { in: [account.id, det.id] } } }); // no FK: a log
   redis.disconnect();
   await db.$disconnect();
   return { signalsPerSecond: r.rps * 100, detectSeconds };

@@ -169,6 +169,8 @@ export async function benchWebhooks() {
   await new Queue(QUEUES.webhookDeliveries, { connection: redis, prefix }).obliterate({ force: true });
   await new Queue(QUEUES.trendEvents, { connection: redis, prefix }).obliterate({ force: true });
   await new Queue("bench-bare", { connection: redis, prefix }).obliterate({ force: true });
+  await db.webhookExecution.deleteMany({ where: { accountId: account.id } }); // no FK: a log
+  await db.trendEventRecord.deleteMany({ where: { accountId: account.id } });
   await db.account.delete({ where: { id: account.id } });
   await pool.query("DROP TABLE bench.bare_deliveries");
   await pool.end();
