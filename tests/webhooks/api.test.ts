@@ -106,6 +106,6 @@ describe("webhook subscriptions API", () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain("<html");
     const api = await gw.http.get("/admin/queues/api/queues").set("Authorization", basic);
-    expect(api.body.queues.map((q: any) => q.name).sort()).toEqual(["signals-ingest", "trend-detection", "trend-events", "webhook-deliveries"]);
+    expect(api.body.queues.map((q: any) => q.name).sort()).toEqual(["signals-ingest", "social-poll", "trend-detection", "trend-events", "webhook-deliveries"]);
   });
 });

@@ -19,18 +19,17 @@ export interface RunningWorkers {
 
 export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
   const guard = new OutboundGuard(config.OUTBOUND_ALLOWLIST);
+  const outbound = (maxResponseBytes: number, userAgent: string) => new OutboundClient({
+    guard, connectTimeoutMs: config.OUTBOUND_CONNECT_TIMEOUT_MS, timeoutMs: config.OUTBOUND_TIMEOUT_MS, maxResponseBytes, userAgent,
+  });
   return {
     config,
     logger,
     db: createDb(config.DATABASE_URL, { poolSize: 20 }),
     queues: new Queues(createRedis(config.REDIS_URL, "client"), config.QUEUE_PREFIX),
-    outbound: new OutboundClient({
-      guard,
-      connectTimeoutMs: config.OUTBOUND_CONNECT_TIMEOUT_MS,
-      timeoutMs: config.OUTBOUND_TIMEOUT_MS,
-      maxResponseBytes: config.OUTBOUND_RESPONSE_MAX_BYTES,
-      userAgent: "Trendgate-Webhooks/0.1 (+https://trendgate.dev/docs/webhooks)",
-    }),
+    outbound: outbound(config.OUTBOUND_RESPONSE_MAX_BYTES, "Trendgate-Webhooks/0.1 (+https://trendgate.dev/docs/webhooks)"),
+    // Provider APIs answer with pages of data: same guard and timeouts, a larger read limit.
+    connectors: outbound(config.CONNECTOR_RESPONSE_MAX_BYTES, "Trendgate/0.1 (+https://trendgate.dev)"),
     secrets: new SecretBox(config.ENCRYPTION_KEY),
   };
 }

@@ -41,6 +41,8 @@ export const ConfigSchema = z.object({
   IDEMPOTENCY_TTL_SECONDS: int(86_400, 30 * 86_400).default(86_400),
   AUTH_CACHE_SECONDS: int(0, 300).default(30),
   SHUTDOWN_TIMEOUT_SECONDS: int(1, 600).default(25),
+  STREAM_HEARTBEAT_MS: int(100, 600_000).default(30_000),
+  STREAM_MAX_BUFFER_BYTES: int(1024, 256 * 1024 * 1024).default(1024 * 1024),
   WORKER_CONCURRENCY: int(1, 1000).default(20),
   WORKER_QUEUES: csv.optional().describe("queues this worker process drains; all when unset"),
   WORKER_LOCK_DURATION_MS: int(1000, 600_000).default(30_000),
@@ -52,6 +54,7 @@ export const ConfigSchema = z.object({
   OUTBOUND_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5000),
   OUTBOUND_TIMEOUT_MS: int(100, 120_000).default(15_000),
   OUTBOUND_RESPONSE_MAX_BYTES: int(0, 1024 * 1024).default(16 * 1024),
+  CONNECTOR_RESPONSE_MAX_BYTES: int(1024, 64 * 1024 * 1024).default(5 * 1024 * 1024),
 
   WEBHOOK_RETRY_SCHEDULE_SECONDS: z
     .string()
@@ -71,6 +74,12 @@ export const ConfigSchema = z.object({
   PUBLIC_BASE_URL: url(["http:", "https:"]).default("http://localhost:3000"),
   WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
   WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),
+  SOCIAL_POLL_INTERVAL_SECONDS: int(1, 86_400).default(300),
+  SOCIAL_X_BASE_URL: url(["http:", "https:"]).default("https://api.x.com/2"),
+  SOCIAL_REDDIT_BASE_URL: url(["http:", "https:"]).default("https://oauth.reddit.com"),
+  SOCIAL_REDDIT_AUTH_URL: url(["http:", "https:"]).default("https://www.reddit.com"),
+  SOCIAL_YOUTUBE_BASE_URL: url(["http:", "https:"]).default("https://www.googleapis.com/youtube/v3"),
+  SOCIAL_GOOGLE_TRENDS_BASE_URL: url(["http:", "https:"]).default("https://searchtrends.googleapis.com"),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

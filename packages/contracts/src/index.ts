@@ -7,3 +7,4 @@ export * from "./trend-events.ts";
 export * from "./trends.ts";
 export * from "./webhooks.ts";
 export * from "./queues.ts";
+export * from "./connectors.ts";

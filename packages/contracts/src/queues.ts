@@ -9,6 +9,7 @@ export const QUEUES = {
   trendEvents: "trend-events",
   webhookDeliveries: "webhook-deliveries",
   trendDetection: "trend-detection",
+  socialPoll: "social-poll",
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -26,6 +27,13 @@ export const JOB_PAYLOADS = {
   }),
   // A detection pass: every account with recent signals, or one account (on demand).
   [QUEUES.trendDetection]: z.object({ account_id: z.string().optional() }),
+  // {} = the scheduler's tick (enqueue due connections); {connection_id} = poll that connection now; with `action`,
+  // run that action instead (its input is on the connection's recent actions, found by action_id).
+  [QUEUES.socialPoll]: z.object({
+    connection_id: z.string().optional(),
+    action: z.enum(["poll", "reply", "validate"]).optional(),
+    action_id: z.string().optional(),
+  }),
 } satisfies Record<QueueName, z.ZodType>;
 
 export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_PAYLOADS)[Q]>;

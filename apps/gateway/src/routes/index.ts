@@ -2,9 +2,10 @@ import type { RouteDef } from "../http/route.ts";
 import { keyRoutes } from "./keys.ts";
 import { opsRoutes } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
+import { socialRoutes } from "./social.ts";
 import { statusRoutes } from "./status.ts";
 import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes];

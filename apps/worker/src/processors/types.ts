@@ -13,7 +13,10 @@ export interface WorkerDeps {
   logger: Logger;
   db: Db;
   queues: Queues;
+  /** Webhook deliveries: responses kept up to OUTBOUND_RESPONSE_MAX_BYTES. */
   outbound: OutboundClient;
+  /** Provider APIs (connectors): the same guard and timeouts, responses read up to CONNECTOR_RESPONSE_MAX_BYTES. */
+  connectors: OutboundClient;
   secrets: SecretBox;
 }
 

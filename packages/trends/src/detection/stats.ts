@@ -1,9 +1,12 @@
 /** Converts a MAD into a standard-deviation-equivalent for normally distributed noise. */
 export const MAD_TO_SIGMA = 1.4826;
 
-/** Median of a non-empty list (mean of the two middle values for even lengths). */
+/**
+ * Median of a non-empty list (mean of the two middle values for even lengths). Sorted as a Float64Array: a native
+ * numeric sort, several times faster than Array#sort with a comparator (detection calls this for every rolling window).
+ */
 export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
+  const sorted = Float64Array.from(values).sort();
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

@@ -3,18 +3,39 @@ import { QUEUES, TrendEvent } from "@trendgate/contracts";
 import { insertTrendEvents, type Db } from "@trendgate/db";
 import type { Queues } from "@trendgate/queues";
 
+/** Approximate cap (MAXLEN ~) of each account's live stream: how far back a WebSocket client can resume. */
+export const TREND_STREAM_MAXLEN = 10_000;
+
+/** The Redis stream an account's newly published trend events are appended to (read by the gateway's /api/stream). */
+export const trendStreamKey = (prefix: string, accountId: string) => `${prefix}:trend-stream:${accountId}`;
+
 /**
  * Publishes trend events exactly once per event id: the rows in trend_events are written first (ids seen before are
- * skipped), then the new ones are queued together as one trend-events job (the engine publishes a detection run's
- * events at once, and matching them as a batch is far cheaper than one job each). If queueing fails, the outbox
- * sweeper queues them later. Returns the ids published now.
+ * skipped), then the new ones are appended to their account's Redis stream (live WebSocket clients) and queued
+ * together as one trend-events job (the engine publishes a detection run's events at once, and matching them as a
+ * batch is far cheaper than one job each). If queueing fails, the outbox sweeper queues them later; the stream is
+ * best effort (a client that missed an event can read it from the API). Returns the ids published now.
  */
 export async function publishTrendEvents(deps: { db: Db; queues: Queues }, events: TrendEvent[]): Promise<string[]> {
   const parsed = events.map((e) => TrendEvent.parse(e));
   const fresh = await insertTrendEvents(deps.db, parsed);
   const batch = parsed.filter((e) => fresh.has(e.id));
-  if (batch.length) await enqueueTrendEvents(deps.queues, batch).catch(() => { /* the sweeper queues them */ });
+  if (batch.length) {
+    await Promise.all([
+      streamTrendEvents(deps.queues, batch).catch(() => { /* best effort: live clients only */ }),
+      enqueueTrendEvents(deps.queues, batch).catch(() => { /* the sweeper queues them */ }),
+    ]);
+  }
   return batch.map((e) => e.id);
+}
+
+/** XADDs each event to its account's stream in one pipeline (one round trip, order kept), trimming approximately. */
+export async function streamTrendEvents(queues: Queues, events: TrendEvent[]) {
+  const pipeline = queues.connection.pipeline();
+  for (const e of events) {
+    pipeline.xadd(trendStreamKey(queues.prefix, e.account_id), "MAXLEN", "~", TREND_STREAM_MAXLEN, "*", "event", JSON.stringify(e));
+  }
+  await pipeline.exec(); // per-command errors are in the result; nothing to retry
 }
 
 export async function publishTrendEvent(deps: { db: Db; queues: Queues }, event: TrendEvent): Promise<boolean> {

@@ -1,0 +1,158 @@
+import crypto from "node:crypto";
+import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { Counter, Gauge } from "prom-client";
+import { WebSocket, WebSocketServer } from "ws";
+import { createRedis } from "@trendgate/queues";
+import { trendStreamKey } from "@trendgate/trends";
+import type { GatewayDeps } from "../app.ts";
+import { ApiError } from "../http/api-error.ts";
+import { toApiError } from "../http/problem.ts";
+import { toEntries } from "./account-reader.ts";
+import { CLOSE, StreamClient } from "./client.ts";
+import { StreamHub } from "./hub.ts";
+import { STREAM_PATH, parseStreamQuery, rejectUpgrade, upgradeAuthorization } from "./upgrade.ts";
+
+export { STREAM_PATH } from "./upgrade.ts";
+export { CLOSE } from "./client.ts";
+
+export interface TrendStream {
+  /** Closes every socket with 1001 (clients reconnect with last_event_id), stops the readers, detaches. */
+  close(): Promise<void>;
+  /** Sockets subscribed and per-account readers running. */
+  stats(): { clients: number; readers: number; sockets: number };
+}
+
+const REPLAY_PAGE = 200;
+const SHUTDOWN_GRACE_MS = 2000;
+const READY_TIMEOUT_MS = 5000;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The trend event WebSocket stream on `GET /api/stream` (an HTTP upgrade, not an Express route). Each account's
+ * events come from its Redis stream (`<prefix>:trend-stream:<account>`, written by publishTrendEvents); see README.
+ */
+export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
+  const { config, logger } = deps;
+  const prefix = deps.queues.prefix;
+  const maxBufferBytes = config.STREAM_MAX_BUFFER_BYTES;
+
+  const hub = new StreamHub({
+    streamKey: (accountId) => trendStreamKey(prefix, accountId),
+    connect: () => createRedis(config.REDIS_URL, "worker"),
+    onError: (err, accountId) => logger.warn({ err: String(err), accountId }, "trend stream read failed; retrying"),
+  });
+  // Incoming frames are never needed; maxPayload keeps what a client can make us buffer tiny.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096, perMessageDeflate: false });
+  const metrics = streamMetrics(deps, () => wss.clients.size);
+  let closing = false;
+
+  // Heartbeats: ping everyone each interval; a socket that has not answered the previous ping is cut off.
+  const awaitingPong = new WeakSet<WebSocket>();
+  wss.on("connection", (ws: WebSocket) => ws.on("pong", () => awaitingPong.delete(ws)));
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (awaitingPong.has(ws)) {
+        metrics.drops.inc({ reason: "heartbeat_timeout" });
+        ws.terminate();
+        continue;
+      }
+      awaitingPong.add(ws);
+      ws.ping();
+    }
+  }, config.STREAM_HEARTBEAT_MS);
+  heartbeat.unref();
+
+  async function handle(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, requestId: string) {
+    let client: StreamClient;
+    try {
+      const auth = await deps.authenticator.authenticate(upgradeAuthorization(req, url));
+      const query = parseStreamQuery(url);
+      if (closing) throw new ApiError("service_unavailable", "The gateway is shutting down; reconnect");
+      const key = trendStreamKey(prefix, auth.accountId);
+      client = new StreamClient({
+        accountId: auth.accountId,
+        category: query.category,
+        lastEventId: query.lastEventId,
+        maxBufferBytes,
+        replay: async (after) => toEntries(await deps.redis.xrange(key, `(${after}`, "+", "COUNT", REPLAY_PAGE)),
+        onClosed: (c) => hub.leave(c),
+        onSlowConsumer: () => {
+          metrics.drops.inc({ reason: "slow_consumer" });
+          logger.info({ accountId: auth.accountId, requestId }, "trend stream client dropped: slow consumer");
+        },
+      });
+    } catch (err) {
+      return rejectUpgrade(socket, req, toApiError(err), requestId);
+    }
+    // A handshake that never completes (socket gone, bad WebSocket headers) must not stay subscribed.
+    socket.once("close", () => { if (!client.ws) client.drop(CLOSE.goingAway, ""); });
+    // Positioned: everything published from here on reaches this client. Redis down: 503 rather than a hung upgrade.
+    const ready = await Promise.race([hub.join(client).then(() => true), sleep(READY_TIMEOUT_MS).then(() => false)]);
+    if (!ready) {
+      client.drop(CLOSE.goingAway, "");
+      return rejectUpgrade(socket, req, new ApiError("service_unavailable", "The event stream (Redis) is unavailable"), requestId);
+    }
+    if (client.isClosed || socket.destroyed) {
+      client.drop(CLOSE.goingAway, "");
+      return void socket.destroy();
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      wss.emit("connection", ws, req);
+      void client.attach(ws);
+    });
+  }
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const incoming = req.headers["x-request-id"];
+    const requestId = typeof incoming === "string" && SAFE_REQUEST_ID.test(incoming) ? incoming : `req_${crypto.randomUUID().replace(/-/g, "")}`;
+    socket.on("error", () => { /* client went away; 'close' cleans up */ });
+    if (url.pathname !== STREAM_PATH) {
+      if (server.listenerCount("upgrade") > 1) return; // someone else's upgrade
+      return rejectUpgrade(socket, req, new ApiError("route_not_found", `No WebSocket endpoint at ${url.pathname}; use ${STREAM_PATH}`), requestId);
+    }
+    handle(req, socket, head, url, requestId).catch((err) => {
+      logger.error({ err, requestId }, "trend stream upgrade failed");
+      rejectUpgrade(socket, req, toApiError(err), requestId);
+    });
+  };
+  server.on("upgrade", onUpgrade);
+
+  return {
+    stats: () => ({ ...hub.stats(), sockets: wss.clients.size }),
+    async close() {
+      if (closing) return;
+      closing = true;
+      clearInterval(heartbeat);
+      server.off("upgrade", onUpgrade);
+      const open = [...wss.clients];
+      const closed = Promise.all(open.map((ws) => ws.readyState === WebSocket.CLOSED ? undefined : new Promise((r) => ws.once("close", r))));
+      for (const c of hub.clients()) c.drop(CLOSE.goingAway, "server shutting down");
+      for (const ws of open) if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.goingAway, "server shutting down");
+      hub.stop();
+      const grace = new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS).unref());
+      await Promise.race([closed, grace]);
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+      metrics.unregister();
+    },
+  };
+}
+
+const METRIC_NAMES = ["trend_stream_connections", "trend_stream_drops_total"];
+
+/** On the gateway's /metrics registry; re-attaching (tests) replaces the previous stream's metrics. */
+function streamMetrics(deps: GatewayDeps, openSockets: () => number) {
+  const registry = deps.metrics;
+  for (const name of METRIC_NAMES) registry.removeSingleMetric(name);
+  new Gauge({
+    name: "trend_stream_connections", help: "Open trend stream WebSocket connections", registers: [registry],
+    collect() { this.set(openSockets()); },
+  });
+  const drops = new Counter({
+    name: "trend_stream_drops_total", help: "Trend stream sockets closed by the server, by reason", labelNames: ["reason"], registers: [registry],
+  });
+  return { drops, unregister() { for (const name of METRIC_NAMES) registry.removeSingleMetric(name); } };
+}

@@ -1,0 +1,158 @@
+import { z } from "zod";
+import { Timestamp } from "./common.ts";
+import { CategoryPath } from "./signals.ts";
+
+// Social and search connectors (X, Reddit, YouTube, Google Trends): request and response bodies of
+// /api/integrations/social/{provider}/... Each provider has its own credentials and options; the rest is shared.
+
+export const SOCIAL_PROVIDERS = ["x", "reddit", "youtube", "google_trends"] as const;
+export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];
+
+export const SOCIAL_CONNECTION_STATUSES = {
+  active: "polled on schedule",
+  needs_reauth: "the provider refused the credentials; not polled until they are replaced (PUT the connection again)",
+  rate_limited: "the provider's rate limit was reached; polled again at next_poll_at",
+  quota_exhausted: "the daily quota is spent; polled again when it resets (next_poll_at)",
+  error: "the provider refused our request (e.g. an unknown subreddit); not polled until the connection is changed",
+} as const;
+export const SocialConnectionStatusEnum = z.enum(Object.keys(SOCIAL_CONNECTION_STATUSES) as [keyof typeof SOCIAL_CONNECTION_STATUSES]).meta({
+  description: Object.entries(SOCIAL_CONNECTION_STATUSES).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
+});
+
+const secret = z.string().trim().min(1).max(4096);
+const ProviderUrl = z
+  .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+  .max(2048)
+  .meta({ description: "Overrides the provider's default API address (for proxies and tests)" });
+const Term = z.string().trim().min(1).max(200);
+const terms = (min: number) =>
+  z.array(Term).min(min).max(50).transform((t) => [...new Set(t)]).meta({ description: "Terms (search queries) to track; each becomes a topic of the produced signals" });
+const category = CategoryPath.optional().meta({ description: "Category of the produced signals (default `social/<provider>`)" });
+
+export const XConnectionBody = z
+  .object({
+    credentials: z.object({
+      bearer_token: secret.meta({ description: "App-only bearer token: recent search" }),
+      user_token: secret.optional().meta({ description: "User-context OAuth 2.0 token with tweet.write: needed for replies" }),
+    }).strict(),
+    terms: terms(1),
+    options: z.object({
+      category,
+      max_pages: z.number().int().min(1).max(10).default(3).meta({ description: "Pages of recent search per term and poll (each page is billed)" }),
+      page_size: z.number().int().min(10).max(100).default(100),
+    }).strict().default({ max_pages: 3, page_size: 100 }),
+    base_url: ProviderUrl.nullable().optional(),
+  })
+  .strict()
+  .meta({ id: "XConnectionBody" });
+
+export const SubredditName = z.string().regex(/^[A-Za-z0-9_]{2,21}$/, "a subreddit name: 2-21 letters, digits or _");
+export const RedditConnectionBody = z
+  .object({
+    credentials: z.object({ client_id: secret, client_secret: secret }).strict().meta({ description: "An OAuth app's id and secret: app-only (client credentials) tokens for reads" }),
+    terms: terms(1),
+    options: z.object({
+      subreddits: z.array(SubredditName).min(1).max(20).meta({ description: "Subreddits searched for each term" }),
+      user_agent: z.string().trim().min(10).max(300).meta({ description: "Reddit throttles generic agents: `<platform>:<app id>:<version> (by /u/<user>)`" }),
+      category,
+      max_pages: z.number().int().min(1).max(10).default(2),
+    }).strict(),
+    base_url: ProviderUrl.nullable().optional(),
+    auth_base_url: ProviderUrl.nullable().optional().meta({ description: "Overrides Reddit's token host (https://www.reddit.com)" }),
+  })
+  .strict()
+  .meta({ id: "RedditConnectionBody" });
+
+export const YouTubeConnectionBody = z
+  .object({
+    credentials: z.object({ api_key: secret.meta({ description: "YouTube Data API v3 key" }) }).strict(),
+    terms: terms(1),
+    options: z.object({
+      category,
+      published_within_days: z.number().int().min(1).max(30).default(2).meta({ description: "Only videos published this recently are followed" }),
+      region_code: z.string().regex(/^[A-Z]{2}$/).optional(),
+    }).strict().default({ published_within_days: 2 }),
+    base_url: ProviderUrl.nullable().optional(),
+  })
+  .strict()
+  .meta({ id: "YouTubeConnectionBody" });
+
+export const GoogleTrendsConnectionBody = z
+  .object({
+    credentials: z.object({ access_token: secret.meta({ description: "OAuth token with scope https://www.googleapis.com/auth/searchtrends" }) }).strict(),
+    terms: terms(0).default([]),
+    options: z.object({
+      category,
+      geo: z.object({ type: z.string().min(1).max(40), code: z.string().min(1).max(20) }).strict().optional(),
+      recent_days: z.number().int().min(1).max(90).default(7),
+      baseline_days: z.number().int().min(3).max(365).default(28),
+    }).strict().default({ recent_days: 7, baseline_days: 28 }),
+    base_url: ProviderUrl.nullable().optional(),
+  })
+  .strict()
+  .meta({ id: "GoogleTrendsConnectionBody" });
+
+export const SOCIAL_CONNECTION_BODIES = {
+  x: XConnectionBody,
+  reddit: RedditConnectionBody,
+  youtube: YouTubeConnectionBody,
+  google_trends: GoogleTrendsConnectionBody,
+} as const;
+
+export const SocialConnection = z
+  .object({
+    id: z.string(),
+    provider: z.enum(SOCIAL_PROVIDERS),
+    status: SocialConnectionStatusEnum,
+    terms: z.array(z.string()),
+    options: z.record(z.string(), z.unknown()),
+    base_url: z.string().nullable(),
+    last_error: z.string().nullable(),
+    last_polled_at: Timestamp.nullable(),
+    next_poll_at: Timestamp.nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: "SocialConnection", description: "A connector's configuration and state; its credentials are never returned" });
+
+export const SOCIAL_ACTIONS = ["poll", "reply", "validate"] as const;
+export const SocialAction = z
+  .object({
+    id: z.string(),
+    action: z.enum(SOCIAL_ACTIONS),
+    status: z.enum(["queued", "retrying", "succeeded", "failed"]),
+    input: z.record(z.string(), z.unknown()),
+    result: z.record(z.string(), z.unknown()).nullable(),
+    error: z.string().nullable(),
+    created_at: Timestamp,
+    completed_at: Timestamp.nullable(),
+  })
+  .meta({ id: "SocialAction", description: "A queued connector action (reply, poll, validate) and its outcome" });
+
+export const SocialConnectionStatus = z
+  .object({
+    connection_id: z.string(),
+    provider: z.enum(SOCIAL_PROVIDERS),
+    status: SocialConnectionStatusEnum,
+    last_error: z.string().nullable(),
+    terms: z.array(z.string()),
+    last_polled_at: Timestamp.nullable(),
+    next_poll_at: Timestamp.nullable(),
+    quota: z.record(z.string(), z.unknown()).meta({ description: "Quota as last seen: `last` (limit, remaining, reset_at, cost) and, for YouTube, `ledger` (units spent per bucket today, Pacific time)" }),
+    recent_observations: z.object({ hours: z.number().int(), count: z.number().int() }).meta({ description: "Signals this connector stored in the last `hours` hours" }),
+    actions: z.array(SocialAction).meta({ description: "The most recent actions, newest first" }),
+  })
+  .meta({ id: "SocialConnectionStatus" });
+
+export const XReplyBody = z
+  .object({
+    in_reply_to_id: z.string().regex(/^\d{1,19}$/, "an X post id (digits)"),
+    text: z.string().trim().min(1).max(280),
+  })
+  .strict()
+  .meta({ id: "XReplyBody" });
+
+export const TrendsValidateBody = z.object({ term: Term }).strict().meta({ id: "TrendsValidateBody" });
+
+export type SocialConnection = z.infer<typeof SocialConnection>;
+export type SocialAction = z.infer<typeof SocialAction>;

@@ -1,0 +1,322 @@
+import { QUEUES } from "@trendgate/contracts";
+import { startStack, type Stack } from "../helpers/stack.ts";
+import { waitFor } from "../helpers/config.ts";
+import { startXServer, type XPostFixture, type XServer } from "../peers/x-server.ts";
+import { startYouTubeServer, type FixtureVideo, type YouTubeServer } from "../peers/youtube-server.ts";
+import { startRedditServer, type RedditServer } from "../peers/reddit-server.ts";
+import { startTrendsServer, type TrendsServer } from "../peers/google-trends-server.ts";
+
+// The social connectors end to end: gateway (configure, status, actions) -> social-poll worker -> local provider
+// stand-ins on 127.0.0.1 -> signals in Postgres.
+
+const BEARER = "app-bearer-token";
+const USER_TOKEN = "user-context-token";
+const YT_KEY = "AIzaSy-test-key";
+const TRENDS_TOKEN = "trends-token";
+const BASE = "/api/integrations/social";
+
+let stack: Stack;
+let xp: XServer;
+let yt: YouTubeServer;
+let rd: RedditServer;
+let gt: TrendsServer;
+
+beforeAll(async () => {
+  [xp, yt, rd, gt] = await Promise.all([startXServer(), startYouTubeServer({ apiKey: YT_KEY }), startRedditServer(), startTrendsServer({ token: TRENDS_TOKEN })]);
+  stack = await startStack({ OUTBOUND_ALLOWLIST: "127.0.0.1", SOCIAL_POLL_INTERVAL_SECONDS: "3600" });
+});
+afterAll(async () => {
+  await stack?.close();
+  await Promise.all([xp?.close(), yt?.close(), rd?.close(), gt?.close()]);
+});
+beforeEach(async () => {
+  // Earlier tests' connections are not due any more: each test polls only its own.
+  await db().socialConnection.updateMany({ data: { nextPollAt: null } });
+  xp.reset();
+  xp.addAppToken(BEARER);
+  xp.addUserToken(USER_TOKEN, "11");
+  xp.setData({ users: [{ id: "11", name: "Ada", username: "ada" }] });
+  yt.requests.length = 0;
+  yt.setVideos([]);
+  rd.reset();
+  gt.reset();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let seq = 0;
+/** A post n minutes old; ids grow with time as X's do. */
+function post(n: number, text: string): XPostFixture {
+  return {
+    id: String(1_800_000_000_000_000_000n + BigInt(1_000_000 - n * 100 + (seq++ % 100))), text, author_id: "11",
+    created_at: new Date(Date.now() - n * 60_000).toISOString(),
+    public_metrics: { retweet_count: 1, reply_count: 0, like_count: 2, quote_count: 0 },
+  };
+}
+
+const xBody = (over: Record<string, unknown> = {}) => ({
+  credentials: { bearer_token: BEARER, user_token: USER_TOKEN }, terms: ["solar"], options: { page_size: 10, max_pages: 5, category: "energy/solar" },
+  base_url: xp.url, ...over,
+});
+
+async function connectX(auth: Record<string, string>, over: Record<string, unknown> = {}) {
+  const res = await stack.gw.http.put(`${BASE}/x/connection`).set(auth).send(xBody(over));
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+const status = async (auth: Record<string, string>, provider: string) => (await stack.gw.http.get(`${BASE}/${provider}/status`).set(auth)).body;
+const tick = () => stack.gw.deps.queues.add(QUEUES.socialPoll, {});
+const db = () => stack.gw.deps.db;
+
+/** Runs a scheduler tick and waits until the connection has been polled after `since`. */
+async function tickAndWait(connectionId: string, since = new Date(0)) {
+  await tick();
+  return waitFor(async () => {
+    const c = await db().socialConnection.findUnique({ where: { id: connectionId } });
+    return c?.lastPolledAt && c.lastPolledAt > since ? c : null;
+  });
+}
+
+describe("configure", () => {
+  test("PUT stores the connection, never returns the credentials, and seals them at rest", async () => {
+    const a = await stack.gw.account();
+    const res = await stack.gw.http.put(`${BASE}/x/connection`).set(a.auth).send(xBody({ terms: ["solar", "wind", "solar"] }));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ provider: "x", status: "active", terms: ["solar", "wind"], base_url: xp.url, last_error: null });
+    expect(res.body.options).toMatchObject({ page_size: 10, max_pages: 5, category: "energy/solar" });
+    expect(JSON.stringify(res.body)).not.toContain(BEARER);
+    expect(res.body).not.toHaveProperty("credentials");
+
+    const row = await db().socialConnection.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(row.credentialsCiphertext).toMatch(/^v1\./);
+    expect(row.credentialsCiphertext).not.toContain(BEARER);
+
+    const st = await stack.gw.http.get(`${BASE}/x/status`).set(a.auth);
+    expect(st.status).toBe(200);
+    expect(JSON.stringify(st.body)).not.toContain(BEARER);
+    expect(st.body).toMatchObject({ connection_id: res.body.id, provider: "x", status: "active", terms: ["solar", "wind"], recent_observations: { hours: 24, count: 0 } });
+  });
+
+  test("bad input answers 422 naming each field", async () => {
+    const a = await stack.gw.account();
+    const res = await stack.gw.http.put(`${BASE}/x/connection`).set(a.auth).send({ credentials: {}, terms: [], base_url: "ftp://x" });
+    expect(res.status).toBe(422);
+    const paths = res.body.errors.map((e: any) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(["credentials.bearer_token", "terms", "base_url"]));
+
+    const reddit = await stack.gw.http.put(`${BASE}/reddit/connection`).set(a.auth)
+      .send({ credentials: { client_id: "id", client_secret: "s" }, terms: ["solar"], options: { subreddits: ["no spaces allowed"], user_agent: "test:trendgate:1.0 (by /u/x)" } });
+    expect(reddit.status).toBe(422);
+    expect(reddit.body.errors.map((e: any) => e.path)).toContain("options.subreddits.0");
+  });
+
+  test("another account's connection is 404", async () => {
+    const a = await stack.gw.account();
+    const b = await stack.gw.account();
+    await connectX(a.auth);
+    expect((await stack.gw.http.get(`${BASE}/x/status`).set(b.auth)).status).toBe(404);
+    expect((await stack.gw.http.post(`${BASE}/x/reply`).set(b.auth).send({ in_reply_to_id: "1", text: "hi" })).status).toBe(404);
+    expect((await stack.gw.http.post(`${BASE}/youtube/poll`).set(b.auth)).status).toBe(404);
+  });
+});
+
+describe("X polling", () => {
+  test("a tick polls due connections: every page is stored as signals, then only newer posts are fetched", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth);
+    const posts = Array.from({ length: 25 }, (_, i) => post(i + 1, `solar launch ${i}`));
+    xp.setData({ posts: [...posts, post(3, "wind only")] });
+
+    const polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("active");
+    const signals = await db().signal.findMany({ where: { accountId: a.accountId, source: "x" } });
+    expect(signals).toHaveLength(25);
+    expect(signals[0]).toMatchObject({ topic: "solar", category: "energy/solar", count: 4 });
+    expect(new Set(signals.map((s) => s.externalId))).toEqual(new Set(posts.map((p) => p.id)));
+    const searches = xp.requests.filter((r) => r.path === "/2/tweets/search/recent");
+    expect(searches).toHaveLength(3); // 10 + 10 + 5
+    expect(searches[1].query.get("next_token")).toBeTruthy();
+    expect(polled.nextPollAt!.getTime()).toBeGreaterThan(Date.now() + 3000 * 1000);
+
+    const st = await status(a.auth, "x");
+    expect(st.recent_observations.count).toBe(25);
+    expect(st.quota.last).toMatchObject({ limit: 450, remaining: 447, cost: 3 });
+
+    // Due again: only posts newer than the newest seen are asked for and stored.
+    const fresh = post(0, "solar news just now");
+    xp.setData({ posts: [...posts, fresh] });
+    await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+    xp.requests.length = 0;
+    await tickAndWait(conn.id, polled.lastPolledAt!);
+    expect(xp.requests[0].query.get("since_id")).toBe(posts[0].id);
+    expect(await db().signal.count({ where: { accountId: a.accountId, source: "x" } })).toBe(26);
+  });
+
+  test("a 429 sets rate_limited until X's reset, and the next tick skips the connection", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth);
+    const reset = Math.floor(Date.now() / 1000) + 900;
+    xp.setRateLimit({ resetEpochSeconds: reset });
+    xp.failNext(1, 429);
+
+    const polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("rate_limited");
+    expect(polled.lastError).toMatch(/rate limit/i);
+    expect(polled.nextPollAt!.getTime()).toBeGreaterThanOrEqual(reset * 1000 - 2000);
+
+    const before = xp.requests.length;
+    await tick();
+    await sleep(1000);
+    expect(xp.requests.length).toBe(before);
+    expect((await status(a.auth, "x")).status).toBe("rate_limited");
+  });
+
+  test("a 401 sets needs_reauth with a clear error and an account event; polling stops until new credentials", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth);
+    xp.failNext(1, 401);
+
+    const polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("needs_reauth");
+    expect(polled.nextPollAt).toBeNull();
+    const st = await status(a.auth, "x");
+    expect(st.last_error).toMatch(/re-authorize the X connection/);
+
+    const events = await stack.gw.http.get("/api/events?type=connector.needs_reauth").set(a.auth);
+    expect(events.body.data).toHaveLength(1);
+    expect(events.body.data[0].data).toMatchObject({ connection_id: conn.id, provider: "x" });
+    expect((await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ in_reply_to_id: "1", text: "hi" })).status).toBe(409);
+
+    // Replacing the credentials makes it active and due again.
+    const again = await connectX(a.auth);
+    expect(again).toMatchObject({ id: conn.id, status: "active", last_error: null });
+  });
+
+  test("reply is queued and posted by the worker; the outcome shows in the status", async () => {
+    const a = await stack.gw.account();
+    await connectX(a.auth, { terms: ["nothing-matches-here"] });
+    const target = post(5, "solar target post");
+    xp.setData({ posts: [target] });
+
+    const res = await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).set("Idempotency-Key", `reply-${a.accountId}`).send({ in_reply_to_id: target.id, text: "Thanks for sharing!" });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ action: "reply", status: "queued", input: { in_reply_to_id: target.id, text: "Thanks for sharing!" } });
+
+    const done = await waitFor(async () => (await status(a.auth, "x")).actions.find((x: any) => x.id === res.body.id && x.status !== "queued"));
+    expect(done).toMatchObject({ status: "succeeded", result: { post_id: expect.any(String) } });
+    expect(xp.created).toEqual([expect.objectContaining({ text: "Thanks for sharing!", in_reply_to_tweet_id: target.id })]);
+  });
+});
+
+describe("YouTube polling", () => {
+  const video = (i: number, views: number, extra: Partial<FixtureVideo> = {}): FixtureVideo => ({
+    id: `kite${i}`, title: `Solar kite test #${i}`, channelTitle: "Sky Lab", publishedAt: new Date(Date.now() - 3_600_000).toISOString(),
+    viewCount: views, likeCount: 10, commentCount: 5, ...extra,
+  });
+  const connect = async (auth: Record<string, string>) => {
+    const res = await stack.gw.http.put(`${BASE}/youtube/connection`).set(auth).send({ credentials: { api_key: YT_KEY }, terms: ["solar kite"], base_url: yt.baseUrl });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.body)).not.toContain(YT_KEY);
+    return res.body;
+  };
+  const pollNow = async (auth: Record<string, string>) => {
+    const res = await stack.gw.http.post(`${BASE}/youtube/poll`).set(auth);
+    expect(res.status).toBe(202);
+    return waitFor(async () => (await status(auth, "youtube")).actions.find((x: any) => x.id === res.body.id && x.status !== "queued"));
+  };
+
+  test("poll stores each video's engagement as a signal per hour, and the quota ledger persists across polls", async () => {
+    const a = await stack.gw.account();
+    const conn = await connect(a.auth);
+    yt.setVideos([video(1, 1000), video(2, 50)]);
+
+    expect(await pollNow(a.auth)).toMatchObject({ status: "succeeded", result: { stored: 2 } });
+    const signals = await db().signal.findMany({ where: { accountId: a.accountId, source: "youtube" }, orderBy: { externalId: "asc" } });
+    expect(signals.map((s) => [s.externalId.replace(/@.*/, ""), s.count, s.category])).toEqual([["kite1", 1015, "social/youtube"], ["kite2", 65, "social/youtube"]]);
+    expect(signals[0].externalId).toMatch(/^kite1@\d{4}-\d\d-\d\dT\d\d:00Z$/);
+
+    // Same hour: no second signal, the reading is kept for the next hour; two more units spent.
+    yt.setVideos([video(1, 1500), video(2, 50)]);
+    expect(await pollNow(a.auth)).toMatchObject({ status: "succeeded", result: { stored: 0 } });
+    let st = await status(a.auth, "youtube");
+    expect(st.quota.ledger.spent).toEqual({ search: 2, default: 2 });
+    expect(st.quota.last.search).toMatchObject({ limit: 100, remaining: 98 });
+
+    // Next hour (as if: the readings and their signals are moved an hour back): the delta since the kept reading is counted.
+    const row = await db().socialConnection.findUniqueOrThrow({ where: { id: conn.id } });
+    const cursor = row.cursor as any;
+    for (const v of Object.values<any>(cursor.terms["solar kite"].videos)) v.hour = "2000-01-01T00:00Z";
+    await db().socialConnection.update({ where: { id: conn.id }, data: { cursor } });
+    for (const s of signals) await db().signal.update({ where: { id: s.id }, data: { externalId: s.externalId.replace(/@.*/, "@2000-01-01T00:00Z") } });
+    expect(await pollNow(a.auth)).toMatchObject({ status: "succeeded", result: { stored: 1 } });
+    const kite1 = await db().signal.findMany({ where: { accountId: a.accountId, source: "youtube", externalId: { startsWith: "kite1@" } } });
+    expect(kite1.map((s) => s.count).sort((x, y) => x - y)).toEqual([500, 1015].sort((x, y) => x - y));
+
+    // YouTube says the quota is spent: quota_exhausted until midnight Pacific, the ledger marks the bucket used up.
+    yt.failNext(1, "quotaExceeded");
+    expect(await pollNow(a.auth)).toMatchObject({ status: "failed" });
+    st = await status(a.auth, "youtube");
+    expect(st.status).toBe("quota_exhausted");
+    expect(st.quota.ledger.spent.search).toBe(100);
+    expect(Date.parse(st.next_poll_at)).toBeGreaterThan(Date.now());
+    expect(Date.parse(st.next_poll_at)).toBeLessThanOrEqual(Date.now() + 25 * 3_600_000);
+  });
+
+  test("a bad key sets needs_reauth and records an account event", async () => {
+    const a = await stack.gw.account();
+    await connect(a.auth);
+    yt.failNext(1, "keyInvalid");
+    await pollNow(a.auth);
+    const st = await status(a.auth, "youtube");
+    expect(st).toMatchObject({ status: "needs_reauth", next_poll_at: null });
+    expect(st.last_error).toMatch(/keyInvalid/);
+    const events = await stack.gw.http.get("/api/events?type=connector.needs_reauth").set(a.auth);
+    expect(events.body.data[0].data).toMatchObject({ provider: "youtube" });
+  });
+});
+
+describe("Reddit polling", () => {
+  test("poll fetches an app-only token and stores each subreddit's matching posts", async () => {
+    const a = await stack.gw.account();
+    rd.registerApp("app-id", "app-secret");
+    const now = Math.floor(Date.now() / 1000);
+    rd.setPosts([
+      { id: "1a", subreddit: "solar", title: "Solar panels on every roof", score: 10, num_comments: 2, created_utc: now - 60 },
+      { id: "1b", subreddit: "solar", title: "Wind only", score: 1, num_comments: 0, created_utc: now - 120 },
+    ]);
+    const put = await stack.gw.http.put(`${BASE}/reddit/connection`).set(a.auth).send({
+      credentials: { client_id: "app-id", client_secret: "app-secret" }, terms: ["solar"],
+      options: { subreddits: ["solar"], user_agent: "server:trendgate-test:0.1.0 (by /u/trendgate_bot)" },
+      base_url: rd.apiUrl, auth_base_url: rd.authUrl,
+    });
+    expect(put.status).toBe(200);
+    expect(JSON.stringify(put.body)).not.toContain("app-secret");
+
+    const res = await stack.gw.http.post(`${BASE}/reddit/poll`).set(a.auth);
+    expect(res.status).toBe(202);
+    const done = await waitFor(async () => (await status(a.auth, "reddit")).actions.find((x: any) => x.id === res.body.id && x.status !== "queued"));
+    expect(done).toMatchObject({ status: "succeeded", result: { stored: 1 } });
+    const signals = await db().signal.findMany({ where: { accountId: a.accountId, source: "reddit" } });
+    expect(signals.map((s) => [s.externalId, s.count, s.topic])).toEqual([["t3_1a", 13, "solar"]]);
+  });
+});
+
+describe("Google Trends validation", () => {
+  test("validate queues a momentum check whose verdict is readable in the status", async () => {
+    const a = await stack.gw.account();
+    const day = 86_400_000;
+    const end = Date.now() - 2 * day;
+    gt.setSeries("solar kite", Array.from({ length: 35 }, (_, i) => ({
+      time: new Date(end - (34 - i) * day).toISOString(), searchInterest: i >= 28 ? 60 : 20,
+    })));
+    gt.setPollsUntilDone(1);
+    const put = await stack.gw.http.put(`${BASE}/google_trends/connection`).set(a.auth).send({ credentials: { access_token: TRENDS_TOKEN }, base_url: gt.baseUrl });
+    expect(put.status).toBe(200);
+    expect(put.body.next_poll_at).toBeNull();
+
+    const res = await stack.gw.http.post(`${BASE}/google_trends/validate`).set(a.auth).send({ term: "solar kite" });
+    expect(res.status).toBe(202);
+    const done = await waitFor(async () => (await status(a.auth, "google_trends")).actions.find((x: any) => x.id === res.body.id && x.status !== "queued"), { timeoutMs: 15_000 });
+    expect(done).toMatchObject({ status: "succeeded", result: { term: "solar kite", verdict: "confirmed" } });
+  });
+});

@@ -1,0 +1,209 @@
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { WebSocket, type ClientOptions } from "ws";
+import type { TrendEvent } from "@trendgate/contracts";
+import { publishTrendEvents } from "../../packages/trends/src/events/publish.ts";
+import { attachStream, type TrendStream } from "../../apps/gateway/src/stream/index.ts";
+import { compareStreamIds } from "../../apps/gateway/src/stream/ids.ts";
+import { waitFor } from "../helpers/config.ts";
+import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { trendEvent } from "../helpers/stack.ts";
+
+interface Running { gw: TestGateway; server: Server; stream: TrendStream; url: string }
+
+async function start(env: Record<string, string> = {}): Promise<Running> {
+  const gw = await startGateway(env);
+  const server = await new Promise<Server>((resolve) => { const s = gw.app.listen(0, "127.0.0.1", () => resolve(s)); });
+  const stream = attachStream(server, gw.deps);
+  return { gw, server, stream, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/api/stream` };
+}
+async function stop(r: Running) {
+  await r.stream.close();
+  await new Promise((resolve) => r.server.close(resolve));
+  await r.gw.close();
+}
+
+interface Client {
+  ws: WebSocket;
+  messages: { id: string; event: TrendEvent }[];
+  closed: Promise<{ code: number; reason: string }>;
+}
+const sockets: WebSocket[] = [];
+function connect(url: string, opts: ClientOptions = {}): Promise<Client> {
+  const ws = new WebSocket(url, opts);
+  sockets.push(ws);
+  const messages: Client["messages"] = [];
+  ws.on("message", (data) => messages.push(JSON.parse(String(data))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })));
+  return new Promise((resolve, reject) => {
+    ws.once("open", () => resolve({ ws, messages, closed }));
+    ws.once("unexpected-response", (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { res })));
+    ws.once("error", reject);
+  });
+}
+/** The HTTP answer to an upgrade that was refused. */
+function refused(url: string, opts: ClientOptions = {}) {
+  const ws = new WebSocket(url, opts);
+  ws.on("error", () => {});
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: any }>((resolve, reject) => {
+    ws.once("open", () => { ws.terminate(); reject(new Error("connected")); });
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (c) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(body) }));
+    });
+  });
+}
+const bearer = (key: string) => ({ headers: { Authorization: `Bearer ${key}` } });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let main: Running;
+beforeAll(async () => { main = await start(); });
+afterAll(async () => {
+  for (const ws of sockets) ws.terminate();
+  await stop(main);
+});
+const publish = (r: Running, events: TrendEvent[]) => publishTrendEvents(r.gw.deps, events);
+
+describe("authentication", () => {
+  test("no key, a malformed key or an unknown key: 401 with WWW-Authenticate: Bearer, no upgrade", async () => {
+    const none = await refused(main.url);
+    expect(none.status).toBe(401);
+    expect(none.headers["www-authenticate"]).toMatch(/^Bearer/);
+    expect(none.headers["content-type"]).toBe("application/problem+json");
+    expect(none.body.code).toBe("unauthorized");
+    const bad = await refused(main.url, bearer("tg_nope"));
+    expect(bad.status).toBe(401);
+    expect(bad.headers["www-authenticate"]).toMatch(/invalid_token/);
+    const unknown = await refused(`${main.url}?access_token=tg_abcdefghijkl_${"x".repeat(43)}`);
+    expect(unknown.status).toBe(401);
+  });
+
+  test("bad query parameters answer 422 naming them", async () => {
+    const a = await main.gw.account();
+    const res = await refused(`${main.url}?category=Not%20A%20Path&last_event_id=abc`, bearer(a.key));
+    expect(res.status).toBe(422);
+    expect(res.body.errors.map((e: any) => e.path).sort()).toEqual(["category", "last_event_id"]);
+  });
+
+  test("a valid key connects (header or access_token); another account's events never arrive", async () => {
+    const a = await main.gw.account();
+    const b = await main.gw.account();
+    const ca = await connect(main.url, bearer(a.key));
+    const cb = await connect(`${main.url}?access_token=${encodeURIComponent(b.key)}`);
+    const ea = [trendEvent(a.accountId), trendEvent(a.accountId)];
+    const eb = [trendEvent(b.accountId)];
+    await publish(main, [...eb, ea[0]]);
+    await publish(main, [ea[1]]);
+    await waitFor(async () => ca.messages.length === 2 && cb.messages.length === 1);
+    await sleep(200);
+    expect(ca.messages.map((m) => m.event.id)).toEqual(ea.map((e) => e.id));
+    expect(cb.messages.map((m) => m.event.id)).toEqual(eb.map((e) => e.id));
+    expect(ca.messages[0].event).toEqual(ea[0]); // the TrendEvent as published
+    expect(ca.messages.every((m) => m.event.account_id === a.accountId)).toBe(true);
+    ca.ws.close();
+    cb.ws.close();
+    await Promise.all([ca.closed, cb.closed]);
+    await waitFor(async () => main.stream.stats().readers === 0); // the last socket of an account stops its reader
+  });
+});
+
+test("category=tech receives tech and tech/ai, not food or technology", async () => {
+  const a = await main.gw.account();
+  const c = await connect(`${main.url}?category=tech`, bearer(a.key));
+  const events = ["tech/ai", "food", "tech", "technology", "food/tech"].map((category) => trendEvent(a.accountId, { category }));
+  await publish(main, events);
+  await waitFor(async () => c.messages.length === 2);
+  await sleep(200);
+  expect(c.messages.map((m) => m.event.category)).toEqual(["tech/ai", "tech"]);
+  c.ws.close();
+});
+
+test("last_event_id replays exactly the events after it, in order, then continues live without duplicates", async () => {
+  const a = await main.gw.account();
+  const first = await connect(main.url, bearer(a.key));
+  const events = Array.from({ length: 6 }, (_, i) => trendEvent(a.accountId, { trend_id: `t${i}`, category: i % 2 ? "food" : "tech/ai" }));
+  await publish(main, events.slice(0, 3));
+  await publish(main, events.slice(3));
+  await waitFor(async () => first.messages.length === 6);
+  first.ws.close();
+  const ids = first.messages.map((m) => m.id);
+  expect(ids).toEqual([...ids].sort(compareStreamIds)); // stream order = publish order
+
+  const resumed = await connect(`${main.url}?last_event_id=${ids[1]}`, bearer(a.key));
+  await waitFor(async () => resumed.messages.length === 4);
+  expect(resumed.messages.map((m) => m.id)).toEqual(ids.slice(2));
+  expect(resumed.messages.map((m) => m.event.id)).toEqual(events.slice(2).map((e) => e.id));
+  const live = trendEvent(a.accountId, { trend_id: "live" });
+  await publish(main, [live]);
+  await waitFor(async () => resumed.messages.length === 5);
+  await sleep(200);
+  expect(resumed.messages.map((m) => m.event.id)).toEqual([...events.slice(2), live].map((e) => e.id));
+
+  // Resume combines with the category filter; resuming from the last id replays nothing.
+  const filtered = await connect(`${main.url}?last_event_id=${ids[0]}&category=food`, bearer(a.key));
+  await waitFor(async () => filtered.messages.length === 3);
+  expect(filtered.messages.map((m) => m.event.id)).toEqual([events[1], events[3], events[5]].map((e) => e.id));
+  const caughtUp = await connect(`${main.url}?last_event_id=${resumed.messages[4].id}`, bearer(a.key));
+  await sleep(300);
+  expect(caughtUp.messages).toHaveLength(0);
+  for (const c of [resumed, filtered, caughtUp]) c.ws.close();
+});
+
+test("heartbeat: a client that does not answer pings is terminated; one that does stays", async () => {
+  const hb = await start({ STREAM_HEARTBEAT_MS: "150" });
+  try {
+    const a = await hb.gw.account();
+    const silent = await connect(hb.url, { ...bearer(a.key), autoPong: false });
+    const healthy = await connect(hb.url, bearer(a.key));
+    const pinged = new Promise((r) => silent.ws.once("ping", r));
+    await pinged;
+    const { code } = await silent.closed; // terminated: no close frame
+    expect(code).toBe(1006);
+    await sleep(400);
+    expect(healthy.ws.readyState).toBe(WebSocket.OPEN);
+    await waitFor(async () => hb.stream.stats().sockets === 1 && hb.stream.stats().clients === 1);
+    healthy.ws.close();
+    await healthy.closed;
+  } finally {
+    await stop(hb);
+  }
+});
+
+test("a client that stops reading is closed with 1013 'slow consumer' and released; others keep receiving", async () => {
+  const MAX = 64 * 1024;
+  const slowGw = await start({ STREAM_MAX_BUFFER_BYTES: String(MAX) });
+  try {
+    const a = await slowGw.gw.account();
+    const slow = await connect(slowGw.url, bearer(a.key));
+    const fast = await connect(slowGw.url, bearer(a.key));
+    (slow.ws as any)._socket.pause(); // stops reading: the kernel buffers fill, then the gateway's
+    const big = "x".repeat(100 * 1024);
+    let published = 0;
+    for (let batch = 0; batch < 60 && slowGw.stream.stats().clients === 2; batch++) {
+      await publish(slowGw, Array.from({ length: 20 }, () => trendEvent(a.accountId, { summary: big })));
+      published += 20;
+      await waitFor(async () => fast.messages.length === published, { timeoutMs: 20_000 });
+    }
+    // Dropped server-side: no longer subscribed, nothing more queued for it.
+    expect(slowGw.stream.stats()).toMatchObject({ clients: 1, readers: 1 });
+
+    (slow.ws as any)._socket.resume(); // reads what was already in flight, then the close frame
+    const { code, reason } = await slow.closed;
+    expect(code).toBe(1013);
+    expect(reason).toBe("slow consumer");
+    expect(slow.messages.length).toBeLessThan(published);
+    await waitFor(async () => slowGw.stream.stats().sockets === 1); // its server socket is gone too
+
+    // The fast client got everything, and still does.
+    const more = trendEvent(a.accountId);
+    await publish(slowGw, [more]);
+    await waitFor(async () => fast.messages.length === published + 1);
+    expect(fast.messages.at(-1)!.event.id).toBe(more.id);
+    const metrics = await slowGw.gw.deps.metrics.getSingleMetricAsString("trend_stream_drops_total");
+    expect(metrics).toMatch(/reason="slow_consumer"} 1/);
+    fast.ws.close();
+  } finally {
+    await stop(slowGw);
+  }
+}, 60_000);
