@@ -21,3 +21,9 @@ export const page = <T extends z.ZodType>(item: T) =>
 
 export const IdParam = z.object({ id: z.string().min(1).max(64) });
 export const Timestamp = z.iso.datetime().meta({ description: "ISO 8601, UTC", example: "2026-11-22T06:00:00.000Z" });
+
+/** An enum whose OpenAPI description lists each value with its meaning (one source for both). */
+export const documentedEnum = <K extends string>(values: Record<K, string>) =>
+  z.enum(Object.keys(values) as [K, ...K[]]).meta({
+    description: Object.entries(values).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
+  });

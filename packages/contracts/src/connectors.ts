@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Timestamp } from "./common.ts";
+import { documentedEnum, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 
 // Social and search connectors (X, Reddit, YouTube, Google Trends): request and response bodies of
@@ -15,9 +15,7 @@ export const SOCIAL_CONNECTION_STATUSES = {
   quota_exhausted: "the daily quota is spent; polled again when it resets (next_poll_at)",
   error: "the provider refused our request (e.g. an unknown subreddit); not polled until the connection is changed",
 } as const;
-export const SocialConnectionStatusEnum = z.enum(Object.keys(SOCIAL_CONNECTION_STATUSES) as [keyof typeof SOCIAL_CONNECTION_STATUSES]).meta({
-  description: Object.entries(SOCIAL_CONNECTION_STATUSES).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
-});
+export const SocialConnectionStatusEnum = documentedEnum(SOCIAL_CONNECTION_STATUSES);
 
 const secret = z.string().trim().min(1).max(4096);
 const ProviderUrl = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pageQuery, Timestamp } from "./common.ts";
+import { documentedEnum, pageQuery, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 
 // What fires a subscription. threshold_value is compared against a different number for each trigger.
@@ -8,17 +8,13 @@ export const TRIGGER_TYPES = {
   trend_detected: "fires for every newly detected trend whose velocity is at or above threshold_value (0 = every new trend)",
   severity_change: "fires when a trend's severity rises to at least threshold_value (1 low, 2 medium, 3 high, 4 critical)",
 } as const;
-export const TriggerType = z.enum(Object.keys(TRIGGER_TYPES) as [keyof typeof TRIGGER_TYPES]).meta({
-  description: Object.entries(TRIGGER_TYPES).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
-});
+export const TriggerType = documentedEnum(TRIGGER_TYPES);
 
 export const DELIVERY_MODES = {
   instant_stream: "each firing is delivered at once; firings within cooldown_seconds of the last delivery are dropped",
   cooldown_digest: "the first firing is delivered at once; firings inside the cooldown are held and the strongest one (highest velocity) is delivered when the cooldown ends",
 } as const;
-export const DeliveryMode = z.enum(Object.keys(DELIVERY_MODES) as [keyof typeof DELIVERY_MODES]).meta({
-  description: Object.entries(DELIVERY_MODES).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
-});
+export const DeliveryMode = documentedEnum(DELIVERY_MODES);
 
 export const MAX_THRESHOLD = 1_000_000;
 export const MAX_COOLDOWN_SECONDS = 7 * 86_400;

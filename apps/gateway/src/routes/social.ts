@@ -127,6 +127,21 @@ function connectionRoutes<B extends z.ZodType>(provider: SocialProvider, body: B
 
 const actionResponses = { 202: { description: "Queued; follow it in the status' `actions`", schema: SocialAction } };
 
+/** `POST …/{provider}/poll`: poll now, outside the schedule (the same job a scheduled tick queues). */
+function pollNowRoute(provider: "reddit" | "youtube", operationId: string, label: string, description: string) {
+  return defineRoute({
+    method: "post", path: `${BASE}/${provider}/poll`, operationId, tag: TAG, auth: "apiKey", idempotent: true,
+    summary: `Poll ${label} now, outside the schedule`,
+    description: `${description} Refused (409) while the connection needs new credentials.`,
+    responses: actionResponses,
+    async handler({ deps, auth }) {
+      const row = await findOwn(deps, auth.accountId, provider);
+      refuseIfNeedsReauth(row);
+      return { status: 202, body: await queueAction(deps, row, "poll", {}) };
+    },
+  });
+}
+
 export const socialRoutes: RouteDef[] = [
   ...connectionRoutes("x", XConnectionBody, "Recent search needs `bearer_token`; replies need `user_token` (OAuth 2.0 user context with tweet.write)."),
   defineRoute({
@@ -149,30 +164,10 @@ export const socialRoutes: RouteDef[] = [
     },
   }),
   ...connectionRoutes("reddit", RedditConnectionBody, "Searches each term in each of `options.subreddits` with an app-only token from `client_id`/`client_secret`."),
-  defineRoute({
-    method: "post", path: `${BASE}/reddit/poll`, operationId: "pollReddit", tag: TAG, auth: "apiKey", idempotent: true,
-    summary: "Poll Reddit now, outside the schedule",
-    description: "Queues a poll of every term; its signals are stored like scheduled ones. Refused (409) while the connection needs new credentials.",
-    responses: actionResponses,
-    async handler({ deps, auth }) {
-      const row = await findOwn(deps, auth.accountId, "reddit");
-      refuseIfNeedsReauth(row);
-      return { status: 202, body: await queueAction(deps, row, "poll", {}) };
-    },
-  }),
+  pollNowRoute("reddit", "pollReddit", "Reddit", "Queues a poll of every term; its signals are stored like scheduled ones."),
   ...connectionRoutes("youtube", YouTubeConnectionBody, "Follows videos published in the last `published_within_days` days; counts are engagement deltas between polls."),
-  defineRoute({
-    method: "post", path: `${BASE}/youtube/poll`, operationId: "pollYouTube", tag: TAG, auth: "apiKey", idempotent: true,
-    summary: "Poll YouTube now, outside the schedule",
-    description: "Queues a poll of every term (one search.list call per term, one videos.list call per 50 videos, counted against the daily quota). " +
-      "Refused (409) while the connection needs new credentials.",
-    responses: actionResponses,
-    async handler({ deps, auth }) {
-      const row = await findOwn(deps, auth.accountId, "youtube");
-      refuseIfNeedsReauth(row);
-      return { status: 202, body: await queueAction(deps, row, "poll", {}) };
-    },
-  }),
+  pollNowRoute("youtube", "pollYouTube", "YouTube",
+    "Queues a poll of every term (one search.list call per term, one videos.list call per 50 videos, counted against the daily quota)."),
   ...connectionRoutes("google_trends", GoogleTrendsConnectionBody, "Google Trends is not polled: it validates terms on demand (official Trends API, alpha)."),
   defineRoute({
     method: "post", path: `${BASE}/google_trends/validate`, operationId: "validateWithGoogleTrends", tag: TAG, auth: "apiKey", idempotent: true,
