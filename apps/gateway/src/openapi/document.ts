@@ -62,7 +62,9 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
       version: "0.1.0",
       description:
         "Detects trends and delivers them to the systems marketing and ops teams already use. Every error is an RFC 9457 " +
-        "problem (`application/problem+json`) with a stable `code` and the `request_id`. Validation failures answer 422.",
+        "problem (`application/problem+json`) with a stable `code` and the `request_id`. Validation failures answer 422. " +
+        "Trend events are also streamed over a WebSocket at `/api/stream` (Bearer key on the upgrade request; " +
+        "`category` and `last_event_id` query parameters; messages `{id, event}`): see the README.",
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
