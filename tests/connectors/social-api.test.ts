@@ -192,19 +192,35 @@ describe("X polling", () => {
     expect(again).toMatchObject({ id: conn.id, status: "active", last_error: null });
   });
 
-  test("reply is queued and posted by the worker; the outcome shows in the status", async () => {
+  test("a reply is drafted, waits for approval, and is posted by the worker only once approved", async () => {
     const a = await stack.gw.account();
     await connectX(a.auth, { terms: ["nothing-matches-here"] });
     const target = post(5, "solar target post");
     xp.setData({ posts: [target] });
+    const reply = (body: object) => stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send(body);
 
-    const res = await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).set("Idempotency-Key", `reply-${a.accountId}`).send({ in_reply_to_id: target.id, text: "Thanks for sharing!" });
-    expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ action: "reply", status: "queued", input: { in_reply_to_id: target.id, text: "Thanks for sharing!" } });
+    const draft = await reply({ in_reply_to_id: target.id, text: "Thanks for sharing!" });
+    expect(draft.status).toBe(201);
+    expect(draft.body).toMatchObject({ action: "reply", status: "awaiting_approval", input: { in_reply_to_id: target.id, text: "Thanks for sharing!" } });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(xp.created).toEqual([]); // nothing is posted before approval
+    expect((await status(a.auth, "x")).actions[0]).toMatchObject({ id: draft.body.id, status: "awaiting_approval" });
 
-    const done = await waitFor(async () => (await status(a.auth, "x")).actions.find((x: any) => x.id === res.body.id && x.status !== "queued"));
+    const approved = await reply({ draft_id: draft.body.id, decision: "approve" });
+    expect(approved.status).toBe(202);
+    expect(approved.body.status).toBe("queued");
+    const done = await waitFor(async () => (await status(a.auth, "x")).actions.find((x: any) => x.id === draft.body.id && !["queued", "retrying"].includes(x.status)));
     expect(done).toMatchObject({ status: "succeeded", result: { post_id: expect.any(String) } });
     expect(xp.created).toEqual([expect.objectContaining({ text: "Thanks for sharing!", in_reply_to_tweet_id: target.id })]);
+    expect((await reply({ draft_id: draft.body.id, decision: "approve" })).status).toBe(409); // decided once
+
+    const other = await reply({ in_reply_to_id: target.id, text: "Not this one" });
+    const rejected = await reply({ draft_id: other.body.id, decision: "reject" });
+    expect(rejected.status).toBe(200);
+    expect(rejected.body.status).toBe("rejected");
+    expect((await reply({ draft_id: "act_unknown", decision: "approve" })).status).toBe(404);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(xp.created).toHaveLength(1);
   });
 });
 

@@ -118,7 +118,8 @@ export const SocialAction = z
   .object({
     id: z.string(),
     action: z.enum(SOCIAL_ACTIONS),
-    status: z.enum(["queued", "retrying", "succeeded", "failed"]),
+    status: z.enum(["awaiting_approval", "queued", "retrying", "succeeded", "failed", "rejected"])
+      .meta({ description: "X reply drafts start `awaiting_approval`; an approved or other action is `queued`, then `succeeded`/`failed`" }),
     input: z.record(z.string(), z.unknown()),
     result: z.record(z.string(), z.unknown()).nullable(),
     error: z.string().nullable(),
@@ -142,13 +143,19 @@ export const SocialConnectionStatus = z
   })
   .meta({ id: "SocialConnectionStatus" });
 
-export const XReplyBody = z
+// Response routing on X: draft a reply, then a person approves (queued, posted by a worker) or rejects it.
+export const XReplyDraftBody = z
   .object({
     in_reply_to_id: z.string().regex(/^\d{1,19}$/, "an X post id (digits)"),
     text: z.string().trim().min(1).max(280),
   })
   .strict()
-  .meta({ id: "XReplyBody" });
+  .meta({ id: "XReplyDraft", description: "Draft a reply: stored awaiting approval, not posted" });
+export const XReplyDecisionBody = z
+  .object({ draft_id: z.string().min(1).max(64), decision: z.enum(["approve", "reject"]) })
+  .strict()
+  .meta({ id: "XReplyDecision", description: "Approve (queue for posting) or reject a draft" });
+export const XReplyBody = z.union([XReplyDraftBody, XReplyDecisionBody]).meta({ id: "XReplyBody" });
 
 export const TrendsValidateBody = z.object({ term: Term }).strict().meta({ id: "TrendsValidateBody" });
 

@@ -52,9 +52,12 @@ function checkDestination(deps: GatewayDeps, url: string | null | undefined, fie
   }
 }
 
-/** Stores a queued action on the connection (newest first, the last MAX_ACTIONS kept) and queues it for the worker. */
-async function queueAction(deps: GatewayDeps, row: Row, action: SocialAction["action"], input: Record<string, unknown>): Promise<SocialAction> {
-  const a: SocialAction = { id: newId("act"), action, status: "queued", input, result: null, error: null, created_at: new Date().toISOString(), completed_at: null };
+/**
+ * Stores an action on the connection (newest first, the last MAX_ACTIONS kept) and, unless it awaits approval,
+ * queues it for the worker.
+ */
+async function queueAction(deps: GatewayDeps, row: Row, action: SocialAction["action"], input: Record<string, unknown>, status: "queued" | "awaiting_approval" = "queued"): Promise<SocialAction> {
+  const a: SocialAction = { id: newId("act"), action, status, input, result: null, error: null, created_at: new Date().toISOString(), completed_at: null };
   await deps.db.$pool.query(
     `UPDATE social_connections SET updated_at = now(), cursor = jsonb_set(cursor, '{actions}', (
        SELECT coalesce(jsonb_agg(a ORDER BY n), '[]'::jsonb)
@@ -63,8 +66,28 @@ async function queueAction(deps: GatewayDeps, row: Row, action: SocialAction["ac
      WHERE id = $1`,
     [row.id, JSON.stringify(a), MAX_ACTIONS],
   );
-  await deps.queues.add(QUEUES.socialPoll, { connection_id: row.id, action, action_id: a.id }, { jobId: `${action}-${a.id}` });
+  if (status === "queued") await deps.queues.add(QUEUES.socialPoll, { connection_id: row.id, action, action_id: a.id }, { jobId: `${action}-${a.id}` });
   return a;
+}
+
+/** Approves (queues) or rejects a reply draft; only a draft still awaiting approval can be decided. */
+async function decideDraft(deps: GatewayDeps, row: Row, draftId: string, decision: "approve" | "reject"): Promise<SocialAction> {
+  const next = decision === "approve" ? { status: "queued" } : { status: "rejected", completed_at: new Date().toISOString() };
+  const { rows } = await deps.db.$pool.query<{ a: SocialAction }>(
+    `UPDATE social_connections SET updated_at = now(), cursor = jsonb_set(cursor, '{actions}', (
+       SELECT jsonb_agg(CASE WHEN a->>'id' = $2 THEN a || $3::jsonb ELSE a END ORDER BY n)
+         FROM jsonb_array_elements(cursor->'actions') WITH ORDINALITY t(a, n)))
+     WHERE id = $1 AND cursor->'actions' @> jsonb_build_array(jsonb_build_object('id', $2::text, 'status', 'awaiting_approval'))
+     RETURNING (SELECT a FROM jsonb_array_elements(cursor->'actions') a WHERE a->>'id' = $2) AS a`,
+    [row.id, draftId, JSON.stringify(next)],
+  );
+  if (!rows.length) {
+    const known = ((row.cursor as { actions?: SocialAction[] }).actions ?? []).find((x) => x.id === draftId && x.action === "reply");
+    if (!known) throw notFound("Reply draft");
+    throw new ApiError("conflict", `This draft is ${known.status}; only a draft awaiting approval can be approved or rejected`);
+  }
+  if (decision === "approve") await deps.queues.add(QUEUES.socialPoll, { connection_id: row.id, action: "reply", action_id: draftId }, { jobId: `reply-${draftId}` });
+  return rows[0].a;
 }
 
 function refuseIfNeedsReauth(row: Row) {
@@ -146,21 +169,27 @@ export const socialRoutes: RouteDef[] = [
   ...connectionRoutes("x", XConnectionBody, "Recent search needs `bearer_token`; replies need `user_token` (OAuth 2.0 user context with tweet.write)."),
   defineRoute({
     method: "post", path: `${BASE}/x/reply`, operationId: "replyOnX", tag: TAG, auth: "apiKey", idempotent: true,
-    summary: "Queue a reply to an X post",
-    description: "Stores the draft as a pending action and queues it; a worker posts it with the connection's `user_token` " +
-      "(never the gateway). The outcome (the new post's id, or the error) appears in the status' `actions`. A rate-limited reply is retried after the limit resets.",
+    summary: "Route a response on X: draft a reply, then approve or reject it",
+    description: "`{in_reply_to_id, text}` drafts a reply: it is stored awaiting approval (201) and nothing is posted. " +
+      "`{draft_id, decision: \"approve\"}` queues it (202): a worker posts it with the connection's `user_token` (never the gateway); " +
+      "`{draft_id, decision: \"reject\"}` discards it (200). Drafts and outcomes (the new post's id, or the error) appear in the status' `actions`. " +
+      "A rate-limited reply is retried after the limit resets.",
     body: XReplyBody,
-    responses: actionResponses,
+    responses: { 201: { description: "Draft stored, awaiting approval", schema: SocialAction }, 200: { description: "Draft rejected", schema: SocialAction }, ...actionResponses },
     async handler({ deps, auth, body }) {
       const row = await findOwn(deps, auth.accountId, "x");
       refuseIfNeedsReauth(row);
       const creds = JSON.parse(deps.secrets.open(row.credentialsCiphertext)) as { user_token?: string };
       if (!creds.user_token) {
         throw new ApiError("validation_failed", "Replies need a user-context token: PUT the connection with credentials.user_token", {
-          errors: [{ location: "body", path: "in_reply_to_id", message: "the X connection has no credentials.user_token", code: "missing_user_token" }],
+          errors: [{ location: "body", path: "(body)", message: "the X connection has no credentials.user_token", code: "missing_user_token" }],
         });
       }
-      return { status: 202, body: await queueAction(deps, row, "reply", { in_reply_to_id: body.in_reply_to_id, text: body.text }) };
+      if ("draft_id" in body) {
+        const decided = await decideDraft(deps, row, body.draft_id, body.decision);
+        return { status: body.decision === "approve" ? 202 : 200, body: decided };
+      }
+      return { status: 201, body: await queueAction(deps, row, "reply", { in_reply_to_id: body.in_reply_to_id, text: body.text }, "awaiting_approval") };
     },
   }),
   ...connectionRoutes("reddit", RedditConnectionBody, "Searches each term in each of `options.subreddits` with an app-only token from `client_id`/`client_secret`."),

@@ -302,7 +302,7 @@ async function updateAction(deps: WorkerDeps, connectionId: string, actionId: st
 /** X replies and Google Trends validations: the input is on the recorded action; the outcome is written back to it. */
 async function runAction(deps: WorkerDeps, conn: Row, action: "reply" | "validate", actionId: string) {
   const recorded = ((conn.cursor as Cursor).actions ?? []).find((a) => a.id === actionId);
-  if (!recorded || recorded.status === "succeeded" || recorded.status === "failed") return { skipped: "action not pending" };
+  if (!recorded || (recorded.status !== "queued" && recorded.status !== "retrying")) return { skipped: "action not queued (done, rejected or awaiting approval)" };
   if (conn.status === "needs_reauth") {
     await updateAction(deps, conn.id, actionId, { status: "failed", error: `connection needs new credentials: ${conn.lastError ?? ""}`.trim() });
     return { skipped: "needs_reauth" };
