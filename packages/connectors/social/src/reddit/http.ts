@@ -1,26 +1,12 @@
 import type { OutboundResult } from "@trendgate/delivery";
+import { header, num, parseJson } from "../http-helpers.ts";
 import { ProviderError, type ProviderContext, type QuotaState } from "../types.ts";
+
 
 export const PROVIDER = "reddit";
 
-export function header(headers: OutboundResult["headers"], name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
-function num(v: string | undefined): number | null {
-  if (v === undefined || v.trim() === "") return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
-}
 
-export function parseJson(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Reddit sends requests used and remaining in the window (remaining as a float, "598.0") and the seconds until it

@@ -1,5 +1,7 @@
 import type { OutboundResult } from "@trendgate/delivery";
+import { header, num, parseJson } from "../http-helpers.ts";
 import { ProviderError, type ProviderContext, type QuotaState } from "../types.ts";
+
 
 export const PROVIDER = "x";
 
@@ -11,16 +13,7 @@ interface XProblem {
   errors?: { message?: string }[];
 }
 
-export function header(headers: OutboundResult["headers"], name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
-function num(v: string | undefined): number | null {
-  if (v === undefined || v.trim() === "") return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
-}
 
 /** X reports the current endpoint's 15-minute (or 24-hour) window; `x-rate-limit-reset` is epoch seconds. */
 export function readQuota(headers: OutboundResult["headers"]): QuotaState {
@@ -74,13 +67,6 @@ export function toProviderError(res: OutboundResult, what: string): ProviderErro
   return new ProviderError(PROVIDER, "bad_request", `${what}: X refused the request (${status} ${said})`, detail);
 }
 
-export function parseJson(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-}
 
 /** One authenticated JSON call to X: the parsed body and the quota on 2xx, a ProviderError otherwise. */
 export async function callX<T>(
