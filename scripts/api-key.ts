@@ -4,6 +4,7 @@
 // `create` without --account makes a new account. The new key is printed alone on the last line.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
 
 if (fs.existsSync(".env")) process.loadEnvFile(".env");
@@ -43,6 +44,13 @@ try {
     case "revoke": {
       const id = values.id ?? fail("--id is required");
       const r = await db.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+      const key = await db.apiKey.findUnique({ where: { id } });
+      if (r.count && key) { // tell running gateways to drop the key from their caches now, as the API's revoke does
+        const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { lazyConnect: true, maxRetriesPerRequest: 1 });
+        await redis.connect().then(() => redis.publish(`${process.env.QUEUE_PREFIX ?? "trendgate"}:auth:invalidate`, key.prefix))
+          .catch(() => console.log("Redis unreachable: gateways stop accepting the key within AUTH_CACHE_SECONDS"));
+        redis.disconnect();
+      }
       console.log(r.count ? `revoked ${id}` : `no active key ${id}`);
       break;
     }

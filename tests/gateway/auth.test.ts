@@ -110,6 +110,19 @@ describe("Bearer API keys", () => {
     expect(bList.body.data.map((k: any) => k.id)).toEqual([b.keyId]);
   });
 
+  test("a key revoked with the CLI answers 401 at once on a gateway that had it cached", async () => {
+    const a = await gw.account();
+    expect((await gw.http.get("/api/keys").set(a.auth)).status).toBe(200); // now cached
+    const out = execFileSync("npm", ["run", "--silent", "api-key", "--", "revoke", "--id", a.keyId], {
+      encoding: "utf8", env: { ...process.env, QUEUE_PREFIX: gw.deps.config.QUEUE_PREFIX },
+    });
+    expect(out.trim()).toBe(`revoked ${a.keyId}`);
+    const deadline = Date.now() + 2000; // the invalidation travels over Redis pub/sub
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) status = (await gw.http.get("/api/keys").set(a.auth)).status;
+    expect(status).toBe(401);
+  });
+
   test("the CLI creates a key and prints it alone on its last line", async () => {
     const out = execFileSync("npm", ["run", "--silent", "api-key", "--", "create", "--name", "cli key"], { encoding: "utf8", env: process.env });
     const key = out.trim().split("\n").at(-1)!;

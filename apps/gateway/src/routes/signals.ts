@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { IngestSignalsBody, IngestSignalsResponse, QUEUES, Signal } from "@trendgate/contracts";
 import { newId } from "@trendgate/db";
 import { defineRoute } from "../http/route.ts";
@@ -13,7 +14,7 @@ export const signalRoutes = [
     responses: { 202: { description: "Accepted for processing", schema: IngestSignalsResponse } },
     async handler({ deps, auth, body }) {
       const accepted: Signal[] = [];
-      const rejections: IngestSignalsResponse["rejections"] = [];
+      const rejections: z.infer<typeof IngestSignalsResponse>["rejections"] = [];
       body.signals.forEach((raw, index) => {
         const r = Signal.safeParse(raw);
         if (r.success) accepted.push(r.data);
@@ -29,5 +30,3 @@ export const signalRoutes = [
     },
   }),
 ];
-
-type IngestSignalsResponse = import("zod").infer<typeof IngestSignalsResponse>;
