@@ -23,6 +23,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10);
 const RECEIVER_PORT = 3911;
 const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? "50"; // per worker process, the same on both sides
+const SPLIT = process.env.BENCH_SPLIT === "1";
 
 function start(entry: string, env: Record<string, string>): Promise<ChildProcess> {
   const prof = process.env.BENCH_PROFILE && entry.endsWith("main.ts") ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [];
@@ -87,7 +88,7 @@ export async function benchWebhooks() {
   let bareRate = 0, fullRate = 0, ok = 0;
   let full: ChildProcess;
   if (process.env.BENCH_SKIP_THROUGHPUT) {
-    full = await start("apps/worker/src/main.ts", { ...env, WORKER_QUEUES: `${QUEUES.webhookDeliveries},${QUEUES.trendEvents}` });
+    full = await start("apps/worker/src/main.ts", { ...env, WORKER_QUEUES: SPLIT ? QUEUES.webhookDeliveries : `${QUEUES.webhookDeliveries},${QUEUES.trendEvents}` });
   } else {
   // 1a. bare worker
   const bare = await start("bench/servers/bare-delivery-worker.ts", { ...env, RECEIVER_URL: `http://127.0.0.1:${RECEIVER_PORT}/bare` });
@@ -107,7 +108,7 @@ export async function benchWebhooks() {
   for (let i = 0; i < N; i += 2000) {
     await db.webhookDelivery.createMany({ data: ids.slice(i, i + 2000).map((id) => ({ id, accountId: account.id, subscriptionId: sub.id, trigger: "test", payload: JSON.parse(body), nextAttemptAt: new Date() })) });
   }
-  full = await start("apps/worker/src/main.ts", { ...env, WORKER_QUEUES: `${QUEUES.webhookDeliveries},${QUEUES.trendEvents}` });
+  full = await start("apps/worker/src/main.ts", { ...env, WORKER_QUEUES: SPLIT ? QUEUES.webhookDeliveries : `${QUEUES.webhookDeliveries},${QUEUES.trendEvents}` });
   await fetch(`http://127.0.0.1:${RECEIVER_PORT}/reset`, { method: "POST" });
   cpu0 = cpuSnapshot();
   t0 = performance.now();
@@ -123,6 +124,8 @@ export async function benchWebhooks() {
   if (process.env.BENCH_SKIP_LATENCY) { console.log({ bareRate, fullRate, ok }); await stop(full); await stop(receiver); process.exit(0); }
   // 2. event-to-receipt latency at RATE events/s through the whole path (same worker process)
   await db.webhookSubscription.update({ where: { id: sub.id }, data: { thresholdValue: 1e6 } }); // only the latency subscription fires
+  // BENCH_SPLIT=1: fan-out in a worker process of its own (--queues), as a deployment would run it.
+  const fanout = SPLIT ? await start("apps/worker/src/main.ts", { ...env, WORKER_QUEUES: QUEUES.trendEvents }) : null;
   await mkSub("/latency");
   await fetch(`http://127.0.0.1:${RECEIVER_PORT}/reset`, { method: "POST" });
   // Open loop, like the detection job: every 10 ms, publish the events due by then as one batch (not waiting for
@@ -134,6 +137,7 @@ export async function benchWebhooks() {
   await until(async () => (await stats()).latencies >= total, 120_000);
   const lat = await stats();
   await stop(full);
+  if (fanout) await stop(fanout);
   await stop(receiver);
 
   async function publishAtRate(rate: number, seconds: number) {
