@@ -66,6 +66,18 @@ afterAll(async () => {
 const publish = (r: Running, events: TrendEvent[]) => publishTrendEvents(r.gw.deps, events);
 
 describe("authentication", () => {
+  test("revoking the key closes its open sockets with 1008; other keys' sockets stay", async () => {
+    const a = await main.gw.account();
+    const other = await main.gw.http.post("/api/keys").set(a.auth).send({ name: "dashboard" });
+    const doomed = await connect(main.url, bearer(other.body.key));
+    const kept = await connect(main.url, bearer(a.key));
+    expect((await main.gw.http.delete(`/api/keys/${other.body.id}`).set(a.auth)).status).toBe(204);
+    const closed = await Promise.race([doomed.closed, sleep(3000).then(() => null)]);
+    expect(closed).toEqual({ code: 1008, reason: "API key revoked or expired" });
+    expect(kept.ws.readyState).toBe(WebSocket.OPEN);
+    kept.ws.close();
+  });
+
   test("no key, a malformed key or an unknown key: 401 with WWW-Authenticate: Bearer, no upgrade", async () => {
     const none = await refused(main.url);
     expect(none.status).toBe(401);

@@ -17,6 +17,7 @@ const TOUCH_EVERY_MS = 60_000; // last_used_at precision: one write per key per 
 export class Authenticator {
   private readonly cache = new Map<string, CachedKey>();
   private readonly touched = new Map<string, number>();
+  private readonly invalidationListeners = new Set<(prefix: string) => void>();
   private sub?: Redis;
 
   constructor(
@@ -28,7 +29,7 @@ export class Authenticator {
   async start() {
     if (this.opts.cacheMs === 0) return;
     this.sub = createRedis(this.opts.redisUrl, "worker", { lazyConnect: true });
-    this.sub.on("message", (_ch, prefix: string) => this.cache.delete(prefix));
+    this.sub.on("message", (_ch, prefix: string) => this.dropCached(prefix));
     await this.sub.connect().then(() => this.sub!.subscribe(this.opts.channel)).catch((err) =>
       this.opts.logger.warn({ err: String(err) }, "auth cache invalidation unavailable; relying on cache expiry"));
   }
@@ -37,8 +38,19 @@ export class Authenticator {
 
   /** Drops a key from every instance's cache (after revoke/rotate). */
   async invalidate(prefix: string) {
-    this.cache.delete(prefix);
+    this.dropCached(prefix);
     await this.redis.publish(this.opts.channel, prefix).catch(() => {});
+  }
+
+  /** Called with a key's prefix whenever it was revoked or rotated anywhere (long-lived connections re-check it). */
+  onInvalidate(listener: (prefix: string) => void) {
+    this.invalidationListeners.add(listener);
+    return () => this.invalidationListeners.delete(listener);
+  }
+
+  private dropCached(prefix: string) {
+    this.cache.delete(prefix);
+    for (const l of this.invalidationListeners) l(prefix);
   }
 
   async authenticate(header: string | undefined): Promise<AuthContext> {

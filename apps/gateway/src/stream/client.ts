@@ -8,6 +8,7 @@ export const CLOSE = {
   goingAway: 1001, // the gateway is shutting down: reconnect (with last_event_id) to another instance
   internalError: 1011,
   tryAgainLater: 1013, // slow consumer: it fell more than STREAM_MAX_BUFFER_BYTES behind
+  policyViolation: 1008, // the API key was revoked or expired while connected
 } as const;
 
 /** How long a dropped client has to read its close frame before its socket is destroyed. */
@@ -15,6 +16,9 @@ export const CLOSE_GRACE_MS = 5000;
 
 export interface StreamClientOptions {
   accountId: string;
+  /** The credential the client connected with (kept in memory only): re-checked when keys are revoked or expire. */
+  credential: string | undefined;
+  keyPrefix: string | null;
   category: string | null;
   lastEventId: string | null;
   maxBufferBytes: number;

@@ -3,6 +3,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { Counter, Gauge } from "prom-client";
 import { WebSocket, WebSocketServer } from "ws";
+import { parseKey } from "@trendgate/db";
 import { createRedis } from "@trendgate/queues";
 import { trendStreamKey } from "@trendgate/trends";
 import type { GatewayDeps } from "../app.ts";
@@ -51,7 +52,21 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
   // Heartbeats: ping everyone each interval; a socket that has not answered the previous ping is cut off.
   const awaitingPong = new WeakSet<WebSocket>();
   wss.on("connection", (ws: WebSocket) => ws.on("pong", () => awaitingPong.delete(ws)));
+  // A key revoked (pushed over Redis by the authenticator) or expired while connected closes its sockets with 1008:
+  // revocation at once, expiry at the next heartbeat (a re-check hits the auth cache, not Postgres, most of the time).
+  const recheck = (clients: StreamClient[]) => {
+    for (const c of clients) {
+      deps.authenticator.authenticate(c.opts.credential).catch((err) => {
+        if (toApiError(err).code !== "unauthorized") return; // Postgres down: keep streaming, check again later
+        metrics.drops.inc({ reason: "unauthorized" });
+        c.drop(CLOSE.policyViolation, "API key revoked or expired");
+      });
+    }
+  };
+  const stopWatchingKeys = deps.authenticator.onInvalidate((keyPrefix) => recheck(hub.clients().filter((c) => c.opts.keyPrefix === keyPrefix)));
+
   const heartbeat = setInterval(() => {
+    recheck(hub.clients());
     for (const ws of wss.clients) {
       if (awaitingPong.has(ws)) {
         metrics.drops.inc({ reason: "heartbeat_timeout" });
@@ -67,12 +82,15 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
   async function handle(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, requestId: string) {
     let client: StreamClient;
     try {
-      const auth = await deps.authenticator.authenticate(upgradeAuthorization(req, url));
+      const credential = upgradeAuthorization(req, url);
+      const auth = await deps.authenticator.authenticate(credential);
       const query = parseStreamQuery(url);
       if (closing) throw new ApiError("service_unavailable", "The gateway is shutting down; reconnect");
       const key = trendStreamKey(prefix, auth.accountId);
       client = new StreamClient({
         accountId: auth.accountId,
+        credential,
+        keyPrefix: parseKey(credential?.replace(/^Bearer\s+/i, "").trim() ?? "")?.prefix ?? null,
         category: query.category,
         lastEventId: query.lastEventId,
         maxBufferBytes,
@@ -126,6 +144,7 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
       if (closing) return;
       closing = true;
       clearInterval(heartbeat);
+      stopWatchingKeys();
       server.off("upgrade", onUpgrade);
       const open = [...wss.clients];
       const closed = Promise.all(open.map((ws) => ws.readyState === WebSocket.CLOSED ? undefined : new Promise((r) => ws.once("close", r))));
