@@ -66,6 +66,23 @@ afterAll(async () => {
 const publish = (r: Running, events: TrendEvent[]) => publishTrendEvents(r.gw.deps, events);
 
 describe("authentication", () => {
+  test("connection attempts count against the key's quota: over it, 429 with Retry-After and no upgrade", async () => {
+    const limited = await start({ RATE_LIMIT_PLANS: "free:2" });
+    try {
+      const a = await limited.gw.account();
+      const first = await connect(limited.url, bearer(a.key));
+      expect((await limited.gw.http.get("/api/keys").set(a.auth)).status).toBe(200); // the shared quota: 2 of 2 used
+      const over = await refused(limited.url, bearer(a.key));
+      expect(over.status).toBe(429);
+      expect(over.body.code).toBe("rate_limited");
+      expect(Number(over.headers["retry-after"])).toBeGreaterThan(0);
+      expect(over.headers["x-ratelimit-remaining"]).toBe("0");
+      first.ws.close();
+    } finally {
+      await stop(limited);
+    }
+  });
+
   test("revoking the key closes its open sockets with 1008; other keys' sockets stay", async () => {
     const a = await main.gw.account();
     const other = await main.gw.http.post("/api/keys").set(a.auth).send({ name: "dashboard" });

@@ -19,6 +19,7 @@ export interface GatewayDeps extends Deps {
   idempotency: IdempotencyStore;
   secrets: SecretBox;
   guard: OutboundGuard;
+  rateLimits: RateLimits;
 }
 
 export interface Gateway {
@@ -42,15 +43,15 @@ export async function createGateway(base: Deps): Promise<Gateway> {
     idempotency: new IdempotencyStore(base.redis, config.QUEUE_PREFIX, config.IDEMPOTENCY_TTL_SECONDS),
     secrets: new SecretBox(config.ENCRYPTION_KEY),
     guard: new OutboundGuard(config.OUTBOUND_ALLOWLIST),
+    rateLimits: new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX),
   };
-  const rateLimits = new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX);
 
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(requestId);
   app.use(observe(base.metrics, base.logger));
-  mountRoutes(app, allRoutes, deps, { auth: authenticator, rateLimits });
+  mountRoutes(app, allRoutes, deps, { auth: authenticator, rateLimits: deps.rateLimits });
   app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
   app.use(QUEUE_DASHBOARD_PATH, adminAuth(config.ADMIN_TOKEN), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import type { Redis } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { ApiError } from "./api-error.ts";
+import type { AuthContext } from "./route.ts";
 
 /**
  * Fixed-window quota per API key, counted in Redis so every gateway instance shares it. The quota comes from the
@@ -16,28 +17,37 @@ export class RateLimits {
     }
   }
 
+  /**
+   * Counts one request against the key's quota. Returns the X-RateLimit-* headers; over quota, throws a 429 ApiError
+   * carrying them and Retry-After. Used by every authenticated route and by stream upgrades.
+   */
+  async consume(auth: AuthContext): Promise<Record<string, string>> {
+    const limiter = this.limiters.get(this.limiters.has(auth.plan) ? auth.plan : "free")!;
+    let r: RateLimiterRes;
+    let limited = false;
+    try {
+      r = await limiter.consume(auth.keyId);
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e; // Redis unreachable: becomes 503
+      r = e;
+      limited = true;
+    }
+    const headers = {
+      "X-RateLimit-Limit": String(limiter.points),
+      "X-RateLimit-Remaining": String(Math.max(0, r.remainingPoints)),
+      "X-RateLimit-Reset": String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)),
+    };
+    if (limited) {
+      throw new ApiError("rate_limited", `Quota of ${limiter.points} requests per window exceeded`, {
+        headers: { ...headers, "Retry-After": String(Math.max(1, Math.ceil(r.msBeforeNext / 1000))) },
+      });
+    }
+    return headers;
+  }
+
   middleware() {
     return async (req: Request, res: Response, next: NextFunction) => {
-      const auth = req.auth!;
-      const plan = this.limiters.has(auth.plan) ? auth.plan : "free";
-      const limiter = this.limiters.get(plan)!;
-      let r: RateLimiterRes;
-      let limited = false;
-      try {
-        r = await limiter.consume(auth.keyId);
-      } catch (e) {
-        if (!(e instanceof RateLimiterRes)) throw e; // Redis unreachable: becomes 503
-        r = e;
-        limited = true;
-      }
-      res.setHeader("X-RateLimit-Limit", String(limiter.points));
-      res.setHeader("X-RateLimit-Remaining", String(Math.max(0, r.remainingPoints)));
-      res.setHeader("X-RateLimit-Reset", String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
-      if (limited) {
-        throw new ApiError("rate_limited", `Quota of ${limiter.points} requests per window exceeded`, {
-          headers: { "Retry-After": String(Math.max(1, Math.ceil(r.msBeforeNext / 1000))) },
-        });
-      }
+      for (const [k, v] of Object.entries(await this.consume(req.auth!))) res.setHeader(k, v);
       next();
     };
   }

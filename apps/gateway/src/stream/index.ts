@@ -84,6 +84,7 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
     try {
       const credential = upgradeAuthorization(req, url);
       const auth = await deps.authenticator.authenticate(credential);
+      await deps.rateLimits.consume(auth); // a connection attempt counts as one request of the key's quota
       const query = parseStreamQuery(url);
       if (closing) throw new ApiError("service_unavailable", "The gateway is shutting down; reconnect");
       const key = trendStreamKey(prefix, auth.accountId);
