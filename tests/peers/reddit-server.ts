@@ -1,6 +1,6 @@
 import http from "node:http";
 import { randomBytes } from "node:crypto";
-import { listenLocal } from "./listen.ts";
+import { bodyServer, listenLocal } from "./listen.ts";
 
 // A stand-in for Reddit on 127.0.0.1, as documented (notes/providers.md 5b): two hosts like www.reddit.com (token
 // endpoint) and oauth.reddit.com (the API), bearer tokens with scopes, Listing JSON with `after` paging,
@@ -181,17 +181,11 @@ export async function startRedditServer() {
   }
 
   async function listen(host: RedditRecorded["host"], handle: typeof api) {
-    const server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c) => chunks.push(c));
-      req.on("end", () => {
-        const url = new URL(req.url ?? "/", "http://127.0.0.1");
-        const body = Buffer.concat(chunks).toString("utf8");
-        requests.push({ host, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
-        const a = handle(req.method ?? "GET", url, req.headers, body);
-        res.writeHead(a.status, { "content-type": "application/json; charset=UTF-8", ...a.headers });
-        res.end(a.text ?? (a.json === undefined ? "" : JSON.stringify(a.json)));
-      });
+    const server = bodyServer((req, res, url, body) => {
+      requests.push({ host, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
+      const a = handle(req.method ?? "GET", url, req.headers, body);
+      res.writeHead(a.status, { "content-type": "application/json; charset=UTF-8", ...a.headers });
+      res.end(a.text ?? (a.json === undefined ? "" : JSON.stringify(a.json)));
     });
     return { server, url: await listenLocal(server) };
   }

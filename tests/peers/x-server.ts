@@ -1,6 +1,6 @@
 import http from "node:http";
 import { randomBytes } from "node:crypto";
-import { listenLocal } from "./listen.ts";
+import { bodyServer, listenLocal } from "./listen.ts";
 
 // A stand-in for api.x.com on 127.0.0.1 that speaks X API v2 as documented (notes/providers.md 5a): recent search
 // with fields/expansions, opaque next_token paging, since_id/start_time, x-rate-limit-* headers, problem-JSON errors,
@@ -163,17 +163,11 @@ export async function startXServer() {
     return problem(404, "Not Found Error", `Could not find ${url.pathname}`, "https://api.twitter.com/2/problems/resource-not-found");
   }
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const url = new URL(req.url ?? "/", "http://127.0.0.1");
-      const body = Buffer.concat(chunks).toString("utf8");
-      requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
-      const a = route(req.method ?? "GET", url, req.headers, body);
-      res.writeHead(a.status, { "content-type": "application/json; charset=utf-8", ...a.headers });
-      res.end(a.json === undefined ? "" : JSON.stringify(a.json));
-    });
+  const server = bodyServer((req, res, url, body) => {
+    requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
+    const a = route(req.method ?? "GET", url, req.headers, body);
+    res.writeHead(a.status, { "content-type": "application/json; charset=utf-8", ...a.headers });
+    res.end(a.json === undefined ? "" : JSON.stringify(a.json));
   });
   const baseUrl = await listenLocal(server);
 
