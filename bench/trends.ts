@@ -56,14 +56,31 @@ export async function benchTrends() {
   const stats = await detectAccount({ db, queues }, det.id, new Date(), { ...DEFAULT_DETECTION_CONFIG, publicBaseUrl: "http://localhost:3000", velocityEventStep: 0.2 });
   const detectSeconds = (performance.now() - d0) / 1000;
 
+  // The same pass as the fleet runs it: shard jobs of 2,000 topics drained by two worker processes.
+  await db.trend.deleteMany({ where: { accountId: det.id } });
+  await db.trendEventRecord.deleteMany({ where: { accountId: det.id } });
+  const shardEnv = { ...env, WORKER_QUEUES: "trend-detection", DETECTION_SHARD_TOPICS: "2000" };
+  const workers = [0, 1].map(() => fork(path.join(root, "apps/worker/src/main.ts"), [], { execArgv: ["--import", "tsx"], cwd: root, env: { ...process.env, ...shardEnv }, stdio: "ignore" }));
+  await new Promise((res) => setTimeout(res, 5000)); // both workers up (their start-up tick finds no other account here)
+  const dq = queues.get("trend-detection");
+  await dq.obliterate({ force: true });
+  const shards = Math.ceil(TOPICS / 2000);
+  const s0 = performance.now();
+  await dq.addBulk(Array.from({ length: shards }, (_, index) => ({ name: "trend-detection", data: { account_id: det.id, shard: index, shards }, opts: { jobId: `bench-${index}` } })));
+  while ((await dq.getCompletedCount()) < shards) await new Promise((res) => setTimeout(res, 100));
+  const shardedSeconds = (performance.now() - s0) / 1000;
+  for (const w of workers) w.kill("SIGTERM");
+
   console.log(`\n## Signal ingestion`);
   console.log(`accepted by the gateway: ${fmt(r.rps * 100)} signals/s (${fmt(r.rps)} batches of 100/s, p50 ${r.p50} ms, p99 ${r.p99} ms, 10 connections)`);
   console.log(`stored by one worker: ${fmt(accepted ? stored / storeSeconds : 0)} signals/s (${fmt(stored)} signals into rows and topic buckets in ${fmt(storeSeconds, 1)} s)`);
   console.log(`\n## Detection: ${fmt(TOPICS)} active topics x ${weeks + 1} hourly buckets (${fmt(TOPICS * (weeks + 1))} bucket rows, seeded in ${fmt(seedSeconds, 1)} s)`);
-  console.log(`one pass: ${fmt(detectSeconds, 1)} s (${fmt((detectSeconds * 1e6) / TOPICS)} us per topic), ${fmt(stats.trends)} trends, ${fmt(stats.events)} events published`);
+  console.log(`one pass in one process: ${fmt(detectSeconds, 1)} s (${fmt((detectSeconds * 1e6) / TOPICS)} us per topic), ${fmt(stats.trends)} trends, ${fmt(stats.events)} events published`);
+  console.log(`the same pass as ${shards} shard jobs on two worker processes: ${fmt(shardedSeconds, 1)} s`);
 
   await new Queue("signals-ingest", { connection: redis, prefix }).obliterate({ force: true });
   await new Queue("trend-events", { connection: redis, prefix }).obliterate({ force: true });
+  await new Queue("trend-detection", { connection: redis, prefix }).obliterate({ force: true });
   await db.account.deleteMany({ where: { id: { in: [account.id, det.id] } } });
   await db.trendEventRecord.deleteMany({ where: { accountId: { in: [account.id, det.id] } } }); // no FK: a log
   redis.disconnect();

@@ -45,6 +45,18 @@ describe("detection from stored signals", () => {
     expect(await gw.deps.queues.get(QUEUES.trendEvents).getWaitingCount()).toBe(1);
   });
 
+  test("shards together find what one pass finds, once", async () => {
+    const a = await gw.account();
+    const names = ["Shard A", "Shard B", "Shard C", "Shard D", "Shard E", "Shard F"];
+    for (const n of names) await seedTopic(gw, a.accountId, n, "tech/shards", 100, 500);
+    const parts = await Promise.all([0, 1, 2].map((index) => detectAccount(gw.deps, a.accountId, new Date(), options, { index, count: 3 })));
+    expect(parts.reduce((n, p) => n + p.topics, 0)).toBe(names.length); // every topic in exactly one shard
+    expect(parts.filter((p) => p.topics > 0).length).toBeGreaterThan(1); // and really split
+    expect(parts.reduce((n, p) => n + p.events, 0)).toBe(names.length);
+    expect((await detectAccount(gw.deps, a.accountId, new Date(), options)).events).toBe(0); // same changes: no new events
+    expect((await eventsOf(gw, a.accountId)).map((e) => (e.payload as any).trend_name).sort()).toEqual(names);
+  });
+
   test("a re-sent batch of signals does not count twice", async () => {
     const a = await gw.account();
     const s = signal({ id: "dup-1", count: 50, observed_at: lastCompleteBucket().toISOString() });
@@ -136,3 +148,36 @@ test("end to end: ingested signals become a trend event that reaches a subscribe
     await rx.close();
   }
 });
+
+test("the scheduler's tick splits a big account into shard jobs that workers run", async () => {
+  const stack = await startStack({ DETECTION_SHARD_TOPICS: "100" }, 0);
+  try {
+    const acct = await stack.gw.account();
+    const last = lastCompleteBucket().getTime();
+    // 250 topics (3 shards of at most 100), one of them bursting.
+    const signals = Array.from({ length: 250 }, (_, t) => Array.from({ length: 25 }, (_, i) => signal({
+      id: `tick-${t}-${i}`, topic: `tick topic ${t}`, category: "tech/tick", count: t === 7 && i === 24 ? 600 : 100,
+      observed_at: new Date(last - (24 - i) * HOUR + 1000).toISOString(),
+    }))).flat();
+    for (let i = 0; i < signals.length; i += 1000) await insertSignals(stack.gw.deps.db, acct.accountId, signals.slice(i, i + 1000));
+    const q = stack.gw.deps.queues.get(QUEUES.trendDetection);
+    const { startWorkers } = await import("../../apps/worker/src/run-workers.ts");
+    const { createLogger } = await import("@trendgate/logger");
+    await q.add(QUEUES.trendDetection, {}, { jobId: "tick-test" }); // what the job scheduler adds (it also ticks on start)
+    stack.workers.push(startWorkers(stack.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.trendDetection]));
+    const shardJobs = await waitFor(async () => {
+      const done = (await q.getJobs(["completed"])).filter((j) => j.data.account_id === acct.accountId && j.id!.startsWith("tick-test"));
+      return done.length === 3 && done;
+    }, { timeoutMs: 30_000 });
+    expect(shardJobs.map((j) => `${j.data.shard}/${j.data.shards}`).sort()).toEqual(["0/3", "1/3", "2/3"]);
+    // Every topic in exactly one shard (a concurrent tick's shards may have taken the lock: they count the same topics).
+    const topicsPerShard = await Promise.all([0, 1, 2].map(async (index) =>
+      (await stack.gw.deps.db.$pool.query(`SELECT count(*)::int AS n FROM topics WHERE account_id = $1 AND mod(abs(hashtext(id)), 3) = $2`, [acct.accountId, index])).rows[0].n));
+    expect(topicsPerShard.reduce((a: number, b: number) => a + b, 0)).toBe(250);
+    expect(Math.max(...topicsPerShard)).toBeLessThan(250);
+    const events = await eventsOf(stack.gw, acct.accountId);
+    expect(events.map((e) => (e.payload as any).trend_name)).toEqual(["tick topic 7"]);
+  } finally {
+    await stack.close();
+  }
+}, 60_000);

@@ -71,6 +71,7 @@ export const ConfigSchema = z.object({
   DETECTION_INTERVAL_SECONDS: int(1, 86_400).default(60),
   DETECTION_BASELINE_BUCKETS: int(6, 24 * 60).default(168),
   DETECTION_MIN_VOLUME: z.coerce.number().min(0).default(20),
+  DETECTION_SHARD_TOPICS: int(100, 1_000_000).default(2000),
   PUBLIC_BASE_URL: url(["http:", "https:"]).default("http://localhost:3000"),
   WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
   WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),

@@ -25,8 +25,13 @@ export const JOB_PAYLOADS = {
     trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
     body: z.string(),
   }),
-  // A detection pass: every account with recent signals, or one account (on demand).
-  [QUEUES.trendDetection]: z.object({ account_id: z.string().optional() }),
+  // A detection pass. {}: the scheduler's tick (fans out one job per account shard); {account_id}: one account, all
+  // topics, now; {account_id, shard, shards}: the topics of that account whose id hashes to `shard` of `shards`.
+  [QUEUES.trendDetection]: z.object({
+    account_id: z.string().optional(),
+    shard: z.number().int().min(0).optional(),
+    shards: z.number().int().min(1).optional(),
+  }),
   // {} = the scheduler's tick (enqueue due connections); {connection_id} = poll that connection now; with `action`,
   // run that action instead (its input is on the connection's recent actions, found by action_id).
   [QUEUES.socialPoll]: z.object({

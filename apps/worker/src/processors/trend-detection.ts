@@ -6,8 +6,9 @@ const SCHEDULER_ID = "trend-detection-every-interval";
 
 /**
  * Runs trend detection. A BullMQ job scheduler (upserted by every worker that runs this queue; idempotent) creates
- * one job per DETECTION_INTERVAL_SECONDS for the whole fleet, so a pass runs once however many workers there are;
- * each account is additionally guarded by an advisory lock, and event ids are deterministic.
+ * one tick per DETECTION_INTERVAL_SECONDS for the whole fleet; the tick queues one job per shard of
+ * DETECTION_SHARD_TOPICS topics per account, which any worker takes, so a pass is spread over the fleet. Each shard
+ * is guarded by an advisory lock, and event ids are deterministic.
  */
 export const trendDetection: ProcessorFactory = {
   queue: QUEUES.trendDetection,
@@ -27,19 +28,27 @@ export const trendDetection: ProcessorFactory = {
           SCHEDULER_ID, { every: config.DETECTION_INTERVAL_SECONDS * 1000 }, { name: QUEUES.trendDetection, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
       },
       async process(job) {
-        const { account_id } = JOB_PAYLOADS[QUEUES.trendDetection].parse(job.data);
+        const { account_id, shard, shards } = JOB_PAYLOADS[QUEUES.trendDetection].parse(job.data);
         const now = new Date();
-        const since = new Date(now.getTime() - (options.baselineBuckets + 1) * options.bucketSeconds * 1000);
-        const accounts = account_id
-          ? [account_id]
-          : (await db.$pool.query<{ account_id: string }>(`SELECT DISTINCT account_id FROM topics WHERE last_seen_at >= $1`, [since])).rows.map((r) => r.account_id);
-        const totals = { accounts: accounts.length, topics: 0, trends: 0, events: 0 };
-        for (const a of accounts) {
-          const s = await detectAccount({ db, queues }, a, now, options);
-          totals.topics += s.topics; totals.trends += s.trends; totals.events += s.events;
+        if (account_id) {
+          const s = await detectAccount({ db, queues }, account_id, now, options, { index: shard ?? 0, count: shards ?? 1 });
+          if (s.events) logger.info({ account_id, shard, shards, ...s }, "trend detection published events");
+          return s;
         }
-        if (totals.events) logger.info(totals, "trend detection published events");
-        return totals;
+        // The tick: one job per account shard, so a big account's topics are assessed by several workers at once.
+        const since = new Date(now.getTime() - (options.baselineBuckets + 1) * options.bucketSeconds * 1000);
+        const { rows } = await db.$pool.query<{ account_id: string; n: string }>(
+          `SELECT account_id, count(*) AS n FROM topics WHERE last_seen_at >= $1 GROUP BY account_id`, [since]);
+        const jobs = rows.flatMap((r) => {
+          const count = Math.max(1, Math.ceil(Number(r.n) / config.DETECTION_SHARD_TOPICS));
+          return Array.from({ length: count }, (_, index) => ({
+            name: QUEUES.trendDetection,
+            data: { account_id: r.account_id, shard: index, shards: count },
+            opts: { jobId: `${String(job.id).replace(/:/g, "_")}-${r.account_id}-${index}of${count}`, removeOnComplete: 1000, removeOnFail: 1000 },
+          }));
+        });
+        if (jobs.length) await queues.get(QUEUES.trendDetection).addBulk(jobs);
+        return { accounts: rows.length, shards: jobs.length };
       },
     };
   },

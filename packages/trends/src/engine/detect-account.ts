@@ -24,9 +24,10 @@ const eventId = (...parts: (string | number)[]) => `evt_${crypto.createHash("sha
  * - trend.detected: a topic becomes a trend (no trend before, or its previous trend had ended);
  * - trend.severity_changed: an active trend's severity changes;
  * - trend.velocity_changed: an active trend's velocity moved by velocityEventStep since the last event.
- * A trend ends when its topic is back to dormant. Runs of one account are serialised by an advisory lock.
+ * A trend ends when its topic is back to dormant. Runs of one account (or one shard of its topics) are serialised
+ * by an advisory lock.
  */
-export async function detectAccount(deps: { db: Db; queues: Queues }, accountId: string, now: Date, o: EngineOptions) {
+export async function detectAccount(deps: { db: Db; queues: Queues }, accountId: string, now: Date, o: EngineOptions, shard = { index: 0, count: 1 }) {
   const bucketMs = o.bucketSeconds * 1000;
   const assessAt = new Date(Math.floor(now.getTime() / bucketMs) * bucketMs - bucketMs); // last complete bucket
   const from = new Date(assessAt.getTime() - o.baselineBuckets * bucketMs);
@@ -35,9 +36,12 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
   const events: TrendEvent[] = [];
   const stats = { topics: 0, trends: 0, events: 0 };
   await db.$transaction(async (tx) => {
-    const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, `detect:${accountId}`);
-    if (!locked) return; // another worker is on this account right now
-    const topics = await tx.topic.findMany({ where: { accountId, lastSeenAt: { gte: from } }, select: { id: true, name: true, category: true } });
+    const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, `detect:${accountId}:${shard.index}/${shard.count}`);
+    if (!locked) return; // another worker is on this shard right now
+    // A shard is the topics whose id hashes to it: stable across passes, so a topic is always assessed by one shard.
+    const topics = await tx.$queryRawUnsafe<{ id: string; name: string; category: string }[]>(
+      `SELECT id, name, category FROM topics WHERE account_id = $1 AND last_seen_at >= $2 AND ($4 = 1 OR mod(abs(hashtext(id)), $4) = $3)`,
+      accountId, from, shard.index, shard.count);
     if (!topics.length) return;
     const ids = topics.map((t) => t.id);
     const { rows } = await db.$pool.query<{ topic_id: string; bucket_start: Date; count: number; s: number; n: number }>(
