@@ -56,6 +56,7 @@ export const ConfigSchema = z.object({
   OUTBOUND_RESPONSE_MAX_BYTES: int(0, 1024 * 1024).default(16 * 1024),
   CONNECTOR_RESPONSE_MAX_BYTES: int(1024, 64 * 1024 * 1024).default(5 * 1024 * 1024),
 
+  // The default after Svix: attempt 1 at once, then these delays: 8 attempts over about 27.6 hours.
   WEBHOOK_RETRY_SCHEDULE_SECONDS: z
     .string()
     .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, "must be comma-separated seconds, e.g. 5,300,1800")

@@ -119,12 +119,21 @@ export async function loadSubscriptionForSend(db: Db, id: string) {
 }
 export type SendableSubscription = NonNullable<Awaited<ReturnType<typeof loadSubscriptionForSend>>>;
 
-/** Pending deliveries that should have been sent a while ago (their job may have been lost with Redis). */
+/**
+ * Pending deliveries of active subscriptions that should have been sent a while ago (their job may have been lost
+ * with Redis): what the outbox sweeper re-queues, oldest first.
+ */
 export async function findOverdueDeliveries(db: Db, olderThanSeconds: number, limit: number) {
-  return db.$queryRawUnsafe<{ id: string; subscription_id: string; attempts: number }[]>(
-    `SELECT id, subscription_id, attempts FROM webhook_deliveries
-      WHERE status = 'pending' AND next_attempt_at <= now() - $1 * interval '1 second'
-      ORDER BY next_attempt_at LIMIT $2`,
+  return db.$queryRawUnsafe<{ id: string; subscription_id: string; attempts: number; trigger: string; payload: unknown }[]>(
+    `SELECT d.id, d.subscription_id, d.attempts, d.trigger, d.payload FROM webhook_deliveries d
+       JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.status = 'active'
+      WHERE d.status = 'pending' AND d.next_attempt_at <= now() - $1 * interval '1 second'
+      ORDER BY d.next_attempt_at LIMIT $2`,
     olderThanSeconds, limit,
   );
+}
+
+/** Whether a delivery still waits for attempt `attempts + 1` (re-read before re-queueing it; see enqueueDelivery). */
+export async function isDeliveryPending(db: Db, id: string, attempts: number): Promise<boolean> {
+  return (await db.webhookDelivery.count({ where: { id, status: "pending", attempts } })) > 0;
 }

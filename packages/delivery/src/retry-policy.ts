@@ -69,6 +69,3 @@ export function nextRetryDelayMs(schedule: RetrySchedule, attempt: number, retry
   const asked = retryAfterSeconds === null ? 0 : Math.min(retryAfterSeconds, schedule.maxRetryAfterSeconds);
   return Math.round(Math.max(jittered, asked) * 1000);
 }
-
-/** The default schedule, after Svix: 8 attempts over about 27.6 hours. */
-export const DEFAULT_WEBHOOK_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];

@@ -4,7 +4,7 @@ import {
   RotateSecretBody, UpdateWebhookBody, Webhook, WebhookExecution, WebhookIdParam, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
-import { newId, Prisma } from "@trendgate/db";
+import { isDeliveryPending, newId, Prisma } from "@trendgate/db";
 import { BlockedDestinationError, generateSecret } from "@trendgate/delivery";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
@@ -65,7 +65,7 @@ async function requeue(deps: GatewayDeps, where: Prisma.WebhookDeliveryWhereInpu
       body: serializePayload(WebhookPayload.parse(d.payload)),
     }, {
       delayMs: d.nextAttemptAt.getTime() - Date.now(),
-      stillPending: async () => (await deps.db.webhookDelivery.count({ where: { id: d.id, status: "pending", attempts: d.attempts } })) > 0,
+      stillPending: () => isDeliveryPending(deps.db, d.id, d.attempts),
     });
   }
   return rows.length;

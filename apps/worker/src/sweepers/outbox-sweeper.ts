@@ -1,6 +1,6 @@
 import { QUEUES, WebhookPayload, type TrendEvent } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload } from "@trendgate/connector-webhook";
-import { findUndispatchedTrendEvents } from "@trendgate/db";
+import { findOverdueDeliveries, findUndispatchedTrendEvents, isDeliveryPending } from "@trendgate/db";
 import { enqueueTrendEvents } from "@trendgate/trends";
 import type { WorkerDeps } from "../processors/types.ts";
 
@@ -43,14 +43,9 @@ export class OutboxSweeper {
       if (!locked) return { deliveries: 0, events: 0 };
       let deliveries = 0, events = 0;
       if (this.what.deliveries) {
-        const due = await tx.$queryRawUnsafe<{ id: string; subscription_id: string; attempts: number; trigger: string; payload: unknown }[]>(
-          `SELECT d.id, d.subscription_id, d.attempts, d.trigger, d.payload FROM webhook_deliveries d
-             JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.status = 'active'
-            WHERE d.status = 'pending' AND d.next_attempt_at <= now() - $1 * interval '1 second'
-            ORDER BY d.next_attempt_at LIMIT ${BATCH}`, config.SWEEP_GRACE_SECONDS);
-        for (const d of due) {
+        for (const d of await findOverdueDeliveries(tx as never, config.SWEEP_GRACE_SECONDS, BATCH)) {
           const trigger = d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : "trend_event";
-          const stillPending = async () => (await db.webhookDelivery.count({ where: { id: d.id, status: "pending", attempts: d.attempts } })) > 0;
+          const stillPending = () => isDeliveryPending(db, d.id, d.attempts);
           const queued = await enqueueDelivery(queues, { delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1, trigger, body: serializePayload(WebhookPayload.parse(d.payload)) }, { stillPending });
           if (queued) deliveries++;
         }
