@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
+import { ConfigSchema } from "@trendgate/config";
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
 
 if (fs.existsSync(".env")) process.loadEnvFile(".env");
@@ -21,6 +22,10 @@ try {
       const name = values.name?.trim() || fail("--name is required");
       const days = values["expires-in-days"] ? Number(values["expires-in-days"]) : undefined;
       if (days !== undefined && !(days > 0)) fail("--expires-in-days must be a positive number");
+      // A plan the gateway does not know would silently get the free quota: refuse it here.
+      const plans = Object.keys(ConfigSchema.shape.RATE_LIMIT_PLANS.parse(process.env.RATE_LIMIT_PLANS || undefined));
+      if (values.plan !== undefined && !plans.includes(values.plan)) fail(`--plan must be one of ${plans.join(", ")} (RATE_LIMIT_PLANS); got "${values.plan}"`);
+      if (values.plan !== undefined && values.account) fail("--plan applies to a new account; leave out --account");
       let accountId = values.account;
       if (accountId) {
         if (!(await db.account.findUnique({ where: { id: accountId } }))) fail(`No account ${accountId}`);

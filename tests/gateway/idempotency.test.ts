@@ -71,7 +71,56 @@ describe("Idempotency-Key", () => {
   test("records are kept at least 24 hours", async () => {
     const { auth, accountId } = await gw.account();
     await gw.http.post("/api/keys").set(auth).set("Idempotency-Key", "ttl").send({ name: "ttl" });
-    const ttl = await gw.deps.redis.ttl(`${gw.deps.config.QUEUE_PREFIX}:idem:${accountId}:ttl`);
-    expect(ttl).toBeGreaterThan(86_400 - 60);
+    const [row] = await gw.deps.db.$queryRawUnsafe<{ seconds: number }[]>(
+      `SELECT extract(epoch FROM expires_at - now())::float8 AS seconds FROM idempotency_keys WHERE account_id = $1 AND key = 'ttl'`, accountId);
+    expect(row.seconds).toBeGreaterThan(86_400 - 60);
+  });
+
+  test("secrets shown once are not readable at rest: the recorded answer is sealed, and nothing is kept in Redis", async () => {
+    const { auth, accountId } = await gw.account();
+    const created = await gw.http.post("/api/keys").set(auth).set("Idempotency-Key", "secret-1").send({ name: "s" });
+    const hook = await gw.http.post("/api/integrations/webhooks").set(auth).set("Idempotency-Key", "secret-2")
+      .send({ url: "https://hooks.example.com/x", trigger_type: "trend_detected", delivery_mode: "instant_stream", threshold_value: 0, cooldown_seconds: 0 });
+    const rotated = await gw.http.post(`/api/integrations/webhooks/${hook.body.id}/rotate-secret`).set(auth).set("Idempotency-Key", "secret-3").send({});
+    const secrets = [created.body.key, hook.body.secret, rotated.body.secret];
+    expect(secrets.every((x) => typeof x === "string" && x.length > 20)).toBe(true);
+
+    // Redis: no key or value of this gateway's holds any of them.
+    const dump: string[] = [];
+    for (const k of await gw.deps.redis.keys("*")) {
+      dump.push(k);
+      const type = await gw.deps.redis.type(k);
+      if (type === "string") dump.push((await gw.deps.redis.get(k)) ?? "");
+      if (type === "hash") dump.push(JSON.stringify(await gw.deps.redis.hgetall(k)));
+    }
+    for (const secret of secrets) expect(dump.join("\n")).not.toContain(secret);
+    // Postgres: the records exist, sealed.
+    const rows = await gw.deps.db.idempotencyKey.findMany({ where: { accountId } });
+    expect(rows).toHaveLength(3);
+    const stored = JSON.stringify(rows);
+    for (const secret of secrets) expect(stored).not.toContain(secret);
+    expect(rows.every((r) => r.responseSealed?.startsWith("v1."))).toBe(true);
+    // The replay still gives the caller the answer it did not receive.
+    const replay = await gw.http.post("/api/keys").set(auth).set("Idempotency-Key", "secret-1").send({ name: "s" });
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.body.key).toBe(created.body.key);
+  });
+
+  test("a request whose lock ran out (its gateway died before committing) frees the key for the retry", async () => {
+    const short = await startGateway({ IDEMPOTENCY_LOCK_SECONDS: "1" });
+    try {
+      const { auth, accountId } = await short.account();
+      const body = '{"name":"after-crash"}';
+      const fp = (await import("../../apps/gateway/src/http/idempotency.ts")).IdempotencyStore.fingerprint("POST", "/api/keys", Buffer.from(body));
+      await short.deps.idempotency.begin(accountId, "crashed", fp); // the dead request's claim, never completed
+      const during = await short.http.post("/api/keys").set(auth).set("Idempotency-Key", "crashed").set("Content-Type", "application/json").send(body);
+      expect(during.status).toBe(409);
+      await new Promise((r) => setTimeout(r, 1200));
+      const after = await short.http.post("/api/keys").set(auth).set("Idempotency-Key", "crashed").set("Content-Type", "application/json").send(body);
+      expect(after.status).toBe(201);
+      expect(await short.deps.db.apiKey.count({ where: { accountId, name: "after-crash" } })).toBe(1);
+    } finally {
+      await short.close();
+    }
   });
 });

@@ -6,7 +6,7 @@ import { Authenticator } from "./http/auth.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
 import { observe } from "./http/observe.ts";
 import { problemHandler } from "./http/problem.ts";
-import { RateLimits } from "./http/rate-limit.ts";
+import { AuthFailureLimiter, RateLimits } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
 import { adminAuth, mountRoutes } from "./http/router.ts";
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts";
@@ -35,13 +35,15 @@ export async function createGateway(base: Deps): Promise<Gateway> {
     channel: `${config.QUEUE_PREFIX}:auth:invalidate`,
     redisUrl: config.REDIS_URL,
     logger: base.logger,
+    failures: new AuthFailureLimiter(base.redis, config.QUEUE_PREFIX, config.AUTH_FAILURES_PER_MINUTE),
   });
   await authenticator.start();
+  const secrets = new SecretBox(config.ENCRYPTION_KEY);
   const deps: GatewayDeps = {
     ...base,
     authenticator,
-    idempotency: new IdempotencyStore(base.redis, config.QUEUE_PREFIX, config.IDEMPOTENCY_TTL_SECONDS),
-    secrets: new SecretBox(config.ENCRYPTION_KEY),
+    secrets,
+    idempotency: new IdempotencyStore(base.db, secrets, config.IDEMPOTENCY_TTL_SECONDS, config.IDEMPOTENCY_LOCK_SECONDS, base.logger),
     guard: new OutboundGuard(config.OUTBOUND_ALLOWLIST),
     rateLimits: new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX),
   };
@@ -49,6 +51,7 @@ export async function createGateway(base: Deps): Promise<Gateway> {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.set("trust proxy", config.TRUST_PROXY); // req.ip: the client's address behind your load balancer
   app.use(requestId);
   app.use(observe(base.metrics, base.logger));
   mountRoutes(app, allRoutes, deps, { auth: authenticator, rateLimits: deps.rateLimits });
@@ -57,5 +60,6 @@ export async function createGateway(base: Deps): Promise<Gateway> {
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });
   app.use(problemHandler(base.logger));
 
-  return { app, deps, stop: () => authenticator.stop() };
+  deps.idempotency.start();
+  return { app, deps, stop: async () => { deps.idempotency.stop(); await authenticator.stop(); } };
 }

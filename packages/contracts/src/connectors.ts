@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { documentedEnum, Timestamp } from "./common.ts";
+import { documentedEnum, Id, OutboundUrl, storableText, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 
 // Social and search connectors (X, Reddit, YouTube, Google Trends): request and response bodies of
@@ -17,12 +17,10 @@ export const SOCIAL_CONNECTION_STATUSES = {
 } as const;
 export const SocialConnectionStatusEnum = documentedEnum(SOCIAL_CONNECTION_STATUSES);
 
-const secret = z.string().trim().min(1).max(4096);
-const ProviderUrl = z
-  .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
-  .max(2048)
+const secret = text({ min: 1, max: 4096, trim: true });
+const ProviderUrl = OutboundUrl
   .meta({ description: "Overrides the provider's default API address (for proxies and tests)" });
-const Term = z.string().trim().min(1).max(200);
+const Term = text({ min: 1, max: 200, trim: true });
 const terms = (min: number) =>
   z.array(Term).min(min).max(50).transform((t) => [...new Set(t)]).meta({ description: "Terms (search queries) to track; each becomes a topic of the produced signals" });
 const category = CategoryPath.optional().meta({ description: "Category of the produced signals (default `social/<provider>`)" });
@@ -44,14 +42,14 @@ export const XConnectionBody = z
   .strict()
   .meta({ id: "XConnectionBody" });
 
-export const SubredditName = z.string().regex(/^[A-Za-z0-9_]{2,21}$/, "a subreddit name: 2-21 letters, digits or _");
+export const SubredditName = z.string().check(storableText).regex(/^[A-Za-z0-9_]{2,21}$/, "a subreddit name: 2-21 letters, digits or _");
 export const RedditConnectionBody = z
   .object({
     credentials: z.object({ client_id: secret, client_secret: secret }).strict().meta({ description: "An OAuth app's id and secret: app-only (client credentials) tokens for reads" }),
     terms: terms(1),
     options: z.object({
       subreddits: z.array(SubredditName).min(1).max(20).meta({ description: "Subreddits searched for each term" }),
-      user_agent: z.string().trim().min(10).max(300).meta({ description: "Reddit throttles generic agents: `<platform>:<app id>:<version> (by /u/<user>)`" }),
+      user_agent: text({ min: 10, max: 300, trim: true }).meta({ description: "Reddit throttles generic agents: `<platform>:<app id>:<version> (by /u/<user>)`" }),
       category,
       max_pages: z.number().int().min(1).max(10).default(2),
     }).strict(),
@@ -68,7 +66,7 @@ export const YouTubeConnectionBody = z
     options: z.object({
       category,
       published_within_days: z.number().int().min(1).max(30).default(2).meta({ description: "Only videos published this recently are followed" }),
-      region_code: z.string().regex(/^[A-Z]{2}$/).optional(),
+      region_code: z.string().check(storableText).regex(/^[A-Z]{2}$/).optional(),
     }).strict().default({ published_within_days: 2 }),
     base_url: ProviderUrl.nullable().optional(),
   })
@@ -81,7 +79,7 @@ export const GoogleTrendsConnectionBody = z
     terms: terms(0).default([]),
     options: z.object({
       category,
-      geo: z.object({ type: z.string().min(1).max(40), code: z.string().min(1).max(20) }).strict().optional(),
+      geo: z.object({ type: text({ min: 1, max: 40 }), code: text({ min: 1, max: 20 }) }).strict().optional(),
       recent_days: z.number().int().min(1).max(90).default(7),
       baseline_days: z.number().int().min(3).max(365).default(28),
     }).strict().default({ recent_days: 7, baseline_days: 28 }),
@@ -146,13 +144,13 @@ export const SocialConnectionStatus = z
 // Response routing on X: draft a reply, then a person approves (queued, posted by a worker) or rejects it.
 export const XReplyDraftBody = z
   .object({
-    in_reply_to_id: z.string().regex(/^\d{1,19}$/, "an X post id (digits)"),
-    text: z.string().trim().min(1).max(280),
+    in_reply_to_id: z.string().check(storableText).regex(/^\d{1,19}$/, "an X post id (digits)"),
+    text: text({ min: 1, max: 280, trim: true }),
   })
   .strict()
   .meta({ id: "XReplyDraft", description: "Draft a reply: stored awaiting approval, not posted" });
 export const XReplyDecisionBody = z
-  .object({ draft_id: z.string().min(1).max(64), decision: z.enum(["approve", "reject"]) })
+  .object({ draft_id: Id, decision: z.enum(["approve", "reject"]) })
   .strict()
   .meta({ id: "XReplyDecision", description: "Approve (queue for posting) or reject a draft" });
 export const XReplyBody = z.union([XReplyDraftBody, XReplyDecisionBody]).meta({ id: "XReplyBody" });

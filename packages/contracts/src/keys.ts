@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { Timestamp } from "./common.ts";
+import { futureInstant, text, Timestamp } from "./common.ts";
 
 export const CreateApiKeyBody = z
   .object({
-    name: z.string().trim().min(1).max(100),
-    expires_at: Timestamp.optional().meta({ description: "Optional expiry; after it the key answers 401" }),
+    name: text({ min: 1, max: 100, trim: true }),
+    expires_at: futureInstant.optional().meta({ description: "Optional expiry, in the future; after it the key answers 401" }),
   })
   .strict()
   .meta({ id: "CreateApiKeyBody" });

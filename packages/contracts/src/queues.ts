@@ -14,7 +14,10 @@ export const QUEUES = {
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 export const JOB_PAYLOADS = {
-  [QUEUES.signals]: z.object({ account_id: z.string(), batch_id: z.string(), signals: z.array(Signal) }),
+  [QUEUES.signals]: z.object({
+    account_id: z.string(), batch_id: z.string(), signals: z.array(Signal),
+    indexes: z.array(z.number().int().min(0)).optional().meta({ description: "Each signal's position in the request (for rejection events)" }),
+  }),
   // A batch of events as published together (not secret); the rows in trend_events are the durable copies.
   [QUEUES.trendEvents]: z.object({ events: z.array(TrendEvent).min(1) }),
   // Ids and the (non-secret) body; the worker loads the subscription and its secret from Postgres.

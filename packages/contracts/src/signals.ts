@@ -1,24 +1,27 @@
 import { z } from "zod";
-import { Timestamp } from "./common.ts";
+import { pastInstant, storableText, text } from "./common.ts";
 
 export const SIGNAL_BATCH_MAX = 1000;
+/** Clock skew allowed on `observed_at`: an observation further in the future is refused. */
+export const SIGNAL_MAX_FUTURE_SECONDS = 3600;
 
 export const CategoryPath = z
   .string()
+  .check(storableText)
   .regex(/^[a-z0-9][a-z0-9_-]*(\/[a-z0-9][a-z0-9_-]*)*$/, "lower-case path segments separated by '/', e.g. tech/ai")
   .max(200)
   .meta({ example: "tech/ai" });
 
 export const Signal = z
   .object({
-    id: z.string().min(1).max(200).meta({ description: "Caller's id for the signal; a repeat is ignored" }),
-    source: z.string().min(1).max(50).meta({ example: "x" }),
-    topic: z.string().trim().min(1).max(200),
+    id: text({ min: 1, max: 200 }).meta({ description: "Caller's id for the signal; a repeat is ignored" }),
+    source: text({ min: 1, max: 50 }).meta({ example: "x" }),
+    topic: text({ min: 1, max: 200, trim: true }),
     category: CategoryPath,
     count: z.number().int().min(0).max(1_000_000_000).meta({ description: "Mentions or engagement in the observation" }),
     sentiment: z.number().min(-1).max(1).optional(),
-    observed_at: Timestamp,
-    link: z.url({ protocol: /^https?$/ }).max(2000).optional(),
+    observed_at: pastInstant(SIGNAL_MAX_FUTURE_SECONDS).meta({ description: `When it was observed (ISO 8601, UTC; 1970 to at most ${SIGNAL_MAX_FUTURE_SECONDS / 3600} h ahead of the server clock)` }),
+    link: text({ max: 2000 }).pipe(z.url({ protocol: /^https?$/ })).optional(),
   })
   .strict()
   .meta({ id: "Signal" });
@@ -33,6 +36,8 @@ export const IngestSignalsResponse = z
     batch_id: z.string(),
     accepted: z.number().int(),
     rejected: z.number().int(),
+    duplicates: z.number().int().meta({ description: "Items repeating a (source, id) earlier in this batch: stored once, not counted in accepted" }),
+    rejections_truncated: z.boolean().meta({ description: "true when `rejected` exceeds the rejections listed (at most the first 100 are listed)" }),
     rejections: z.array(
       z.object({ index: z.number().int(), id: z.string().nullable(), errors: z.array(z.object({ path: z.string(), message: z.string() })) }),
     ),

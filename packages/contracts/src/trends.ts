@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { Timestamp } from "./common.ts";
+import { decimalInt, storableText, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 import { SEVERITIES } from "./trend-events.ts";
 
 export const STAGES = ["emerging", "rising", "peaking", "cooling", "dormant"] as const;
 
 const csvEnum = <T extends string>(values: readonly T[]) =>
-  z.string().transform((s, ctx) => {
+  z.string().check(storableText).transform((s, ctx) => {
     const parts = s.split(",").map((x) => x.trim()).filter(Boolean);
     const bad = parts.filter((p) => !values.includes(p as T));
     if (bad.length) ctx.addIssue({ code: "custom", message: `unknown value(s) ${bad.join(", ")}; use ${values.join(", ")}` });
@@ -21,8 +21,8 @@ export const TrendsQuery = z.object({
   since: Timestamp.optional().meta({ description: "Only trends assessed at or after this time" }),
   until: Timestamp.optional().meta({ description: "Only trends detected at or before this time" }),
   sort: z.enum(["recent", "velocity"]).default("recent").meta({ description: "`recent`: newest first; `velocity`: fastest first" }),
-  limit: z.coerce.number().int().min(1).max(200).default(50).meta({ description: "Page size (default 50, maximum 200)" }),
-  cursor: z.string().max(200).optional().meta({ description: "`next_cursor` of the previous page (same sort)" }),
+  limit: decimalInt(1, 200).optional().transform((v) => v ?? 50).meta({ description: "Page size (default 50, maximum 200)" }),
+  cursor: text({ max: 200 }).optional().meta({ description: "`next_cursor` of the previous page (same sort)" }),
 });
 
 export const Trend = z

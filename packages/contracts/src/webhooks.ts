@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { documentedEnum, pageQuery, Timestamp } from "./common.ts";
+import { documentedEnum, Id, OutboundUrl, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 
 // What fires a subscription. threshold_value is compared against a different number for each trigger.
@@ -19,11 +19,7 @@ export const DeliveryMode = documentedEnum(DELIVERY_MODES);
 export const MAX_THRESHOLD = 1_000_000;
 export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
 
-export const WebhookUrl = z
-  .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
-  .max(2048)
-  .refine((u) => { try { const p = new URL(u); return !p.username && !p.password; } catch { return true; /* reported by z.url */ } }, "must not contain credentials (user:password@)")
-  .meta({ example: "https://hooks.example.com/trendgate" });
+export const WebhookUrl = OutboundUrl;
 
 const subscriptionFields = {
   url: WebhookUrl,
@@ -32,7 +28,7 @@ const subscriptionFields = {
   threshold_value: z.number().min(0).max(MAX_THRESHOLD).meta({ description: `Level at which the trigger fires (0 to ${MAX_THRESHOLD})` }),
   cooldown_seconds: z.number().int().min(0).max(MAX_COOLDOWN_SECONDS).meta({ description: `Minimum seconds between deliveries (0 to ${MAX_COOLDOWN_SECONDS}, 7 days)` }),
   category: CategoryPath.nullable().optional().meta({ description: "Only trends in this category or its sub-categories (e.g. `tech` matches `tech/ai`); null = all" }),
-  description: z.string().max(500).nullable().optional(),
+  description: text({ max: 500 }).nullable().optional(),
 };
 
 export const CreateWebhookBody = z.object(subscriptionFields).strict().meta({ id: "CreateWebhookBody" });
@@ -117,8 +113,8 @@ export const WebhookExecution = z
 export type WebhookExecution = z.infer<typeof WebhookExecution>;
 
 export const ExecutionsQuery = pageQuery({ limit: 20, max: 100 });
-export const WebhookIdParam = z.object({ webhook_id: z.string().min(1).max(64) });
-export const ExecutionIdParam = WebhookIdParam.extend({ execution_id: z.string().min(1).max(64) });
+export const WebhookIdParam = z.object({ webhook_id: Id });
+export const ExecutionIdParam = WebhookIdParam.extend({ execution_id: Id });
 
 /** The body of every delivery: exactly the fields of spec section 6. */
 export const WebhookPayload = z

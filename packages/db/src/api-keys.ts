@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { Db } from "./client.ts";
+import type { Db, Tx } from "./client.ts";
 import { newId } from "./ids.ts";
 
 // Key format: tg_<prefix>_<secret>. The prefix (12 base32 chars) is stored in clear and indexed for lookup; the
@@ -32,7 +32,7 @@ function base32(buf: Buffer): string {
 
 export type ApiKeyRow = Awaited<ReturnType<Db["apiKey"]["findUniqueOrThrow"]>>;
 
-export async function createApiKey(db: Db, accountId: string, name: string, expiresAt?: Date | null) {
+export async function createApiKey(db: Db | Tx, accountId: string, name: string, expiresAt?: Date | null) {
   const { key, prefix } = generateKey();
   const row = await db.apiKey.create({
     data: { id: newId("key"), accountId, name, prefix, secretHash: hashKey(key), expiresAt: expiresAt ?? null },
@@ -53,21 +53,19 @@ export async function findKeyByValue(db: Db, key: string) {
 export const isKeyUsable = (row: Pick<ApiKeyRow, "revokedAt" | "expiresAt">, now = new Date()) =>
   !row.revokedAt && (!row.expiresAt || row.expiresAt > now);
 
-/** Rotation: a new key with the same name; the old one stays valid for the grace period, then expires. */
-export async function rotateApiKey(db: Db, accountId: string, id: string, graceSeconds: number) {
-  return db.$transaction(async (tx) => {
-    const old = await tx.apiKey.findFirst({ where: { id, accountId, revokedAt: null } });
-    if (!old || !isKeyUsable(old)) return null;
-    const { key, prefix } = generateKey();
-    const row = await tx.apiKey.create({
-      data: { id: newId("key"), accountId, name: old.name, prefix, secretHash: hashKey(key), expiresAt: old.expiresAt },
-    });
-    const graceEnd = new Date(Date.now() + graceSeconds * 1000);
-    const expiresAt = old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd;
-    const updated = await tx.apiKey.update({
-      where: { id: old.id },
-      data: graceSeconds === 0 ? { revokedAt: new Date(), rotatedToId: row.id } : { expiresAt, rotatedToId: row.id },
-    });
-    return { row, key, old: updated };
+/** Rotation: a new key with the same name; the old one stays valid for the grace period, then expires. Run it in a transaction. */
+export async function rotateApiKey(tx: Tx, accountId: string, id: string, graceSeconds: number) {
+  const old = await tx.apiKey.findFirst({ where: { id, accountId, revokedAt: null } });
+  if (!old || !isKeyUsable(old)) return null;
+  const { key, prefix } = generateKey();
+  const row = await tx.apiKey.create({
+    data: { id: newId("key"), accountId, name: old.name, prefix, secretHash: hashKey(key), expiresAt: old.expiresAt },
   });
+  const graceEnd = new Date(Date.now() + graceSeconds * 1000);
+  const expiresAt = old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd;
+  const updated = await tx.apiKey.update({
+    where: { id: old.id },
+    data: graceSeconds === 0 ? { revokedAt: new Date(), rotatedToId: row.id } : { expiresAt, rotatedToId: row.id },
+  });
+  return { row, key, old: updated };
 }

@@ -1,6 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { PrismaClient } from "./generated/client.ts";
+import { PrismaClient, type Prisma } from "./generated/client.ts";
 
 /**
  * Prisma (schema, migrations, most queries) on the pg driver adapter, plus `$pool`: the same pg pool Prisma uses,
@@ -8,6 +8,9 @@ import { PrismaClient } from "./generated/client.ts";
  * 2-3x the statement itself (measured: 6-11 ms vs 4.5 ms for a 50-row attempt batch).
  */
 export type Db = PrismaClient & { $pool: pg.Pool };
+
+/** The client inside `db.$transaction(async (tx) => ...)`: what functions that may run in a caller's transaction take. */
+export type Tx = Prisma.TransactionClient;
 
 export function createDb(url: string, opts: { poolSize?: number } = {}): Db {
   const pool = new pg.Pool({

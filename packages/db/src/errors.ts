@@ -12,3 +12,16 @@ export function isDbUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Postgres data exceptions (SQLSTATE class 22: a value out of range, text it cannot store) raised by a value from
+ * outside. Request schemas should refuse these first; this is the net under them, so they answer 422, never 500.
+ */
+export function isDbDataError(err: unknown): boolean {
+  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
+    const code = String(e.code ?? e.originalCode ?? e.meta?.code ?? "");
+    if (/^22[0-9A-Z]{3}$/.test(code)) return true;
+    if (e.name === "DriverAdapterError" && /^22/.test(String(e.cause?.originalCode ?? e.cause?.code ?? ""))) return true;
+  }
+  return false;
+}

@@ -10,7 +10,7 @@ import ipaddr from "ipaddr.js";
  */
 export class BlockedDestinationError extends Error {
   readonly code = "ERR_BLOCKED_DESTINATION";
-  constructor(host: string, address: string, range: string) {
+  constructor(host: string, address: string, readonly range: string) {
     super(`${host} resolves to ${address} (${range}), which is not a public address; add it to OUTBOUND_ALLOWLIST to allow it`);
   }
 }

@@ -4,6 +4,7 @@ import { findKeyByValue, hashKey, isKeyUsable, parseKey, type ApiKeyRow, type Db
 import type { Logger } from "@trendgate/logger";
 import { createRedis } from "@trendgate/queues";
 import { ApiError } from "./api-error.ts";
+import type { AuthFailureLimiter } from "./rate-limit.ts";
 import type { AuthContext } from "./route.ts";
 
 type CachedKey = { row: ApiKeyRow & { account: { plan: string } }; fetchedAt: number };
@@ -23,7 +24,7 @@ export class Authenticator {
   constructor(
     private readonly db: Db,
     private readonly redis: Redis,
-    private readonly opts: { cacheMs: number; channel: string; redisUrl: string; logger: Logger },
+    private readonly opts: { cacheMs: number; channel: string; redisUrl: string; logger: Logger; failures?: AuthFailureLimiter },
   ) {}
 
   async start() {
@@ -51,6 +52,29 @@ export class Authenticator {
   private dropCached(prefix: string) {
     this.cache.delete(prefix);
     for (const l of this.invalidationListeners) l(prefix);
+  }
+
+  /**
+   * authenticate() for a request from `address`: a key verified recently by this process passes at once; anything
+   * else first checks the address is not over its failed-authentication limit, and every failure counts against it.
+   */
+  async authenticateFrom(header: string | undefined, address: string): Promise<AuthContext> {
+    const failures = this.opts.failures;
+    if (!failures || this.isCachedValid(header)) return this.authenticate(header);
+    await failures.assertAllowed(address);
+    try {
+      return await this.authenticate(header);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "unauthorized") await failures.recordFailure(address);
+      throw err;
+    }
+  }
+
+  private isCachedValid(header: string | undefined): boolean {
+    const key = header && /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+    const parsed = key ? parseKey(key) : null;
+    const hit = parsed && this.cache.get(parsed.prefix);
+    return !!hit && Date.now() - hit.fetchedAt <= this.opts.cacheMs && hit.row.secretHash === hashKey(key!);
   }
 
   async authenticate(header: string | undefined): Promise<AuthContext> {
@@ -85,7 +109,7 @@ export class Authenticator {
 
   middleware() {
     return async (req: Request, _res: Response, next: NextFunction) => {
-      req.auth = await this.authenticate(req.get("authorization"));
+      req.auth = await this.authenticateFrom(req.get("authorization"), req.ip ?? req.socket.remoteAddress ?? "unknown");
       next();
     };
   }

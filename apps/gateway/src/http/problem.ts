@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { ERROR_CODES, problemType, type Problem } from "@trendgate/contracts";
-import { isDbUnavailable } from "@trendgate/db";
+import { isDbDataError, isDbUnavailable } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import { ApiError } from "./api-error.ts";
 
@@ -18,6 +18,12 @@ export function toApiError(err: any): ApiError {
     case "encoding.unsupported":
     case "charset.unsupported": return new ApiError("unsupported_media_type", err.message);
   }
+  // Express decodes path parameters before any handler runs; a malformed %-sequence throws there.
+  if (err instanceof URIError || (err?.status === 400 && /decode param/i.test(String(err?.message))))
+    return new ApiError("bad_request", "The request path has malformed percent-encoding (e.g. %ff or a lone %)");
+  // Body-parser's other client errors (aborted upload, bad length, unsupported encoding of the stream).
+  if (typeof err?.type === "string" && err.status >= 400 && err.status < 500) return new ApiError("bad_request", String(err.message));
+  if (isDbDataError(err)) return new ApiError("validation_failed", "A value in the request cannot be stored (out of range or not valid text)");
   if (isRedisUnavailable(err)) return new ApiError("service_unavailable", "The queue store (Redis) is unavailable", { headers: { "Retry-After": "5" } });
   if (isDbUnavailable(err)) return new ApiError("service_unavailable", "The database is unavailable", { headers: { "Retry-After": "5" } });
   return new ApiError("internal_error", "An unexpected error occurred; it has been logged with the request id");
@@ -43,6 +49,8 @@ export function problemHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = toApiError(err);
     if (e.status >= 500) logger.error({ err, request_id: req.id, path: req.path }, "request failed");
+    // A data error means a request schema let through a value the database refused: a contract to tighten.
+    else if (e.code === "validation_failed" && !(err instanceof ApiError)) logger.warn({ err: String(err), request_id: req.id, path: req.path }, "database refused a validated value");
     if (res.headersSent) return res.end();
     sendProblem(req, res, e);
   };

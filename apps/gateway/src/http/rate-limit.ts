@@ -52,3 +52,30 @@ export class RateLimits {
     };
   }
 }
+
+/**
+ * Failed authentications per client address (brute force, credential stuffing), counted in Redis so every gateway
+ * instance shares the count. Over AUTH_FAILURES_PER_MINUTE, the address gets 429 with Retry-After, and its keys are
+ * not even looked at, until the minute is over. Requests with a key this process verified recently skip the check
+ * (see Authenticator), so legitimate traffic pays nothing for it.
+ */
+export class AuthFailureLimiter {
+  private readonly limiter: RateLimiterRedis;
+
+  constructor(redis: Redis, prefix: string, private readonly perMinute: number) {
+    this.limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:authfail`, points: perMinute, duration: 60 });
+  }
+
+  async assertAllowed(address: string) {
+    const r = await this.limiter.get(address);
+    if (r && r.consumedPoints >= this.perMinute) {
+      throw new ApiError("rate_limited", `Too many failed authentications from this address (more than ${this.perMinute} a minute); retry later`, {
+        headers: { "Retry-After": String(Math.max(1, Math.ceil(r.msBeforeNext / 1000))) },
+      });
+    }
+  }
+
+  async recordFailure(address: string) {
+    await this.limiter.consume(address).catch((e) => { if (!(e instanceof RateLimiterRes)) throw e; });
+  }
+}

@@ -1,5 +1,6 @@
 import type { Request, Response } from "express";
 import type { z } from "zod";
+import type { Tx } from "@trendgate/db";
 import type { GatewayDeps } from "../app.ts";
 
 export type AuthKind = "apiKey" | "admin" | "public";
@@ -26,6 +27,15 @@ export interface HandlerContext<B, Q, P> {
   deps: GatewayDeps;
   req: Request;
   res: Response;
+  /**
+   * Runs `work` in one database transaction and returns its reply. With an Idempotency-Key, the key's answer is
+   * recorded in the same transaction, so a crash after the commit replays this reply instead of running twice.
+   * Call it at most once per request, for the writes that create or change things; queue jobs after it returns
+   * (the outbox sweeper re-queues what a crash left unqueued).
+   */
+  atomically(work: (tx: Tx) => Promise<Reply>): Promise<Reply>;
+  /** The request's Idempotency-Key, when it sent one (e.g. to derive a job id, so a replayed enqueue is a no-op). */
+  idempotencyKey?: string;
 }
 
 /**

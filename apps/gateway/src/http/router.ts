@@ -7,6 +7,7 @@ import { toApiError } from "./problem.ts";
 import type { RateLimits } from "./rate-limit.ts";
 import { expressPath, type Reply, type RouteDef } from "./route.ts";
 import { validateRequest } from "./validate.ts";
+import type { Tx } from "@trendgate/db";
 import type { GatewayDeps } from "../app.ts";
 
 const BODY_METHODS = new Set(["post", "put", "patch"]);
@@ -41,7 +42,8 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
 
 function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
   return async (req, res) => {
-    const base = { deps, req, res, auth: req.auth! };
+    const plain = (work: (tx: Tx) => Promise<Reply>) => deps.db.$transaction(work);
+    const base = { deps, req, res, auth: req.auth!, atomically: plain };
     if (route.raw) { await route.handler({ ...base, body: undefined, query: undefined, params: undefined }); return; }
 
     const [params, query, body] = validateRequest([
@@ -49,26 +51,33 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
       { location: "query", schema: route.query, value: req.query },
       { location: "body", schema: route.body, value: req.body },
     ]);
-    const ctx = { ...base, params, query, body };
     const idemKey = route.idempotent ? IdempotencyStore.checkHeader(req.get("idempotency-key")) : undefined;
-    if (!idemKey) return send(res, (await route.handler(ctx)) ?? { status: 204 });
+    if (!idemKey) return send(res, (await route.handler({ ...base, params, query, body })) ?? { status: 204 });
 
     const accountId = req.auth!.accountId;
-    const fp = IdempotencyStore.fingerprint(req.method, req.originalUrl, req.rawBody);
-    const begun = await deps.idempotency.begin(accountId, idemKey, fp);
+    const begun = await deps.idempotency.begin(accountId, idemKey, IdempotencyStore.fingerprint(req.method, req.originalUrl, req.rawBody));
     if ("replay" in begun) {
       res.setHeader("Idempotent-Replayed", "true");
       return send(res, begun.replay);
     }
+    const { token } = begun;
+    let recorded = false;
+    const atomically = (work: (tx: Tx) => Promise<Reply>) => deps.db.$transaction(async (tx) => {
+      const reply = await work(tx);
+      if (!(await deps.idempotency.complete(tx, accountId, idemKey, token, reply)))
+        throw new ApiError("idempotency_request_in_progress", "This request outlived its Idempotency-Key lock and another request took the key over; nothing was changed", { headers: { "Retry-After": "1" } });
+      recorded = true;
+      return reply;
+    });
     let reply: Reply;
     try {
-      reply = (await route.handler(ctx)) ?? { status: 204 };
+      reply = (await route.handler({ ...base, params, query, body, atomically, idempotencyKey: idemKey })) ?? { status: 204 };
     } catch (err) {
-      // Nothing was committed for a failed request: free the key so the caller's retry runs again.
-      await deps.idempotency.release(accountId, idemKey);
+      // Nothing was committed for a failed request (unless its transaction recorded the key): free the key.
+      if (!recorded) await deps.idempotency.release(accountId, idemKey, token);
       throw err;
     }
-    await deps.idempotency.complete(accountId, idemKey, fp, reply).catch((err) =>
+    if (!recorded) await deps.idempotency.complete(deps.db, accountId, idemKey, token, reply).catch((err) =>
       deps.logger.warn({ err: String(err), request_id: req.id }, "idempotency record not saved"));
     send(res, reply);
   };

@@ -24,9 +24,11 @@ export const keyRoutes = [
     summary: "Create an API key for the caller's account (the key is shown once)",
     body: CreateApiKeyBody,
     responses: { 201: { description: "Created; `key` is not retrievable later", schema: ApiKeyWithSecret } },
-    async handler({ deps, auth, body }) {
-      const { row, key } = await createApiKey(deps.db, auth.accountId, body.name, body.expires_at ? new Date(body.expires_at) : null);
-      return { status: 201, body: { ...toApiKey(row), key }, headers: { Location: `/api/keys/${row.id}` } };
+    async handler({ auth, body, atomically }) {
+      return atomically(async (tx) => {
+        const { row, key } = await createApiKey(tx, auth.accountId, body.name, body.expires_at ? new Date(body.expires_at) : null);
+        return { status: 201, body: { ...toApiKey(row), key }, headers: { Location: `/api/keys/${row.id}` } };
+      });
     },
   }),
   defineRoute({
@@ -66,11 +68,16 @@ export const keyRoutes = [
     summary: "Rotate a key: returns a new key; the old one keeps working for the grace period you choose",
     params: IdParam, body: RotateApiKeyBody.optional().transform((b) => b ?? RotateApiKeyBody.parse({})),
     responses: { 201: { description: "The new key (shown once) and the old key's new expiry", schema: RotateResponse } },
-    async handler({ deps, auth, params, body }) {
-      const r = await rotateApiKey(deps.db, auth.accountId, params.id, body.grace_period_seconds);
-      if (!r) throw notFound("Active API key");
-      await deps.authenticator.invalidate(r.old.prefix);
-      return { status: 201, body: { ...toApiKey(r.row), key: r.key, previous_key: toApiKey(r.old) }, headers: { Location: `/api/keys/${r.row.id}` } };
+    async handler({ deps, auth, params, body, atomically }) {
+      let oldPrefix = "";
+      const reply = await atomically(async (tx) => {
+        const r = await rotateApiKey(tx, auth.accountId, params.id, body.grace_period_seconds);
+        if (!r) throw notFound("Active API key");
+        oldPrefix = r.old.prefix;
+        return { status: 201, body: { ...toApiKey(r.row), key: r.key, previous_key: toApiKey(r.old) }, headers: { Location: `/api/keys/${r.row.id}` } };
+      });
+      await deps.authenticator.invalidate(oldPrefix);
+      return reply;
     },
   }),
 ];

@@ -3,7 +3,7 @@ import {
   XConnectionBody, XReplyBody, YouTubeConnectionBody, QUEUES, type SocialProvider,
 } from "@trendgate/contracts";
 import { newId, Prisma } from "@trendgate/db";
-import { BlockedDestinationError } from "@trendgate/delivery";
+import { assertPublicDestination } from "../http/outbound-url.ts";
 import type { z } from "zod";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../http/route.ts";
@@ -42,15 +42,6 @@ async function findOwn(deps: GatewayDeps, accountId: string, provider: SocialPro
   return row;
 }
 
-function checkDestination(deps: GatewayDeps, url: string | null | undefined, field: string) {
-  if (!url) return;
-  try {
-    deps.guard.checkUrl(new URL(url));
-  } catch (e) {
-    if (!(e instanceof BlockedDestinationError)) throw e;
-    throw new ApiError("validation_failed", e.message, { errors: [{ location: "body", path: field, message: e.message, code: "blocked_destination" }] });
-  }
-}
 
 /**
  * Stores an action on the connection (newest first, the last MAX_ACTIONS kept) and, unless it awaits approval,
@@ -110,8 +101,8 @@ function connectionRoutes<B extends z.ZodType>(provider: SocialProvider, body: B
       responses: { 200: { description: "The connection (without its credentials)", schema: SocialConnection } },
       async handler({ deps, auth, body }) {
         const b = body as { credentials: Record<string, unknown>; terms: string[]; options: Record<string, unknown>; base_url?: string | null; auth_base_url?: string | null };
-        checkDestination(deps, b.base_url, "base_url");
-        checkDestination(deps, b.auth_base_url, "auth_base_url");
+        assertPublicDestination(deps.guard, b.base_url, "base_url");
+        assertPublicDestination(deps.guard, b.auth_base_url, "auth_base_url");
         const options = { ...b.options, ...(b.auth_base_url ? { auth_base_url: b.auth_base_url } : {}) };
         const fields = {
           status: "active", terms: b.terms, options: options as Prisma.InputJsonValue, credentialsCiphertext: deps.secrets.seal(JSON.stringify(b.credentials)),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Recommendation, Trend, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
+import { Id, ID_PATTERN, Recommendation, Timestamp, Trend, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
 import type { Prisma } from "@trendgate/db";
 import { nextStepsOf, summaryOf } from "@trendgate/trends";
 import { ApiError, notFound } from "../http/api-error.ts";
@@ -26,8 +26,9 @@ function decodeCursor(cursor: string, sort: "recent" | "velocity"): Prisma.Trend
   try {
     const [v, id] = JSON.parse(Buffer.from(cursor, "base64url").toString()) as [string | number, string];
     const key = SORT_KEY[sort];
-    const value = sort === "recent" ? new Date(v as string) : Number(v);
-    if (typeof id !== "string" || (value instanceof Date ? Number.isNaN(value.getTime()) : !Number.isFinite(value))) throw new Error();
+    if (typeof id !== "string" || !ID_PATTERN.test(id)) throw new Error();
+    if (sort === "recent" ? !Timestamp.safeParse(v).success : typeof v !== "number" || !Number.isFinite(v)) throw new Error();
+    const value = sort === "recent" ? new Date(v as string) : (v as number);
     return { OR: [{ [key]: { lt: value } }, { [key]: value, id: { lt: id } }] };
   } catch {
     throw new ApiError("validation_failed", "cursor is not a next_cursor of this listing", { errors: [{ location: "query", path: "cursor", message: "invalid cursor", code: "invalid_cursor" }] });
@@ -70,7 +71,7 @@ export const trendRoutes = [
   }),
   defineRoute({
     method: "get", path: "/api/trends/{trend_id}", operationId: "getTrend", tag: "Trends", auth: "apiKey",
-    summary: `One trend with its topic's last ${SERIES_BUCKETS} buckets`, params: z.object({ trend_id: z.string().min(1).max(64) }),
+    summary: `One trend with its topic's last ${SERIES_BUCKETS} buckets`, params: z.object({ trend_id: Id }),
     responses: { 200: { description: "The trend", schema: TrendWithSeries } },
     async handler({ deps, auth, params }) {
       const row = await deps.db.trend.findFirst({ where: { id: params.trend_id, accountId: auth.accountId } });

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import {
-  AccountEvent, CreateWebhookBody, ExecutionIdParam, ExecutionsQuery, page, pageQuery, RecoverBody, RotatedSecret,
+  AccountEvent, CreateWebhookBody, text, ExecutionIdParam, ExecutionsQuery, page, pageQuery, RecoverBody, RotatedSecret,
   RotateSecretBody, UpdateWebhookBody, Webhook, WebhookExecution, WebhookIdParam, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
 import { isDeliveryPending, newId, Prisma } from "@trendgate/db";
-import { BlockedDestinationError, generateSecret } from "@trendgate/delivery";
+import { generateSecret } from "@trendgate/delivery";
+import { assertPublicDestination } from "../http/outbound-url.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
@@ -46,15 +47,6 @@ async function findOwn(deps: GatewayDeps, accountId: string, id: string) {
   return row;
 }
 
-/** Refuses, at creation time, URLs whose host is a literal non-public IP (names are checked at each delivery). */
-function checkDestination(deps: GatewayDeps, url: string) {
-  try {
-    deps.guard.checkUrl(new URL(url));
-  } catch (e) {
-    if (!(e instanceof BlockedDestinationError)) throw e;
-    throw new ApiError("validation_failed", e.message, { errors: [{ location: "body", path: "url", message: e.message, code: "blocked_destination" }] });
-  }
-}
 
 /** Re-queues pending deliveries of a subscription (after resume/recover/replay); the sweeper catches any beyond `limit`. */
 async function requeue(deps: GatewayDeps, where: Prisma.WebhookDeliveryWhereInput, trigger: "recovery" | "replay" | "trend_event" | "test", limit = 1000) {
@@ -80,17 +72,19 @@ export const webhookRoutes = [
     description: "The answer carries the signing secret (`secret`, `whsec_…`) once; it is never returned again. See README › Webhooks for verification.",
     body: CreateWebhookBody,
     responses: { 201: { description: "Created", schema: WebhookWithSecret } },
-    async handler({ deps, auth, body }) {
-      checkDestination(deps, body.url);
+    async handler({ deps, auth, body, atomically }) {
+      assertPublicDestination(deps.guard, body.url, "url");
       const secret = generateSecret();
-      const row = await deps.db.webhookSubscription.create({
-        data: {
-          id: newId("wh"), accountId: auth.accountId, url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode,
-          thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
-          description: body.description ?? null, secretCiphertext: deps.secrets.seal(secret),
-        },
+      return atomically(async (tx) => {
+        const row = await tx.webhookSubscription.create({
+          data: {
+            id: newId("wh"), accountId: auth.accountId, url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode,
+            thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
+            description: body.description ?? null, secretCiphertext: deps.secrets.seal(secret),
+          },
+        });
+        return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
       });
-      return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
     },
   }),
   defineRoute({
@@ -117,7 +111,7 @@ export const webhookRoutes = [
     responses: { 200: { description: "The updated subscription", schema: Webhook } },
     async handler({ deps, auth, params, body }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      if (body.url) checkDestination(deps, body.url);
+      assertPublicDestination(deps.guard, body.url, "url");
       const row = await deps.db.webhookSubscription.update({
         where: { id: params.webhook_id },
         data: {
@@ -147,16 +141,19 @@ export const webhookRoutes = [
     description: "Queues a delivery whose body is the same every time for this subscription (category `test/webhook`), sent with `X-Webhook-Test: true`. It is signed, retried and recorded like any delivery; follow it in the executions.",
     params: WebhookIdParam,
     responses: { 202: { description: "Queued", schema: Queued } },
-    async handler({ deps, auth, params }) {
+    async handler({ deps, auth, params, atomically }) {
       const sub = await findOwn(deps, auth.accountId, params.webhook_id);
       const payload = testPayload(sub);
       const id = newId("msg");
-      await deps.db.webhookDelivery.create({
-        data: { id, accountId: sub.accountId, subscriptionId: sub.id, trigger: "test", payload, velocity: payload.velocity, nextAttemptAt: new Date() },
+      const reply = await atomically(async (tx) => {
+        await tx.webhookDelivery.create({
+          data: { id, accountId: sub.accountId, subscriptionId: sub.id, trigger: "test", payload, velocity: payload.velocity, nextAttemptAt: new Date() },
+        });
+        return { status: 202, body: { delivery_id: id, webhook_id: sub.id, status: "queued" } };
       });
       await enqueueDelivery(deps.queues, { delivery_id: id, webhook_id: sub.id, attempt: 1, trigger: "test", body: serializePayload(payload) })
         .catch((err) => deps.logger.warn({ err: String(err), delivery_id: id }, "test delivery not queued; the sweeper will queue it"));
-      return { status: 202, body: { delivery_id: id, webhook_id: sub.id, status: "queued" } };
+      return reply;
     },
   }),
   defineRoute({
@@ -196,30 +193,35 @@ export const webhookRoutes = [
     summary: "Rotate the signing secret; both secrets sign during the grace period", params: WebhookIdParam,
     body: RotateSecretBody.optional().transform((b) => b ?? RotateSecretBody.parse({})),
     responses: { 200: { description: "The new secret (shown once)", schema: RotatedSecret } },
-    async handler({ deps, auth, params, body }) {
+    async handler({ deps, auth, params, body, atomically }) {
       const sub = await findOwn(deps, auth.accountId, params.webhook_id);
       const secret = generateSecret();
       const until = body.grace_period_seconds > 0 ? new Date(Date.now() + body.grace_period_seconds * 1000) : null;
-      await deps.db.webhookSubscription.update({
-        where: { id: sub.id },
-        data: { secretCiphertext: deps.secrets.seal(secret), previousSecretCiphertext: until ? sub.secretCiphertext : null, previousSecretExpiresAt: until },
+      return atomically(async (tx) => {
+        await tx.webhookSubscription.update({
+          where: { id: sub.id },
+          data: { secretCiphertext: deps.secrets.seal(secret), previousSecretCiphertext: until ? sub.secretCiphertext : null, previousSecretExpiresAt: until },
+        });
+        return { status: 200, body: { secret, previous_secret_expires_at: iso(until) } };
       });
-      return { status: 200, body: { secret, previous_secret_expires_at: iso(until) } };
     },
   }),
   defineRoute({
     method: "post", path: `${BASE}/{webhook_id}/executions/{execution_id}/replay`, operationId: "replayWebhookExecution", tag: TAG, auth: "apiKey", idempotent: true,
     summary: "Send an execution's delivery again (same payload and X-Webhook-Id, new attempt)", params: ExecutionIdParam,
     responses: { 202: { description: "Queued", schema: Queued } },
-    async handler({ deps, auth, params }) {
+    async handler({ deps, auth, params, atomically }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
       const exe = await deps.db.webhookExecution.findFirst({ where: { id: params.execution_id, subscriptionId: params.webhook_id } });
       const delivery = exe && await deps.db.webhookDelivery.findUnique({ where: { id: exe.deliveryId } });
       if (!exe || !delivery) throw notFound("Execution");
       if (delivery.status === "pending") throw new ApiError("conflict", "This delivery is still pending (queued or waiting for a retry); replay it once it has succeeded or failed");
-      await deps.db.webhookDelivery.update({ where: { id: exe.deliveryId }, data: { status: "pending", nextAttemptAt: new Date(), completedAt: null } });
+      const reply = await atomically(async (tx) => {
+        await tx.webhookDelivery.update({ where: { id: exe.deliveryId }, data: { status: "pending", nextAttemptAt: new Date(), completedAt: null } });
+        return { status: 202, body: { delivery_id: exe.deliveryId, webhook_id: params.webhook_id, status: "queued" } };
+      });
       await requeue(deps, { id: exe.deliveryId }, "replay");
-      return { status: 202, body: { delivery_id: exe.deliveryId, webhook_id: params.webhook_id, status: "queued" } };
+      return reply;
     },
   }),
   defineRoute({
@@ -227,23 +229,26 @@ export const webhookRoutes = [
     summary: `Re-send every failed delivery of this subscription created since a time (at most ${RECOVER_MAX_DAYS} days back)`,
     params: WebhookIdParam, body: RecoverBody,
     responses: { 202: { description: "How many deliveries were queued again", schema: z.object({ recovered: z.number().int() }).meta({ id: "RecoverResult" }) } },
-    async handler({ deps, auth, params, body }) {
+    async handler({ deps, auth, params, body, atomically }) {
       const sub = await findOwn(deps, auth.accountId, params.webhook_id);
       const since = new Date(body.since);
       if (since.getTime() < Date.now() - RECOVER_MAX_DAYS * 86_400_000)
         throw new ApiError("validation_failed", `since may be at most ${RECOVER_MAX_DAYS} days ago`, { errors: [{ location: "body", path: "since", message: `at most ${RECOVER_MAX_DAYS} days ago`, code: "too_small" }] });
-      const { count } = await deps.db.webhookDelivery.updateMany({
-        where: { subscriptionId: sub.id, status: "failed", createdAt: { gte: since } },
-        data: { status: "pending", nextAttemptAt: new Date(), completedAt: null },
+      const reply = await atomically(async (tx) => {
+        const { count } = await tx.webhookDelivery.updateMany({
+          where: { subscriptionId: sub.id, status: "failed", createdAt: { gte: since } },
+          data: { status: "pending", nextAttemptAt: new Date(), completedAt: null },
+        });
+        return { status: 202, body: { recovered: count } };
       });
       if (sub.status === "active") await requeue(deps, { subscriptionId: sub.id, nextAttemptAt: { lte: new Date() } }, "recovery", 10_000);
-      return { status: 202, body: { recovered: count } };
+      return reply;
     },
   }),
   defineRoute({
     method: "get", path: "/api/events", operationId: "listAccountEvents", tag: "Events", auth: "apiKey",
     summary: "Things the service told your account about, newest first (e.g. `webhook.disabled`)",
-    query: pageQuery({ limit: 50, max: 200 }).extend({ type: z.string().max(100).optional() }),
+    query: pageQuery({ limit: 50, max: 200 }).extend({ type: text({ max: 100 }).optional() }),
     responses: { 200: { description: "A page of events", schema: page(AccountEvent).meta({ id: "AccountEventList" }) } },
     async handler({ deps, auth, query }) {
       const body = await keysetPage(

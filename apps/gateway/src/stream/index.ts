@@ -83,7 +83,7 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
     let client: StreamClient;
     try {
       const credential = upgradeAuthorization(req, url);
-      const auth = await deps.authenticator.authenticate(credential);
+      const auth = await deps.authenticator.authenticateFrom(credential, req.socket.remoteAddress ?? "unknown");
       await deps.rateLimits.consume(auth); // a connection attempt counts as one request of the key's quota
       const query = parseStreamQuery(url);
       if (closing) throw new ApiError("service_unavailable", "The gateway is shutting down; reconnect");
