@@ -10,8 +10,17 @@ const npmCmd = process.platform === "win32" ? "npm.cmd" : "npm";
 
 export function log(msg) { process.stdout.write(`[trendgate] ${msg}\n`); }
 
+/** The Node the README promises (package.json engines): older ones fail in confusing ways, so say it in one line. */
+export function checkNodeVersion() {
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  if (major > 20 || (major === 20 && minor >= 19)) return;
+  process.stderr.write(`[trendgate] Node.js 20.19 or newer is needed (this is ${process.version}); see README › Quick start\n`);
+  process.exit(1);
+}
+
 /** `npm install` when node_modules is missing or older than package-lock.json. */
 export function ensureInstalled() {
+  checkNodeVersion();
   const marker = path.join(root, "node_modules/.package-lock.json");
   const lock = path.join(root, "package-lock.json");
   if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;

@@ -1,5 +1,8 @@
+import { QUEUES } from "@trendgate/contracts";
+import { storeSignals } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
+import { REJECTION_EVENTS_MAX } from "../../apps/worker/src/processors/signals-ingest.ts";
 import { waitFor } from "../helpers/config.ts";
 import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
 
@@ -10,6 +13,28 @@ beforeAll(async () => {
   workers = startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["signals-ingest"]);
 });
 afterAll(async () => { await workers.close(); await gw.close(); });
+
+type Account = Awaited<ReturnType<TestGateway["account"]>>;
+const storedIds = async (accountId: string) =>
+  (await gw.deps.db.signal.findMany({ where: { accountId }, orderBy: { externalId: "asc" } })).map((r) => r.externalId);
+const bucketTotal = async (accountId: string) => {
+  const { rows } = await gw.deps.db.$pool.query<{ total: number | null }>(
+    "SELECT sum(b.count)::float8 AS total FROM topic_buckets b JOIN topics t ON t.id = b.topic_id WHERE t.account_id = $1", [accountId]);
+  return Number(rows[0].total ?? 0);
+};
+const events = async (a: Account, type: string) => {
+  const res = await gw.http.get(`/api/events?type=${type}&limit=200`).set(a.auth);
+  expect(res.status).toBe(200);
+  return res.body.data as { id: string; type: string; data: Record<string, any>; created_at: string }[];
+};
+/** Puts a job on the ingest queue directly, as a producer other than the gateway (or an older gateway) could. */
+const enqueue = async (data: unknown, opts: Record<string, unknown> = {}) => {
+  const jobId = `batch_test${Math.random().toString(36).slice(2)}`;
+  await gw.deps.queues.get(QUEUES.signals).add(QUEUES.signals, data, { jobId, ...opts });
+  return jobId;
+};
+const jobState = async (jobId: string) => (await gw.deps.queues.get(QUEUES.signals).getJob(jobId))?.getState();
+const finished = (jobId: string) => waitFor(async () => { const s = await jobState(jobId); return s === "completed" || s === "failed" ? s : null; });
 
 test("ingested signals are stored by a worker; re-sent signals are not stored twice", async () => {
   const a = await gw.account();
@@ -26,3 +51,173 @@ test("ingested signals are stored by a worker; re-sent signals are not stored tw
 test("a worker started for an unknown queue refuses with the list of known queues", () => {
   expect(() => startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["nope"])).toThrow(/Unknown queue\(s\): nope. Known: signals-ingest/);
 });
+
+describe("a poison item never takes its batch down", () => {
+  test.each([
+    ["a NUL character in its topic", { topic: "AI\u0000agents" }, "nul_character"],
+    ["year 0000", { observed_at: "0000-01-01T00:00:00Z" }, "date_out_of_range"],
+    ["an unpaired surrogate in its id", { id: "p-\uD800" }, "invalid_unicode"],
+    ["a NUL character in its id (quoted in the event as U+FFFD)", { id: "p-\u0000" }, "nul_character"],
+  ])("3 good signals + 1 with %s: the 3 are stored, the 4th is a signals.rejected event", async (_, poison, code) => {
+    const a = await gw.account();
+    const signals = [signal({ id: "g-1", count: 1 }), signal({ id: "g-2", count: 2 }), signal({ id: "p-1", count: 100, ...poison }), signal({ id: "g-3", count: 4 })];
+    const jobId = await enqueue({ account_id: a.accountId, batch_id: jobId_("poison"), signals });
+    expect(await finished(jobId)).toBe("completed");
+    expect(await storedIds(a.accountId)).toEqual(["g-1", "g-2", "g-3"]);
+    expect(await bucketTotal(a.accountId)).toBe(7);
+    const rejected = await events(a, "signals.rejected");
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0].data).toMatchObject({ batch_id: expect.stringMatching(/^batch_poison/), index: 2, source: "x", batch_rejected: 1 });
+    // Whichever layer of the worker catches it first: the Signal schema ("invalid") or the storage checks.
+    expect(["invalid", code]).toContain(rejected[0].data.code);
+    expect(rejected[0].data.reason).toEqual(expect.any(String));
+    expect(Object.values(rejected[0].data).some((v) => typeof v === "string" && /\u0000|[\uD800-\uDFFF]/.test(v))).toBe(false);
+  });
+
+  test("the gateway itself refuses values the database cannot store, listing them as rejections", async () => {
+    const a = await gw.account();
+    const res = await gw.http.post("/api/signals").set(a.auth).send({
+      signals: [signal({ id: "ok" }), signal({ id: "nul", topic: "a\u0000b" }), signal({ id: "y0", observed_at: "0000-01-01T00:00:00Z" })],
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: 1, rejected: 2, duplicates: 0, rejections_truncated: false });
+    expect(res.body.rejections.map((r: any) => [r.index, r.id, r.errors[0].path])).toEqual([[1, "nul", "topic"], [2, "y0", "observed_at"]]);
+    await waitFor(async () => (await storedIds(a.accountId)).length === 1);
+  });
+
+  test("a value only Postgres refuses is isolated by bisection: the good ones are stored, counted once on a retry", async () => {
+    const a = await gw.account();
+    // storeSignals trusts its input (no pre-checks), so these reach Postgres and fail there (22021, 22008).
+    const items = Array.from({ length: 16 }, (_, i) => signal({ id: `b-${String(i).padStart(2, "0")}`, count: 1 }));
+    items[3] = { ...items[3], topic: "bad\u0000topic" };
+    items[11] = { ...items[11], observed_at: "0000-06-01T00:00:00Z" };
+    const batch = items.map((s, index) => ({ index: index + 100, signal: s as any }));
+    const first = await storeSignals(gw.deps.db, a.accountId, batch);
+    expect(first.inserted).toBe(14);
+    expect(first.rejections.map((r) => [r.index, r.id, r.code])).toEqual([[103, "b-03", "invalid_text"], [111, "b-11", "date_out_of_range"]]);
+    expect(first.statements).toBeLessThanOrEqual(1 + 2 * 2 * Math.ceil(Math.log2(16)));
+    expect(await bucketTotal(a.accountId)).toBe(14);
+    const again = await storeSignals(gw.deps.db, a.accountId, batch);
+    expect(again.inserted).toBe(0);
+    expect(again.rejections).toHaveLength(2);
+    expect(await bucketTotal(a.accountId)).toBe(14);
+  });
+
+  test("a worker bisects when the batch statement fails with a data error, and tells the account once even when retried", async () => {
+    const a = await gw.account();
+    // A real Postgres data error (22021) for one topic, raised by a trigger: the worker's pre-checks cannot see it.
+    const fn = `tg_test_poison_${Math.random().toString(36).slice(2, 8)}`;
+    await gw.deps.db.$pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.topic = 'db-poison' THEN RAISE EXCEPTION 'poison' USING ERRCODE = '22021'; END IF; RETURN NEW; END $$`);
+    await gw.deps.db.$pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON signals FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
+    try {
+      const signals = [signal({ id: "d-1", count: 1 }), signal({ id: "d-2", topic: "db-poison" }), signal({ id: "d-3", count: 2 })];
+      const data = { account_id: a.accountId, batch_id: jobId_("bisect"), signals, indexes: [0, 4, 5] }; // the request's indexes
+      expect(await finished(await enqueue(data))).toBe("completed");
+      // The same batch again (as a retry after a crash would): nothing is counted or told twice.
+      expect(await finished(await enqueue(data))).toBe("completed");
+      expect(await storedIds(a.accountId)).toEqual(["d-1", "d-3"]);
+      expect(await bucketTotal(a.accountId)).toBe(3);
+      const rejected = await events(a, "signals.rejected");
+      expect(rejected.map((e) => [e.data.index, e.data.id, e.data.code])).toEqual([[4, "d-2", "invalid_text"]]);
+    } finally {
+      await gw.deps.db.$pool.query(`DROP TRIGGER IF EXISTS ${fn} ON signals`);
+      await gw.deps.db.$pool.query(`DROP FUNCTION IF EXISTS ${fn}()`);
+    }
+  });
+
+  test(`at most ${REJECTION_EVENTS_MAX} rejection events per batch, each with the batch's total`, async () => {
+    const a = await gw.account();
+    const signals = Array.from({ length: 150 }, (_, i) => signal({ id: `n-${i}`, topic: "x\u0000y" }));
+    expect(await finished(await enqueue({ account_id: a.accountId, batch_id: jobId_("many"), signals: [...signals, signal({ id: "fine" })] }))).toBe("completed");
+    expect(await storedIds(a.accountId)).toEqual(["fine"]);
+    const rejected = await events(a, "signals.rejected");
+    expect(rejected).toHaveLength(REJECTION_EVENTS_MAX);
+    expect(new Set(rejected.map((e) => e.data.batch_rejected))).toEqual(new Set([150]));
+  });
+});
+
+describe("a failed ingest job is visible in /api/events", () => {
+  test("a payload that cannot be parsed fails at once with signals.ingest_failed", async () => {
+    const a = await gw.account();
+    const jobId = await enqueue({ account_id: a.accountId, batch_id: "batch_unparseable", signals: "not a list" });
+    expect(await finished(jobId)).toBe("failed");
+    const job = await gw.deps.queues.get(QUEUES.signals).getJob(jobId);
+    expect(job?.attemptsMade).toBe(1); // not retried: retrying cannot help
+    const failed = await events(a, "signals.ingest_failed");
+    expect(failed).toHaveLength(1);
+    expect(failed[0].data).toMatchObject({ batch_id: "batch_unparseable", code: "invalid_payload", signals: null, attempts: 1 });
+  });
+
+  test("a batch that keeps failing is retried, and its last failed attempt records signals.ingest_failed", async () => {
+    const a = await gw.account();
+    // A transient-class error (40001, serialization failure) on every attempt, raised by Postgres itself.
+    const fn = `tg_test_transient_${Math.random().toString(36).slice(2, 8)}`;
+    await gw.deps.db.$pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.topic = 'always-busy' THEN RAISE EXCEPTION 'busy' USING ERRCODE = '40001'; END IF; RETURN NEW; END $$`);
+    await gw.deps.db.$pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON signals FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
+    try {
+      const signals = [signal({ id: "t-1", topic: "always-busy" }), signal({ id: "t-2", topic: "always-busy" })];
+      const jobId = await enqueue({ account_id: a.accountId, batch_id: "batch_transient", signals }, { attempts: 3, backoff: { type: "fixed", delay: 50 } });
+      expect(await finished(jobId)).toBe("failed");
+      expect((await gw.deps.queues.get(QUEUES.signals).getJob(jobId))?.attemptsMade).toBe(3);
+      const failed = await events(a, "signals.ingest_failed");
+      expect(failed).toHaveLength(1); // told once, on the last attempt, not on each
+      expect(failed[0].data).toMatchObject({ batch_id: "batch_transient", code: "storage_failed", signals: 2, attempts: 3 });
+      expect(await events(a, "signals.rejected")).toEqual([]); // a transient error rejects nothing
+    } finally {
+      await gw.deps.db.$pool.query(`DROP TRIGGER IF EXISTS ${fn} ON signals`);
+      await gw.deps.db.$pool.query(`DROP FUNCTION IF EXISTS ${fn}()`);
+    }
+  });
+});
+
+describe("batch bookkeeping at the gateway", () => {
+  test("the same (source, id) twice in one batch counts as one, in the answer and in the buckets", async () => {
+    const a = await gw.account();
+    const res = await gw.http.post("/api/signals").set(a.auth).send({
+      signals: [signal({ id: "dup", count: 5 }), signal({ id: "dup", count: 50 }), signal({ id: "dup", source: "reddit", count: 7 }), signal({ id: "other", count: 1 })],
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: 3, rejected: 0, rejections: [], duplicates: 1, rejections_truncated: false });
+    await waitFor(async () => (await storedIds(a.accountId)).length === 3);
+    expect(await bucketTotal(a.accountId)).toBe(13);
+  });
+
+  test("the worker also counts a repeated (source, id) once when a job carries it", async () => {
+    const a = await gw.account();
+    const signals = [signal({ id: "r", count: 5 }), signal({ id: "r", count: 5 }), signal({ id: "s", count: 1 })];
+    const jobId = await enqueue({ account_id: a.accountId, batch_id: jobId_("repeat"), signals });
+    expect(await finished(jobId)).toBe("completed");
+    expect((await gw.deps.queues.get(QUEUES.signals).getJob(jobId))?.returnvalue).toMatchObject({ inserted: 2, duplicates: 1, repeated_in_batch: 1, rejected: 0 });
+    expect(await bucketTotal(a.accountId)).toBe(6);
+  });
+
+  test("an all-rejected batch of 1,000 items with 200-char ids answers a bounded response", async () => {
+    const a = await gw.account();
+    const signals = Array.from({ length: 1000 }, (_, i) => signal({ id: String(i).padStart(200, "i"), count: -1 }));
+    const res = await gw.http.post("/api/signals").set(a.auth).send({ signals });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: 0, rejected: 1000, duplicates: 0, rejections_truncated: true });
+    expect(res.body.rejections).toHaveLength(100);
+    expect(res.body.rejections[99]).toMatchObject({ index: 99, id: "99".padStart(200, "i") });
+    expect(Buffer.byteLength(res.text)).toBeLessThan(64 * 1024);
+    expect(await gw.deps.queues.get(QUEUES.signals).getJob(res.body.batch_id)).toBeUndefined(); // nothing to queue
+  });
+
+  test("echoed ids, paths and messages are clipped, however large the item", async () => {
+    const a = await gw.account();
+    const huge = "k".repeat(100_000);
+    const res = await gw.http.post("/api/signals").set(a.auth).send({ signals: [{ ...signal({ id: "z".repeat(50_000) }), [huge]: 1, [`${huge}2`]: 2 }] });
+    expect(res.status).toBe(202);
+    expect(res.body.rejected).toBe(1);
+    const [r] = res.body.rejections;
+    expect(r.id.length).toBeLessThanOrEqual(200);
+    for (const e of r.errors) { expect(e.path.length).toBeLessThanOrEqual(100); expect(e.message.length).toBeLessThanOrEqual(200); }
+    expect(Buffer.byteLength(res.text)).toBeLessThan(4 * 1024);
+  });
+});
+
+function jobId_(tag: string) {
+  return `batch_${tag}${Math.random().toString(36).slice(2)}`;
+}

@@ -37,7 +37,10 @@ RETURNING topic_id
 )
 SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM buckets_up) AS buckets`;
 
-/** Stores a batch of validated signals and adds the new ones to their topics' buckets; returns how many were new. */
+/**
+ * Stores a batch of validated signals and adds the new ones to their topics' buckets; returns how many were new.
+ * All or nothing: one value Postgres refuses fails the whole batch (see storeSignals for the tolerant version).
+ */
 export async function insertSignals(db: Db, accountId: string, signals: Signal[], bucketSeconds = 3600): Promise<number> {
   if (!signals.length) return 0;
   const col = <T>(f: (s: Signal) => T) => signals.map(f);
@@ -46,4 +49,111 @@ export async function insertSignals(db: Db, accountId: string, signals: Signal[]
     col((s) => s.count), col((s) => s.sentiment ?? null), col((s) => s.observed_at), col((s) => s.link ?? null), bucketSeconds,
   ]);
   return Number(rows[0].inserted);
+}
+
+// ---- Tolerant ingestion: a poison item never takes its batch down ----
+
+/** Why one signal of a batch was not stored: `code` is stable, `reason` is for people (never quotes the value). */
+export interface SignalRejection {
+  /** Position in the batch as the caller numbered it (the request's index for gateway batches). */
+  index: number;
+  id: string;
+  source: string;
+  code: string;
+  reason: string;
+}
+
+export interface StoreSignalsResult {
+  /** Newly stored signals (a signal seen before is not counted, and never reaches the buckets twice). */
+  inserted: number;
+  /** Signals Postgres refused, each isolated by bisection. */
+  rejections: SignalRejection[];
+  /** Statements run (1 for a clean batch; about 2 x log2(batch) more per poison item). */
+  statements: number;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const YEAR = /^(\d{4})-/;
+
+/**
+ * The first reason Postgres could not store this (schema-valid) signal as sent, or null. Mirrors what the column
+ * types refuse, so the gateway can reject such an item at once and the worker skips it without a failed statement:
+ * NUL characters (text refuses them), lone UTF-16 surrogates (not representable in UTF-8: the driver would silently
+ * store U+FFFD instead, changing the signal's identity), and year 0000 (PostgreSQL has no year zero).
+ */
+export function signalStorageProblem(s: Signal): { path: string; code: string; message: string } | null {
+  for (const [path, v] of Object.entries(s)) {
+    if (typeof v !== "string") continue;
+    if (v.includes("\u0000")) return { path, code: "nul_character", message: "contains a NUL character, which cannot be stored" };
+    if (LONE_SURROGATE.test(v)) return { path, code: "invalid_unicode", message: "contains an unpaired UTF-16 surrogate (not valid Unicode)" };
+  }
+  const year = YEAR.exec(s.observed_at)?.[1];
+  if (year !== undefined && Number(year) < 1) return { path: "observed_at", code: "date_out_of_range", message: "year must be 0001 or later" };
+  if (!Number.isFinite(Date.parse(s.observed_at))) return { path: "observed_at", code: "date_out_of_range", message: "not a valid date" };
+  return null;
+}
+
+// SQLSTATE class 22 (data exception) and 23 (integrity constraint violation) mean "this data", not "this moment":
+// retrying the same rows cannot help, so the batch is split to find them. 23503 (foreign key) is the exception: the
+// only foreign key is the account, so every row would fail the same way; it is thrown like any other error.
+export function isSignalDataError(err: unknown): err is { code: string } {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code) && code !== "23503";
+}
+
+const SQLSTATE_REASONS: Record<string, [code: string, reason: string]> = {
+  "22021": ["invalid_text", "a text field holds a byte sequence the database cannot store (e.g. a NUL character)"],
+  "22P05": ["invalid_text", "a text field holds a character the database cannot store"],
+  "22008": ["date_out_of_range", "observed_at is outside the range the database can store"],
+  "22007": ["invalid_date", "observed_at is not a date the database accepts"],
+  "22003": ["number_out_of_range", "a number is outside the range the database can store"],
+  "22001": ["value_too_long", "a value is longer than the database can store"],
+};
+
+/** A stable code and a human reason for a data error; never the database's message (it quotes the value). */
+export function describeSignalDataError(err: { code: string }): { code: string; reason: string } {
+  const known = SQLSTATE_REASONS[err.code];
+  return known ? { code: known[0], reason: known[1] } : { code: "not_storable", reason: `the database refused the signal (SQLSTATE ${err.code})` };
+}
+
+/**
+ * insertSignals for a batch that may hold a value Postgres refuses: the whole batch is tried in one statement; when
+ * that fails with a data error it is split in halves, recursively, so every good signal is stored and each bad one
+ * ends up alone and is returned as a rejection. Each statement stores its signals and their bucket increments
+ * atomically, and only new signals reach the buckets, so a retried batch (after a crash half way) counts nothing
+ * twice. Other errors (database unreachable, deadlock) are thrown: retry the batch.
+ */
+export async function storeSignals(
+  db: Db, accountId: string, items: { index: number; signal: Signal }[], bucketSeconds = 3600,
+): Promise<StoreSignalsResult> {
+  const result: StoreSignalsResult = { inserted: 0, rejections: [], statements: 0 };
+  const run = async (chunk: { index: number; signal: Signal }[]): Promise<void> => {
+    if (!chunk.length) return;
+    result.statements++;
+    try {
+      result.inserted += await insertSignals(db, accountId, chunk.map((c) => c.signal), bucketSeconds);
+    } catch (err) {
+      if (!isSignalDataError(err)) throw err;
+      if (chunk.length === 1) {
+        const { index, signal } = chunk[0];
+        result.rejections.push({ index, id: signal.id, source: signal.source, ...describeSignalDataError(err) });
+        return;
+      }
+      const mid = chunk.length >> 1;
+      await run(chunk.slice(0, mid));
+      await run(chunk.slice(mid));
+    }
+  };
+  await run(items);
+  result.rejections.sort((a, b) => a.index - b.index);
+  return result;
+}
+
+/** At most `max` UTF-16 units of `s`, never cutting a surrogate pair in half; "…" marks a cut. */
+export function clipText(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let end = Math.max(0, max - 1);
+  const c = s.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return s.slice(0, end) + "…";
 }
