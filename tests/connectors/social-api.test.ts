@@ -218,7 +218,7 @@ describe("X polling", () => {
     const rejected = await reply({ draft_id: other.body.id, decision: "reject" });
     expect(rejected.status).toBe(200);
     expect(rejected.body.status).toBe("rejected");
-    expect((await reply({ draft_id: "act_unknown", decision: "approve" })).status).toBe(404);
+    expect((await reply({ draft_id: "act_01kaqzzzzzzzzzzzzzzzzzzzzz", decision: "approve" })).status).toBe(404);
     await new Promise((r) => setTimeout(r, 300));
     expect(xp.created).toHaveLength(1);
   });

@@ -207,10 +207,11 @@ test("a client that stops reading is closed with 1013 'slow consumer' and releas
     const slow = await connect(slowGw.url, bearer(a.key));
     const fast = await connect(slowGw.url, bearer(a.key));
     (slow.ws as any)._socket.pause(); // stops reading: the kernel buffers fill, then the gateway's
-    const big = "x".repeat(100 * 1024);
+    // Events are capped (summary 1,000 characters, 10 next steps of 300): send many of the largest allowed.
+    const big = { summary: "x".repeat(1000), recommended_next_steps: Array.from({ length: 10 }, () => "y".repeat(300)) };
     let published = 0;
-    for (let batch = 0; batch < 60 && slowGw.stream.stats().clients === 2; batch++) {
-      await publish(slowGw, Array.from({ length: 20 }, () => trendEvent(a.accountId, { summary: big })));
+    for (let batch = 0; batch < 600 && slowGw.stream.stats().clients === 2; batch++) {
+      await publish(slowGw, Array.from({ length: 20 }, () => trendEvent(a.accountId, big)));
       published += 20;
       await waitFor(async () => fast.messages.length === published, { timeoutMs: 20_000 });
     }

@@ -19,16 +19,27 @@ try {
   process.exit(64);
 }
 
-// Graceful shutdown: worker.close() lets active jobs finish; a job cut off by a hard kill is picked up again by
-// another worker after its lock expires (BullMQ stalled-job check), so no job is lost either way.
+// Graceful shutdown: every queue stops taking jobs at once and the active jobs finish (normally within seconds; a
+// delivery is bounded by OUTBOUND_TIMEOUT_MS); a running outbox sweep is cut after a second instead of awaited (see
+// run-workers.ts). SHUTDOWN_TIMEOUT_SECONDS is the hard limit: past it the process exits anyway, and a job it cut
+// off is picked up again by another worker once its lock expires (BullMQ stalled-job check), so no job is lost.
 let stopping = false;
 async function shutdown(signal: string) {
-  if (stopping) return;
+  if (stopping) {
+    if (signal === "SIGINT") process.exit(130); // a second Ctrl-C: stop now
+    return;
+  }
   stopping = true;
-  logger.info({ signal }, "worker shutting down: finishing active jobs");
+  const started = Date.now();
+  logger.info({ signal }, "worker shutting down: no new jobs, finishing active ones");
   setTimeout(() => { logger.error("shutdown timed out; exiting"); process.exit(1); }, config.SHUTDOWN_TIMEOUT_SECONDS * 1000).unref();
-  await running.close();
-  logger.info("worker stopped");
+  try {
+    await running.close();
+  } catch (err) {
+    logger.error({ err: String(err) }, "worker shutdown failed");
+    process.exit(1);
+  }
+  logger.info({ duration_ms: Date.now() - started }, "worker stopped");
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -7,14 +7,32 @@ import { OutboundClient, OutboundGuard } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { createRedis, Queues } from "@trendgate/queues";
 import { ALL_PROCESSORS, type Processor, type ProcessorFactory, type WorkerDeps } from "./processors/index.ts";
+import { SchedulerKeeper, schedules } from "./schedulers/index.ts";
 import { OutboxSweeper } from "./sweepers/outbox-sweeper.ts";
 
 export interface RunningWorkers {
   workers: Worker[];
   deps: WorkerDeps;
   sweeper: OutboxSweeper;
-  /** Stops taking jobs, waits for running ones to finish, flushes buffers, closes connections. */
+  /** Keeps the job schedulers of the selected queues in Redis (re-creates them after a FLUSHALL). */
+  schedulers: SchedulerKeeper;
+  /**
+   * Stops taking jobs at once, waits for the running ones to finish, flushes buffers, closes connections. A running
+   * outbox sweep is given SWEEPER_STOP_WAIT_MS, then cut (see close()). Safe to call more than once.
+   */
   close(): Promise<void>;
+}
+
+/** How long close() waits for a running outbox sweep before cutting it (the jobs are draining meanwhile). */
+export const SWEEPER_STOP_WAIT_MS = 1000;
+/** How long close() waits for the database pool to end (a cut sweep may still hold one of its clients). */
+const DB_CLOSE_WAIT_MS = 2000;
+
+/** Waits for `p` at most `ms`; true when it settled in time. Never rejects (a late rejection is swallowed). */
+function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = p.then(() => true, () => true);
+  return Promise.race([settled, new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); })]).finally(() => clearTimeout(timer));
 }
 
 export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
@@ -57,23 +75,44 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
   });
   for (const p of processors) p.start?.().catch((err) => logger.error({ err: String(err) }, "processor start failed"));
   const names = selected.map((p) => p.queue);
+  const keeper = new SchedulerKeeper(deps.queues, schedules(config).filter((s) => names.includes(s.queue)),
+    { checkMs: config.SCHEDULER_CHECK_SECONDS * 1000, logger });
+  keeper.start();
   const sweeper = new OutboxSweeper(deps, { deliveries: names.includes(QUEUES.webhookDeliveries), events: names.includes(QUEUES.trendEvents) });
   if (names.includes(QUEUES.webhookDeliveries) || names.includes(QUEUES.trendEvents)) sweeper.start();
   logger.info({ queues: names }, "workers started");
+
+  let closing: Promise<void> | undefined;
+  async function close() {
+    // 1. No new periodic work: both stop() calls clear their timers synchronously, before they wait for anything.
+    const keeperStopped = keeper.stop();
+    const sweeperStopped = sweeper.stop();
+    // 2. Every queue stops taking jobs at once, and the active jobs finish (a delivery is bounded by its HTTP
+    //    timeouts). Meanwhile a running sweep gets SWEEPER_STOP_WAIT_MS; after that it is cut off, not awaited: a
+    //    sweep only re-queues lost jobs under deterministic job ids, so cutting it loses nothing and the next sweep
+    //    (on any worker) does the rest. Waiting for it is what once held shutdown for the whole timeout while jobs
+    //    kept being taken, and the forced exit then cut deliveries in flight (duplicates).
+    const [, sweepDone] = await Promise.all([
+      Promise.all(workers.map((w) => w.close())),
+      settleWithin(sweeperStopped, SWEEPER_STOP_WAIT_MS),
+    ]);
+    if (!sweepDone) logger.warn({ waited_ms: SWEEPER_STOP_WAIT_MS }, "outbox sweep still running at shutdown; cut off (the next sweep re-queues what it did not)");
+    await Promise.all(processors.map((p) => p.close?.()));
+    await settleWithin(keeperStopped, SWEEPER_STOP_WAIT_MS);
+    await deps.queues.close();
+    deps.queues.connection.disconnect();
+    connection.disconnect();
+    // A cut sweep may still hold a pool client in its transaction, and pool.end() waits for it: bounded. When the
+    // process exits its connection closes and Postgres rolls the transaction back.
+    if (!(await settleWithin(deps.db.$disconnect(), DB_CLOSE_WAIT_MS))) logger.warn("database pool still busy at shutdown (a cut sweep); not waiting for it");
+  }
 
   return {
     workers,
     deps,
     sweeper,
-    async close() {
-      await sweeper.stop();
-      await Promise.all(workers.map((w) => w.close()));
-      await Promise.all(processors.map((p) => p.close?.()));
-      await deps.queues.close();
-      deps.queues.connection.disconnect();
-      connection.disconnect();
-      await deps.db.$disconnect();
-    },
+    schedulers: keeper,
+    close: () => (closing ??= close()),
   };
 }
 

@@ -38,8 +38,18 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: int(1, 86_400).default(60),
   RATE_LIMIT_PLANS: plans.default({ free: 600, pro: 6000, enterprise: 60000 } as never),
   BODY_LIMIT_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  // HTTP server limits (apps/gateway/src/http/server.ts): time to receive a request's headers, and the whole request.
+  HTTP_HEADERS_TIMEOUT_MS: int(500, 600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1000, 600_000).default(65_000),
+  HTTP_MAX_HEADER_BYTES: int(1024, 1024 * 1024).default(16 * 1024),
   IDEMPOTENCY_TTL_SECONDS: int(86_400, 30 * 86_400).default(86_400),
+  IDEMPOTENCY_LOCK_SECONDS: int(1, 600).default(60),
   AUTH_CACHE_SECONDS: int(0, 300).default(30),
+  AUTH_FAILURES_PER_MINUTE: int(1, 100_000).default(30),
+  // Express "trust proxy": false (no proxy), true, a hop count, or comma-separated addresses/CIDRs of your proxies.
+  TRUST_PROXY: z.string().default("false").transform((v): boolean | number | string =>
+    v === "true" ? true : v === "false" || v === "" ? false : /^\d+$/.test(v) ? Number(v) : v),
   SHUTDOWN_TIMEOUT_SECONDS: int(1, 600).default(25),
   STREAM_HEARTBEAT_MS: int(100, 600_000).default(30_000),
   STREAM_MAX_BUFFER_BYTES: int(1024, 256 * 1024 * 1024).default(1024 * 1024),
@@ -49,6 +59,7 @@ export const ConfigSchema = z.object({
   WORKER_STALLED_INTERVAL_MS: int(1000, 600_000).default(30_000),
   SWEEP_INTERVAL_MS: int(100, 600_000).default(5000),
   SWEEP_GRACE_SECONDS: int(0, 3600).default(30),
+  SCHEDULER_CHECK_SECONDS: int(1, 3600).default(15),
 
   OUTBOUND_ALLOWLIST: csv.default([]),
   OUTBOUND_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5000),
@@ -66,7 +77,10 @@ export const ConfigSchema = z.object({
   WEBHOOK_MAX_RETRY_AFTER_SECONDS: int(1, 7 * 86_400).default(86_400),
   WEBHOOK_DISABLE_AFTER_SECONDS: int(60, 30 * 86_400).default(5 * 86_400),
   WEBHOOK_CONCURRENCY: int(1, 1000).default(50),
-  WEBHOOK_DESTINATION_CONCURRENCY: int(1, 1000).default(10),
+  // Per worker process: requests at once to one webhook endpoint (subscription), and to one host:port in all (a safety
+  // net above the per-endpoint cap, so a hanging endpoint cannot stall its neighbours on the same host).
+  WEBHOOK_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
+  WEBHOOK_DESTINATION_CONCURRENCY: int(1, 1000).default(25),
   WEBHOOK_SUBSCRIPTION_CACHE_MS: int(0, 60_000).default(2000),
   DETECTION_BUCKET_SECONDS: int(60, 86_400).default(3600),
   DETECTION_INTERVAL_SECONDS: int(1, 86_400).default(60),
@@ -74,6 +88,7 @@ export const ConfigSchema = z.object({
   DETECTION_MIN_VOLUME: z.coerce.number().min(0).default(20),
   DETECTION_SHARD_TOPICS: int(100, 1_000_000).default(2000),
   PUBLIC_BASE_URL: url(["http:", "https:"]).default("http://localhost:3000"),
+  DELIVERY_BODY_MAX_BYTES: int(16 * 1024, 1024 * 1024).default(64 * 1024),
   WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
   WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),
   SOCIAL_POLL_INTERVAL_SECONDS: int(1, 86_400).default(300),

@@ -87,7 +87,9 @@ export const OutboundUrl = text({ max: 2048, trim: true })
     if (u.username || u.password) return fail("must not contain credentials (user:password@)");
     if (u.port === "0") return fail("port must be between 1 and 65535"); // 65536+ does not parse
   })
-  .transform((s) => new URL(s).href)
+  // WHATWG serialisation, except that a bare origin keeps no trailing "/" (the same request either way, and provider
+  // base URLs get paths appended to them).
+  .transform((s) => { const u = new URL(s); return u.pathname === "/" && !u.search && !u.hash && !s.endsWith("/") ? u.href.slice(0, -1) : u.href; })
   .meta({ description: "An http:// or https:// URL without credentials; stored normalised", example: "https://hooks.example.com/trendgate" });
 
 /** An enum whose OpenAPI description lists each value with its meaning (one source for both). */

@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   invalid_idempotency_key: { status: 400, title: "Invalid Idempotency-Key header" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   payload_too_large: { status: 413, title: "Request body too large" },
+  headers_too_large: { status: 431, title: "Request header fields too large" },
+  request_timeout: { status: 408, title: "Request timed out" },
   validation_failed: { status: 422, title: "Request failed validation" },
   idempotency_key_reused: { status: 422, title: "Idempotency-Key reused with a different request" },
   idempotency_request_in_progress: { status: 409, title: "A request with this Idempotency-Key is still in progress" },

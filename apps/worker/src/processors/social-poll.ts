@@ -6,9 +6,10 @@ import {
 import { insertSignals, newId, type Prisma } from "@trendgate/db";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
-// Social and search connectors (X, Reddit, YouTube; Google Trends validates on demand). One job scheduler ticks
-// every SOCIAL_POLL_INTERVAL_SECONDS for the whole fleet; the tick claims the connections that are due (status
-// active, rate_limited or quota_exhausted, next_poll_at <= now) by pushing their next_poll_at forward by a lease, and
+// Social and search connectors (X, Reddit, YouTube; Google Trends validates on demand). One job scheduler (kept in
+// place by every worker that runs this queue: ../schedulers/index.ts) ticks every SOCIAL_POLL_INTERVAL_SECONDS for
+// the whole fleet; the tick claims the connections that are due (status active, rate_limited or quota_exhausted,
+// next_poll_at <= now) by pushing their next_poll_at forward by a lease, and
 // queues one {connection_id} job each. That job polls every term, stores the observations as signals and sets the
 // next poll time from the outcome:
 //   success           -> active, next poll after the interval (or at the provider's window reset if it is spent)
@@ -32,7 +33,6 @@ interface Outcome {
   notBefore?: Date;
 }
 
-const TICK_SCHEDULER_ID = "social-poll-tick";
 const LEASE_SECONDS = 600; // a claimed connection is claimed again only if its job did not finish within this
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3_600_000;
@@ -45,13 +45,8 @@ const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600
 export const socialPoll: ProcessorFactory = {
   queue: QUEUES.socialPoll,
   create(deps) {
-    const { db, queues, config, logger } = deps;
+    const { db, logger } = deps;
     return {
-      async start() {
-        await queues.get(QUEUES.socialPoll).upsertJobScheduler(
-          TICK_SCHEDULER_ID, { every: config.SOCIAL_POLL_INTERVAL_SECONDS * 1000 },
-          { name: QUEUES.socialPoll, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
-      },
       async process(job) {
         const data = JOB_PAYLOADS[QUEUES.socialPoll].parse(job.data);
         if (!data.connection_id) return tick(deps);

@@ -2,13 +2,12 @@ import { JOB_PAYLOADS, QUEUES } from "@trendgate/contracts";
 import { detectAccount, type EngineOptions } from "@trendgate/trends";
 import type { ProcessorFactory } from "./types.ts";
 
-const SCHEDULER_ID = "trend-detection-every-interval";
-
 /**
- * Runs trend detection. A BullMQ job scheduler (upserted by every worker that runs this queue; idempotent) creates
- * one tick per DETECTION_INTERVAL_SECONDS for the whole fleet; the tick queues one job per shard of
- * DETECTION_SHARD_TOPICS topics per account, which any worker takes, so a pass is spread over the fleet. Each shard
- * is guarded by an advisory lock, and event ids are deterministic.
+ * Runs trend detection. A BullMQ job scheduler (kept in place by every worker that runs this queue:
+ * ../schedulers/index.ts) creates one tick per DETECTION_INTERVAL_SECONDS for the whole fleet; the tick queues one
+ * job per shard of DETECTION_SHARD_TOPICS topics per account, which any worker takes, so a pass is spread over the
+ * fleet. Each shard is guarded by an advisory lock, and event ids are deterministic. Events are held to
+ * TREND_EVENT_LIMITS and DELIVERY_BODY_MAX_BYTES where the engine builds them.
  */
 export const trendDetection: ProcessorFactory = {
   queue: QUEUES.trendDetection,
@@ -20,13 +19,10 @@ export const trendDetection: ProcessorFactory = {
       seasonPeriodBuckets: Math.round(86_400 / config.DETECTION_BUCKET_SECONDS),
       publicBaseUrl: config.PUBLIC_BASE_URL,
       velocityEventStep: 0.2,
+      maxEventBytes: config.DELIVERY_BODY_MAX_BYTES,
     };
     return {
       concurrency: 1,
-      async start() {
-        await queues.get(QUEUES.trendDetection).upsertJobScheduler(
-          SCHEDULER_ID, { every: config.DETECTION_INTERVAL_SECONDS * 1000 }, { name: QUEUES.trendDetection, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
-      },
       async process(job) {
         const { account_id, shard, shards } = JOB_PAYLOADS[QUEUES.trendDetection].parse(job.data);
         const now = new Date();

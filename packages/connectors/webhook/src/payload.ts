@@ -1,7 +1,11 @@
-import type { TrendEvent, WebhookPayload } from "@trendgate/contracts";
+import { boundTrendText, TREND_EVENT_LIMITS, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
 
-/** The delivery body: exactly the spec's fields, in the spec's order. */
-export const payloadFromEvent = (e: TrendEvent): WebhookPayload => ({
+/**
+ * The delivery body: exactly the spec's fields, in the spec's order. Its text is held to TREND_EVENT_LIMITS and the
+ * serialized body to `maxBytes` (DELIVERY_BODY_MAX_BYTES, 64 KiB by default), whatever the event carried: events are
+ * bounded where they are built, this is the last line for any that were not (rows stored by an older version).
+ */
+export const payloadFromEvent = (e: TrendEvent, maxBytes: number = TREND_EVENT_LIMITS.maxBytes): WebhookPayload => boundTrendText({
   trend_name: e.trend_name,
   category: e.category,
   severity: e.severity,
@@ -10,7 +14,7 @@ export const payloadFromEvent = (e: TrendEvent): WebhookPayload => ({
   summary: e.summary,
   source_link: e.source_link,
   recommended_next_steps: e.recommended_next_steps,
-});
+}, maxBytes);
 
 /**
  * The test delivery: the same body every time for a subscription (its timestamp is the subscription's creation

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { TrendEvent } from "@trendgate/contracts";
+import { clipText, TREND_EVENT_LIMITS, type TrendEvent } from "@trendgate/contracts";
 import { newId, type Db } from "@trendgate/db";
 import type { Queues } from "@trendgate/queues";
 import { assess, type Assessment, type Bucket, type DetectionConfig } from "../detection/index.ts";
@@ -10,6 +10,8 @@ export interface EngineOptions extends DetectionConfig {
   publicBaseUrl: string;
   /** A published velocity must move by this fraction (or at least 1 mention/h) before a new velocity event. */
   velocityEventStep: number;
+  /** Byte budget of a serialized event (DELIVERY_BODY_MAX_BYTES); TREND_EVENT_LIMITS.maxBytes when unset. */
+  maxEventBytes?: number;
 }
 
 type TrendRow = Awaited<ReturnType<Db["trend"]["findMany"]>>[number];
@@ -64,8 +66,9 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
       if (!change) continue;
       const severity = (a.isTrend ? a.severity : row?.severity ?? "low") as Severity;
       const facts = factsOf(topic.name, topic.category, a, severity);
+      // Topic names come from stored signals: hold them to the event's limit in the trend row too (the read API shows it).
       const data = {
-        name: topic.name, category: topic.category, status: change.status, severity, stage: a.stage, velocity: a.velocity,
+        name: clipText(topic.name, TREND_EVENT_LIMITS.trendName), category: topic.category, status: change.status, severity, stage: a.stage, velocity: a.velocity,
         acceleration: a.acceleration, baseline: a.baseline, current: a.current, anomalyScore: a.anomalyScore,
         sentiment: sentiment.get(topic.id) ?? null, bucketStart: a.bucketStart,
       };
@@ -81,7 +84,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
       const detected = change.event === "trend.detected";
       events.push({
         id: eventId(topic.id, change.event, a.bucketStart.toISOString(), severity, Math.round(a.velocity)),
-        account_id: accountId, type: change.event, trend_id: saved.id, trend_name: topic.name, category: topic.category,
+        account_id: accountId, type: change.event, trend_id: saved.id, trend_name: data.name, category: topic.category,
         severity, previous_severity: detected ? null : (row!.severity as Severity), velocity: round2(a.velocity),
         previous_velocity: detected ? null : round2(row!.publishedVelocity), anomaly_score: round2(a.anomalyScore),
         timestamp: a.bucketStart.toISOString(), summary: summaryOf(facts, o.bucketSeconds),
@@ -90,7 +93,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
     }
   }, { timeout: 120_000 });
   // Published after the trend rows committed: an event never describes a state the API cannot show.
-  stats.events = (await publishTrendEvents(deps, events)).length;
+  stats.events = (await publishTrendEvents(deps, events, { maxBytes: o.maxEventBytes })).length;
   return stats;
 }
 

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { QUEUES, TrendEvent } from "@trendgate/contracts";
+import { boundTrendEvent, QUEUES, TrendEvent } from "@trendgate/contracts";
 import { insertTrendEvents, type Db } from "@trendgate/db";
 import type { Queues } from "@trendgate/queues";
 
@@ -15,15 +15,17 @@ export const trendStreamKey = (prefix: string, accountId: string) => `${prefix}:
  * together as one trend-events job (the engine publishes a detection run's events at once, and matching them as a
  * batch is far cheaper than one job each). If queueing fails, the outbox sweeper queues them later; the stream is
  * best effort (a client that missed an event can read it from the API). Returns the ids published now.
+ * Every event is first held to TREND_EVENT_LIMITS and `maxBytes` serialized (text cut with "…", never refused), so
+ * the row, the stream message, the job and every delivery body built from it are bounded.
  */
-export async function publishTrendEvents(deps: { db: Db; queues: Queues }, events: TrendEvent[]): Promise<string[]> {
-  const parsed = events.map((e) => TrendEvent.parse(e));
+export async function publishTrendEvents(deps: { db: Db; queues: Queues }, events: TrendEvent[], opts: { maxBytes?: number } = {}): Promise<string[]> {
+  const parsed = events.map((e) => TrendEvent.parse(boundTrendEvent(e, opts.maxBytes)));
   const fresh = await insertTrendEvents(deps.db, parsed);
   const batch = parsed.filter((e) => fresh.has(e.id));
   if (batch.length) {
     await Promise.all([
       streamTrendEvents(deps.queues, batch).catch(() => { /* best effort: live clients only */ }),
-      enqueueTrendEvents(deps.queues, batch).catch(() => { /* the sweeper queues them */ }),
+      enqueueTrendEvents(deps.queues, batch, opts).catch(() => { /* the sweeper queues them */ }),
     ]);
   }
   return batch.map((e) => e.id);
@@ -42,9 +44,13 @@ export async function publishTrendEvent(deps: { db: Db; queues: Queues }, event:
   return (await publishTrendEvents(deps, [event])).length === 1;
 }
 
-/** The job id is derived from the event ids, so queueing the same batch twice (the sweeper) is a no-op. */
-export async function enqueueTrendEvents(queues: Queues, events: TrendEvent[]) {
+/**
+ * The job id is derived from the event ids, so queueing the same batch twice (the sweeper) is a no-op. Events are
+ * bounded again here: the sweeper re-queues stored rows, which an older version may have written unbounded.
+ */
+export async function enqueueTrendEvents(queues: Queues, events: TrendEvent[], opts: { maxBytes?: number } = {}) {
   const jobId = `evb_${crypto.createHash("sha256").update(events.map((e) => e.id).join(",")).digest("hex").slice(0, 32)}`;
-  await queues.add(QUEUES.trendEvents, { events }, { jobId, removeOnComplete: true }); // trend_events.dispatched_at is the record
+  const bounded = events.map((e) => boundTrendEvent(e, opts.maxBytes));
+  await queues.add(QUEUES.trendEvents, { events: bounded }, { jobId, removeOnComplete: true }); // trend_events.dispatched_at is the record
   return jobId;
 }
