@@ -15,7 +15,17 @@ async function lockTestDatabase(name) {
       process.on("exit", () => fs.rmSync(lock, { recursive: true, force: true }));
       return;
     } catch {
-      const pid = Number(fs.readFileSync(path.join(lock, "pid"), "utf8").trim() || 0);
+      // The other run may be between mkdir and writing its pid, or just removing the lock: look again shortly
+      // (a lock left without a pid for 5 s is from a run that died right after mkdir).
+      let pid = 0;
+      try { pid = Number(fs.readFileSync(path.join(lock, "pid"), "utf8").trim() || 0); } catch { /* not written yet */ }
+      if (!pid) {
+        let age = 0;
+        try { age = Date.now() - fs.statSync(lock).mtimeMs; } catch { continue; }
+        if (age > 5000) fs.rmSync(lock, { recursive: true, force: true });
+        else await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
       let alive = false;
       try { alive = pid > 0 && process.kill(pid, 0); } catch { alive = false; }
       if (!alive) { fs.rmSync(lock, { recursive: true, force: true }); continue; }

@@ -1,19 +1,23 @@
 // Bench receiver: answers 204 to every POST, counts them, and records event-to-receipt latency from the
 // payload's `timestamp` (the bench sets it to the publish time). GET /stats, POST /reset.
+// Fault paths: POST /fault/<pct>/<anything> answers 500 to about <pct> % of requests (at random), 204 otherwise;
+// /stats reports them as `faultRequests` and `faultOk`.
 import http from "node:http";
 
 let count = 0;
+let faultRequests = 0;
+let faultOk = 0;
 let latencies: number[] = [];
 let arrival: number[] = []; // in receipt order, to tell a constant delay from a growing backlog
 const server = http.createServer((req, res) => {
   if (req.method === "GET" && req.url === "/stats") {
     const sorted = [...latencies].sort((a, b) => a - b);
     const q = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : null);
-    res.end(JSON.stringify({ count, latencies: sorted.length, min: sorted[0] ?? null, p50: q(0.5), p99: q(0.99), max: sorted.at(-1) ?? null,
+    res.end(JSON.stringify({ count, faultRequests, faultOk, latencies: sorted.length, min: sorted[0] ?? null, p50: q(0.5), p99: q(0.99), max: sorted.at(-1) ?? null,
       first: arrival.slice(0, 5), last: arrival.slice(-5) }));
     return;
   }
-  if (req.url === "/reset") { count = 0; latencies = []; arrival = []; res.end("{}"); return; }
+  if (req.url === "/reset") { count = 0; faultRequests = 0; faultOk = 0; latencies = []; arrival = []; res.end("{}"); return; }
   const chunks: Buffer[] = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
@@ -22,6 +26,12 @@ const server = http.createServer((req, res) => {
       const l = Date.now() - Date.parse(JSON.parse(Buffer.concat(chunks).toString()).timestamp);
       latencies.push(l);
       arrival.push(l);
+    }
+    const fault = /^\/fault\/(\d+)\//.exec(req.url ?? "");
+    if (fault) {
+      faultRequests++;
+      if (Math.random() * 100 < Number(fault[1])) { res.statusCode = 500; res.end("injected failure"); return; }
+      faultOk++;
     }
     res.statusCode = 204;
     res.end();

@@ -2,14 +2,11 @@
 // client retries with the same Idempotency-Key against a fresh gateway: each key must have done its work exactly once,
 // and the retry must answer with the same delivery id the first run created.
 import http from "node:http";
-import net from "node:net";
 import { createAccount, createApiKey, createDb, newId } from "@trendgate/db";
 import { waitFor } from "../helpers/config.ts";
+import { freePort } from "../helpers/faults-proc-kit.ts";
 import { spawnApp } from "../helpers/process.ts";
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-});
 
 function post(port: number, path: string, key: string, idem: string) {
   return new Promise<{ status: number; body: any }>((resolve, reject) => {

@@ -19,6 +19,8 @@ export function createDb(url: string, opts: { poolSize?: number } = {}): Db {
     connectionTimeoutMillis: 2000, // a down database fails the request (503) instead of hanging it
   });
   pool.on("error", () => {}); // idle-client errors surface on the next query
+  // A connection Postgres cuts right as it is handed out has no listener yet: its error would crash the process.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const client = new PrismaClient({ adapter: new PrismaPg(pool) });
   const disconnect = client.$disconnect.bind(client);
   return Object.assign(client, {

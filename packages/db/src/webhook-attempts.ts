@@ -30,19 +30,31 @@ export interface AttemptRecord {
 
 export interface DisabledSubscription { id: string; account_id: string; disabled_reason: string }
 
-// One statement (atomic on its own, one round trip) over column arrays: insert the execution rows, move the
-// deliveries to their new state, keep each subscription's failing_since (cleared by any success in the batch, set
-// by failures), and disable subscriptions that answered 410 or have failed for longer than allowed.
-// Each subscription row is changed by at most one of the sub-statements (Postgres applies only one change per row
-// per statement), hence the mutually exclusive conditions.
-const RECORD_SQL = `
+// Why two statements, and why each is safe to run concurrently from any number of writers:
+//
+// 1. ATTEMPTS_SQL, the hot one: insert the execution rows and move the deliveries to their new state. It touches
+//    only rows no other batch touches (new execution rows; a delivery is in one batch at a time, because its next
+//    attempt is queued only after this one's record committed), so concurrent batches never wait for each other.
+//    It used to also keep each subscription's failing_since: concurrent batches then updated overlapping sets of
+//    subscription rows, each in its own order, and deadlocked (hundreds per run when many endpoints failed).
+// 2. SUBSCRIPTIONS_SQL: one row per subscription of the batch, and only the rows whose state really changes
+//    (failing_since set or cleared, disabled) are locked, all of them first and in id order (ORDER BY id FOR NO
+//    KEY UPDATE, then the UPDATE of exactly those rows). Every writer takes subscription locks in the same order and
+//    holds no other lock meanwhile, so no cycle, hence no deadlock, can form. NO KEY UPDATE does not conflict with
+//    the KEY SHARE lock that inserting a delivery takes on its subscription, so fan-out never waits for it.
+//
+// Both are idempotent, so a batch whose commit was not confirmed (a dropped connection) can simply be written again:
+// execution ids are fixed before the first try (ON CONFLICT DO NOTHING), a delivery never steps back
+// (attempts <= attempt), and a subscription already in its new state is not selected again. The webhook.disabled
+// account event is written by the same statement as the disable, so it exists exactly once.
+const ATTEMPTS_SQL = `
 WITH v AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::json[],
                        $10::int[], $11::int[], $12::text[], $13::bool[], $14::int[], $15::text[], $16::text[], $17::timestamptz[],
-                       $18::text[], $19::timestamptz[], $20::text[])
+                       $18::text[], $19::timestamptz[])
     AS v(id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers,
          request_body_bytes, response_status, response_body, response_body_truncated, duration_ms, error_class, error_message, next_retry_at,
-         delivery_status, next_attempt_at, disable_reason)
+         delivery_status, next_attempt_at)
 ), ins AS (
   INSERT INTO webhook_executions (id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers,
                                   request_body_bytes, response_status, response_body, response_body_truncated, duration_ms, error_class,
@@ -50,45 +62,91 @@ WITH v AS (
   SELECT id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers, request_body_bytes,
          response_status, response_body, response_body_truncated, duration_ms, error_class, error_message, next_retry_at, clock_timestamp()
     FROM v
-), upd AS (
-  UPDATE webhook_deliveries d
-     SET status = v.delivery_status, attempts = v.attempt, next_attempt_at = v.next_attempt_at, last_error = v.error_message,
-         completed_at = CASE WHEN v.delivery_status = 'pending' THEN NULL ELSE now() END
-    FROM v WHERE d.id = v.delivery_id AND d.attempts <= v.attempt -- batches may commit out of order: never step back
-), subs AS (
-  SELECT subscription_id, bool_or(outcome = 'succeeded') AS any_ok, max(disable_reason) AS gone FROM v GROUP BY subscription_id
-), cleared AS (
-  UPDATE webhook_subscriptions s SET failing_since = NULL
-    FROM subs WHERE s.id = subs.subscription_id AND subs.any_ok AND subs.gone IS NULL AND s.failing_since IS NOT NULL
-), started AS (
-  UPDATE webhook_subscriptions s SET failing_since = now()
-    FROM subs WHERE s.id = subs.subscription_id AND NOT subs.any_ok AND subs.gone IS NULL AND s.failing_since IS NULL
+  ON CONFLICT (id) DO NOTHING -- a batch written again after an unconfirmed commit
 )
-UPDATE webhook_subscriptions s
-   SET status = 'disabled', updated_at = now(),
-       disabled_reason = coalesce(subs.gone, 'failing continuously since ' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-  FROM subs
- WHERE s.id = subs.subscription_id AND s.status = 'active'
-   AND (subs.gone IS NOT NULL OR (NOT subs.any_ok AND s.failing_since < now() - $21 * interval '1 second'))
-RETURNING s.id, s.account_id, s.disabled_reason`;
+UPDATE webhook_deliveries d
+   SET status = v.delivery_status, attempts = v.attempt, next_attempt_at = v.next_attempt_at, last_error = v.error_message,
+       completed_at = CASE WHEN v.delivery_status = 'pending' THEN NULL ELSE now() END
+  FROM v WHERE d.id = v.delivery_id AND d.attempts <= v.attempt -- batches may commit out of order: never step back`;
 
-/** Writes a batch of attempts; returns the subscriptions it disabled (their accounts are told through an event). */
+const DISABLE_IF = `(l.gone IS NOT NULL OR (NOT l.any_ok AND s.failing_since < now() - $5 * interval '1 second'))`;
+const SUBSCRIPTIONS_SQL = `
+WITH v AS (
+  SELECT * FROM unnest($1::text[], $2::bool[], $3::text[], $4::text[]) AS v(id, any_ok, gone, event_id)
+), l AS (
+  SELECT s.id, s.status AS old_status, v.any_ok, v.gone, v.event_id
+    FROM webhook_subscriptions s JOIN v ON v.id = s.id
+   WHERE (v.gone IS NOT NULL AND s.status = 'active')
+      OR (v.gone IS NULL AND v.any_ok AND s.failing_since IS NOT NULL)
+      OR (v.gone IS NULL AND NOT v.any_ok AND (s.failing_since IS NULL OR (s.status = 'active' AND s.failing_since < now() - $5 * interval '1 second')))
+   ORDER BY s.id
+   FOR NO KEY UPDATE OF s
+), upd AS (
+  UPDATE webhook_subscriptions s
+     SET failing_since = CASE WHEN l.gone IS NOT NULL THEN s.failing_since WHEN l.any_ok THEN NULL ELSE coalesce(s.failing_since, now()) END,
+         status = CASE WHEN s.status = 'active' AND ${DISABLE_IF} THEN 'disabled' ELSE s.status END,
+         disabled_reason = CASE WHEN s.status = 'active' AND ${DISABLE_IF}
+           THEN coalesce(l.gone, 'failing continuously since ' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+           ELSE s.disabled_reason END,
+         updated_at = CASE WHEN s.status = 'active' AND ${DISABLE_IF} THEN now() ELSE s.updated_at END
+    FROM l WHERE s.id = l.id
+  RETURNING s.id, s.account_id, s.status, s.disabled_reason, l.old_status, l.event_id
+), ev AS (
+  INSERT INTO account_events (id, account_id, type, data, created_at)
+  SELECT event_id, account_id, 'webhook.disabled', jsonb_build_object('webhook_id', id, 'reason', disabled_reason), now() AT TIME ZONE 'UTC'
+    FROM upd WHERE status = 'disabled' AND old_status = 'active'
+  ON CONFLICT (id) DO NOTHING
+)
+SELECT id, account_id, disabled_reason FROM upd WHERE status = 'disabled' AND old_status = 'active'`;
+
+/**
+ * Writes a batch of attempts (executions and delivery states), then the state of their subscriptions (failing_since,
+ * disabled on a 410 or after failing for `disableAfterSeconds`, with a webhook.disabled account event). Returns the
+ * subscriptions it disabled. Safe to call again with the same records after an error (see above).
+ */
 export async function recordAttempts(db: Db, records: AttemptRecord[], disableAfterSeconds: number): Promise<DisabledSubscription[]> {
-  const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  if (!records.length) return [];
+  // In delivery id order: a statement locks the rows it updates in the order its plan meets them (here the array's).
+  const rs = [...records].sort((a, b) => (a.execution.deliveryId < b.execution.deliveryId ? -1 : a.execution.deliveryId > b.execution.deliveryId ? 1 : 0));
+  const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  const { rows: disabled } = await db.$pool.query<DisabledSubscription>(RECORD_SQL, [
+  await db.$pool.query(ATTEMPTS_SQL, [
     col((r) => r.execution.id), col((r) => r.execution.accountId), col((r) => r.execution.subscriptionId), col((r) => r.execution.deliveryId),
-    col((r) => r.execution.attempt), col((r) => r.execution.trigger), col((r) => r.execution.outcome), col((r) => r.execution.requestUrl),
+    col((r) => r.execution.attempt), col((r) => r.execution.trigger), col((r) => r.execution.outcome), col((r) => pgText(r.execution.requestUrl)),
     col((r) => JSON.stringify(r.execution.requestHeaders)), col((r) => r.execution.requestBodyBytes), col((r) => r.execution.responseStatus),
-    col((r) => r.execution.responseBody), col((r) => r.execution.responseBodyTruncated), col((r) => r.execution.durationMs),
-    col((r) => r.execution.errorClass), col((r) => r.execution.errorMessage), col((r) => iso(r.execution.nextRetryAt)),
-    col((r) => r.delivery.status), col((r) => iso(r.delivery.nextAttemptAt)), col((r) => r.disableReason ?? null),
-    disableAfterSeconds,
+    col((r) => pgText(r.execution.responseBody)), col((r) => r.execution.responseBodyTruncated), col((r) => r.execution.durationMs),
+    col((r) => r.execution.errorClass), col((r) => pgText(r.execution.errorMessage)), col((r) => iso(r.execution.nextRetryAt)),
+    col((r) => r.delivery.status), col((r) => iso(r.delivery.nextAttemptAt)),
   ]);
-  if (disabled.length) {
-    await db.accountEvent.createMany({
-      data: disabled.map((s) => ({ id: newId("evt"), accountId: s.account_id, type: "webhook.disabled", data: { webhook_id: s.id, reason: s.disabled_reason } })),
-    });
+
+  const subs = new Map<string, { anyOk: boolean; gone: string | null }>();
+  for (const r of rs) {
+    const s = subs.get(r.execution.subscriptionId) ?? { anyOk: false, gone: null };
+    s.anyOk ||= r.execution.outcome === "succeeded";
+    s.gone ??= r.disableReason ?? null;
+    subs.set(r.execution.subscriptionId, s);
   }
-  return disabled;
+  const ids = [...subs.keys()];
+  const { rows } = await db.$pool.query<DisabledSubscription>(SUBSCRIPTIONS_SQL, [
+    ids, ids.map((id) => subs.get(id)!.anyOk), ids.map((id) => subs.get(id)!.gone), ids.map(() => newId("evt")), disableAfterSeconds,
+  ]);
+  return rows;
+}
+
+/** Text Postgres can store: it refuses NUL characters, which a receiver's response body may well contain. */
+const pgText = (s: string | null) => (s === null ? null : s.includes("\u0000") ? s.replaceAll("\u0000", "\uFFFD") : s);
+
+/**
+ * Whether a failed statement may succeed if simply run again: a dropped or refused connection, a pool that could not
+ * hand out a connection in time, a deadlock or serialization failure, a server shutting down or out of resources.
+ * Not: errors in the statement or its data (SQLSTATE classes 22, 23, 42, ...), nor bugs in our own code.
+ */
+export function isTransientDbError(err: unknown): boolean {
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError || err instanceof ReferenceError) return false;
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  // Errors from the server carry a severity and a SQLSTATE; anything else is about the connection (reset, terminated,
+  // refused, timed out waiting for a pool client), not the statement.
+  if (e && typeof e.severity === "string" && typeof e.code === "string")
+    return /^(08|40|53|57|58)/.test(e.code) || e.code === "55P03" || e.code === "55006";
+  return true;
 }

@@ -1,3 +1,4 @@
+import type pg from "pg";
 import type { Db } from "./client.ts";
 import { newId } from "./ids.ts";
 
@@ -8,22 +9,61 @@ export interface FireInput {
   velocity: number;
 }
 
+/** A firing that left a delivery row: pending (queue it if the subscription is active) or failed (disabled). */
+export interface Fired {
+  id: string;
+  subscriptionId: string;
+  eventId: string;
+  status: "pending" | "failed";
+  /** The subscription's status when the row was written (not a cache's): only `active` ones are queued now. */
+  subscriptionStatus: string;
+  /** When it is due: now, or for a held digest when its cooldown ends. */
+  dueAt: Date;
+}
+
+// A firing's row is decided from the subscription's current row, never from a worker's cached copy: a subscription
+// disabled a moment ago (a 410 seen by another worker) still gets a row for every firing, recorded as failed with
+// "subscription disabled", so that `recover` can send it once the owner has fixed the endpoint and resumed.
+const STATUS_OF = (sub: string) => `CASE WHEN ${sub} = 'disabled' THEN 'failed' ELSE 'pending' END`;
+const ERROR_OF = (sub: string) => `CASE WHEN ${sub} = 'disabled' THEN 'subscription disabled' END`;
+const DONE_OF = (sub: string) => `CASE WHEN ${sub} = 'disabled' THEN now() END`;
+
 /**
  * Subscriptions without a cooldown need no serialising: all their firings of a batch are inserted at once.
- * Returns the deliveries created (pairs already delivered, e.g. a re-processed batch, are skipped).
+ * Returns the deliveries created (pairs already delivered, e.g. a re-processed batch, are skipped), and the firings
+ * it did not handle because the subscription has meanwhile been given a cooldown or the digest mode (the caller's
+ * cache was stale): those go through fireInstant/fireDigest, per `deliveryMode`.
  */
-export async function fireUnthrottled(db: Db, pairs: FireInput[]): Promise<{ id: string; subscription_id: string; event_id: string }[]> {
-  if (!pairs.length) return [];
-  const { rows } = await db.$pool.query<{ id: string; subscription_id: string; event_id: string }>(
-    `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, created_at)
-     SELECT v.id, s.account_id, s.id, v.event_id, 'trend_event', v.payload, v.velocity, 'pending', 0, now(), now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::float8[]) AS v(id, subscription_id, event_id, payload, velocity)
-       JOIN webhook_subscriptions s ON s.id = v.subscription_id AND s.status IN ('active', 'paused') AND s.cooldown_seconds = 0
-     ON CONFLICT (subscription_id, event_id) DO NOTHING
-     RETURNING id, subscription_id, event_id`,
+export async function fireUnthrottled(db: Db, pairs: FireInput[]): Promise<{ fired: Fired[]; throttled: { fire: FireInput; deliveryMode: string }[] }> {
+  if (!pairs.length) return { fired: [], throttled: [] };
+  const { rows } = await db.$pool.query<{ id: string | null; subscription_id: string; event_id: string; status: "pending" | "failed" | null; sub_status: string; delivery_mode: string }>(
+    `WITH v AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::float8[]) AS v(id, subscription_id, event_id, payload, velocity)
+     ), m AS (
+       SELECT v.*, s.account_id, s.status AS sub_status, s.delivery_mode,
+              s.status <> 'disabled' AND (s.cooldown_seconds > 0 OR s.delivery_mode <> 'instant_stream') AS throttled
+         FROM v JOIN webhook_subscriptions s ON s.id = v.subscription_id
+     ), ins AS (
+       INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, last_error, created_at, completed_at)
+       SELECT id, account_id, subscription_id, event_id, 'trend_event', payload, velocity, ${STATUS_OF("sub_status")}, 0, now(), ${ERROR_OF("sub_status")}, now(), ${DONE_OF("sub_status")}
+         FROM m WHERE NOT throttled
+       ON CONFLICT (subscription_id, event_id) DO NOTHING
+       RETURNING id, subscription_id, event_id, status
+     )
+     SELECT ins.id, ins.subscription_id, ins.event_id, ins.status, m.sub_status, m.delivery_mode
+       FROM ins JOIN m ON m.subscription_id = ins.subscription_id AND m.event_id = ins.event_id
+     UNION ALL
+     SELECT NULL, subscription_id, event_id, NULL, sub_status, delivery_mode FROM m WHERE throttled`,
     [pairs.map(() => newId("msg")), pairs.map((p) => p.subscriptionId), pairs.map((p) => p.eventId), pairs.map((p) => JSON.stringify(p.payload)), pairs.map((p) => p.velocity)],
   );
-  return rows;
+  const byKey = new Map(pairs.map((p) => [`${p.subscriptionId} ${p.eventId}`, p]));
+  const fired: Fired[] = [];
+  const throttled: { fire: FireInput; deliveryMode: string }[] = [];
+  for (const r of rows) {
+    if (r.id === null) throttled.push({ fire: byKey.get(`${r.subscription_id} ${r.event_id}`)!, deliveryMode: r.delivery_mode });
+    else fired.push({ id: r.id, subscriptionId: r.subscription_id, eventId: r.event_id, status: r.status!, subscriptionStatus: r.sub_status, dueAt: new Date() });
+  }
+  return { fired, throttled };
 }
 
 /**
@@ -31,26 +71,33 @@ export async function fireUnthrottled(db: Db, pairs: FireInput[]): Promise<{ id:
  * UPDATE takes the subscription's row lock, so concurrent workers serialise on it and at most one of them sees the
  * window open (READ COMMITTED re-checks the WHERE clause against the updated row). Times are clock_timestamp(), not
  * now(): now() is when the statement's transaction began, before it waited for the lock. With no cooldown there is
- * nothing to serialise, so no lock is taken. Returns the new delivery id, or null when the cooldown suppressed it.
+ * nothing to serialise, so no lock is taken. A disabled subscription gets a failed row (cooldown untouched): its
+ * status is read under the same row lock, so a disable committing meanwhile cannot make the firing vanish. Returns
+ * the new delivery, or null when the cooldown suppressed it (or the subscription is gone).
  */
-export async function fireInstant(db: Db, f: FireInput): Promise<string | null> {
+export async function fireInstant(db: Db, f: FireInput): Promise<Fired | null> {
   const id = newId("msg");
-  const { rows } = await db.$pool.query<{ id: string }>(
+  const { rows } = await db.$pool.query<{ id: string; status: "pending" | "failed"; sub_status: string }>(
     `WITH fired AS (
-       UPDATE webhook_subscriptions SET last_fired_at = clock_timestamp()
-        WHERE id = $1 AND status IN ('active', 'paused') AND cooldown_seconds > 0
-          AND (last_fired_at IS NULL OR last_fired_at <= clock_timestamp() - cooldown_seconds * interval '1 second')
-       RETURNING id, account_id
+       UPDATE webhook_subscriptions SET last_fired_at = CASE WHEN status = 'disabled' THEN last_fired_at ELSE clock_timestamp() END
+        WHERE id = $1 AND cooldown_seconds > 0
+          AND (status = 'disabled' OR last_fired_at IS NULL OR last_fired_at <= clock_timestamp() - cooldown_seconds * interval '1 second')
+       RETURNING id, account_id, status
      ), unthrottled AS (
-       SELECT id, account_id FROM webhook_subscriptions WHERE id = $1 AND status IN ('active', 'paused') AND cooldown_seconds = 0
+       SELECT id, account_id, status FROM webhook_subscriptions WHERE id = $1 AND cooldown_seconds = 0
+     ), s AS (
+       SELECT * FROM fired UNION ALL SELECT * FROM unthrottled
+     ), ins AS (
+       INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, last_error, created_at, completed_at)
+       SELECT $2, account_id, id, $3, 'trend_event', $4::jsonb, $5, ${STATUS_OF("status")}, 0, now(), ${ERROR_OF("status")}, now(), ${DONE_OF("status")} FROM s
+       ON CONFLICT (subscription_id, event_id) DO NOTHING
+       RETURNING id, status
      )
-     INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, created_at)
-     SELECT $2, account_id, id, $3, 'trend_event', $4::jsonb, $5, 'pending', 0, now(), now() FROM (SELECT * FROM fired UNION ALL SELECT * FROM unthrottled) s
-     ON CONFLICT (subscription_id, event_id) DO NOTHING
-     RETURNING id`,
+     SELECT ins.id, ins.status, s.status AS sub_status FROM ins, s`,
     [f.subscriptionId, id, f.eventId, JSON.stringify(f.payload), f.velocity],
   );
-  return rows[0]?.id ?? null;
+  const r = rows[0];
+  return r ? { id: r.id, subscriptionId: f.subscriptionId, eventId: f.eventId, status: r.status, subscriptionStatus: r.sub_status, dueAt: new Date() } : null;
 }
 
 /**
@@ -58,18 +105,24 @@ export async function fireInstant(db: Db, f: FireInput): Promise<string | null> 
  * delivery due when the window ends, keeping the strongest (highest velocity) payload. Returns the delivery id and
  * when it is due, or null when nothing new needs queueing (merged into an already-held delivery).
  */
-export async function fireDigest(db: Db, f: FireInput): Promise<{ id: string; dueAt: Date } | null> {
+export async function fireDigest(db: Db, f: FireInput): Promise<Fired | null> {
   return db.$transaction(async (tx) => {
     const [sub] = await tx.$queryRawUnsafe<{ last_fired_at: Date | null; cooldown_seconds: number; status: string; now: Date }[]>(
       `SELECT last_fired_at, cooldown_seconds, status, clock_timestamp() AS now FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, f.subscriptionId);
-    if (!sub || (sub.status !== "active" && sub.status !== "paused")) return null;
+    if (!sub) return null;
+    const fired = (id: string, dueAt: Date, status: Fired["status"] = "pending"): Fired =>
+      ({ id, subscriptionId: f.subscriptionId, eventId: f.eventId, status, subscriptionStatus: sub.status, dueAt });
+    if (sub.status === "disabled") { // decided under the row lock: recorded as missed, for `recover`
+      const id = newId("msg");
+      return (await insertMissed(tx as Db, id, f)) ? fired(id, sub.now, "failed") : null;
+    }
     const now = sub.now;
     const windowEnd = sub.last_fired_at ? new Date(sub.last_fired_at.getTime() + sub.cooldown_seconds * 1000) : now;
     if (windowEnd <= now) {
       const id = newId("msg");
       await tx.webhookSubscription.update({ where: { id: f.subscriptionId }, data: { lastFiredAt: now } });
       const created = await insertDelivery(tx as Db, id, f, now);
-      return created ? { id, dueAt: now } : null;
+      return created ? fired(id, now) : null;
     }
     const held = await tx.webhookDelivery.findFirst({
       where: { subscriptionId: f.subscriptionId, status: "pending", attempts: 0, nextAttemptAt: { gt: now } },
@@ -83,7 +136,7 @@ export async function fireDigest(db: Db, f: FireInput): Promise<{ id: string; du
     const id = newId("msg");
     await tx.webhookSubscription.update({ where: { id: f.subscriptionId }, data: { lastFiredAt: windowEnd } }); // reserve the next window
     const created = await insertDelivery(tx as Db, id, f, windowEnd);
-    return created ? { id, dueAt: windowEnd } : null;
+    return created ? fired(id, windowEnd) : null;
   });
 }
 
@@ -102,12 +155,39 @@ async function insertDelivery(db: Db, id: string, f: FireInput, dueAt: Date) {
  * the endpoint and resumes it, `recover` can re-send everything it missed (as Svix does).
  */
 export async function recordMissedDelivery(db: Db, f: FireInput): Promise<void> {
-  await db.$executeRawUnsafe(
+  await insertMissed(db, newId("msg"), f);
+}
+
+async function insertMissed(db: Db, id: string, f: FireInput): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
     `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, last_error, created_at, completed_at)
      SELECT $1, account_id, id, $2, 'trend_event', $3::jsonb, $4, 'failed', 0, now(), 'subscription disabled', now(), now() FROM webhook_subscriptions WHERE id = $5
      ON CONFLICT (subscription_id, event_id) DO NOTHING`,
-    newId("msg"), f.eventId, JSON.stringify(f.payload), f.velocity, f.subscriptionId,
+    id, f.eventId, JSON.stringify(f.payload), f.velocity, f.subscriptionId,
   );
+  return n > 0;
+}
+
+/**
+ * A queued delivery whose subscription turned out to be disabled when its job ran: recorded as failed ("subscription
+ * disabled", like a firing while disabled), so `recover` re-sends it. Only while the row still waits for this very
+ * attempt and the subscription is disabled right now (not per a cache: one resumed meanwhile keeps it pending).
+ */
+export async function markDeliveryMissed(db: Db, deliveryId: string, attempts: number): Promise<boolean> {
+  const { rowCount } = await db.$pool.query(
+    `UPDATE webhook_deliveries d SET status = 'failed', last_error = 'subscription disabled', completed_at = now()
+       FROM webhook_subscriptions s
+      WHERE d.id = $1 AND d.status = 'pending' AND d.attempts = $2 AND s.id = d.subscription_id AND s.status = 'disabled'`,
+    [deliveryId, attempts],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** A delivery's state, read when its job runs again (after a crash or a failure) to tell whether that attempt was already recorded. */
+export async function loadDeliveryState(db: Db, id: string) {
+  const { rows } = await db.$pool.query<{ status: string; attempts: number; next_attempt_at: Date }>(
+    "SELECT status, attempts, next_attempt_at AT TIME ZONE 'UTC' AS next_attempt_at FROM webhook_deliveries WHERE id = $1", [id]);
+  return rows[0] ?? null;
 }
 
 /** The subscription row a delivery worker needs (secrets still sealed). */
@@ -119,18 +199,37 @@ export async function loadSubscriptionForSend(db: Db, id: string) {
 }
 export type SendableSubscription = NonNullable<Awaited<ReturnType<typeof loadSubscriptionForSend>>>;
 
+/** Something that runs a query: the pool, or one client of it (e.g. one holding a session advisory lock). */
+export type Queryable = Pick<pg.Pool, "query"> | Pick<pg.PoolClient, "query">;
+
+export interface OverdueDelivery { id: string; subscription_id: string; attempts: number; trigger: string; payload: unknown; cursor_at: string }
+
 /**
  * Pending deliveries of active subscriptions that should have been sent a while ago (their job may have been lost
- * with Redis): what the outbox sweeper re-queues, oldest first.
+ * with Redis): what the outbox sweeper re-queues, oldest first, `limit` at a time; pass the last row back as `after`
+ * for the next page (the rows stay pending while their new jobs wait, so paging must not start over).
  */
-export async function findOverdueDeliveries(db: Db, olderThanSeconds: number, limit: number) {
-  return db.$queryRawUnsafe<{ id: string; subscription_id: string; attempts: number; trigger: string; payload: unknown }[]>(
-    `SELECT d.id, d.subscription_id, d.attempts, d.trigger, d.payload FROM webhook_deliveries d
+export async function findOverdueDeliveries(q: Queryable, olderThanSeconds: number, limit: number, after: OverdueDelivery | null = null): Promise<OverdueDelivery[]> {
+  const { rows } = await (q as pg.Pool).query<OverdueDelivery>(
+    `SELECT d.id, d.subscription_id, d.attempts, d.trigger, d.payload, d.next_attempt_at::text AS cursor_at FROM webhook_deliveries d
        JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.status = 'active'
       WHERE d.status = 'pending' AND d.next_attempt_at <= now() - $1 * interval '1 second'
-      ORDER BY d.next_attempt_at LIMIT $2`,
-    olderThanSeconds, limit,
+        AND ($3::timestamp IS NULL OR (d.next_attempt_at, d.id) > ($3::timestamp, $4::text))
+      ORDER BY d.next_attempt_at, d.id LIMIT $2`,
+    [olderThanSeconds, limit, after?.cursor_at ?? null, after?.id ?? null],
   );
+  return rows;
+}
+
+/** Of these (delivery, attempts) pairs, the deliveries still pending with exactly that many attempts made: one query. */
+export async function pendingDeliveries(q: Queryable, pairs: { id: string; attempts: number }[]): Promise<Set<string>> {
+  if (!pairs.length) return new Set();
+  // Only the primary key in the query, filtered here: with a status condition the planner may walk the partial
+  // "pending" index (every pending row, and its dead versions) instead of 1,000 key lookups.
+  const { rows } = await (q as pg.Pool).query<{ id: string; status: string; attempts: number }>(
+    "SELECT id, status, attempts FROM webhook_deliveries WHERE id = ANY($1::text[])", [pairs.map((p) => p.id)]);
+  const want = new Map(pairs.map((p) => [p.id, p.attempts]));
+  return new Set(rows.filter((r) => r.status === "pending" && want.get(r.id) === r.attempts).map((r) => r.id));
 }
 
 /** Whether a delivery still waits for attempt `attempts + 1` (re-read before re-queueing it; see enqueueDelivery). */

@@ -1,38 +1,94 @@
+export interface BatchWriterOptions {
+  /** Items per batch at most. */
+  maxItems: number;
+  /** How long the first item of a batch waits for company before the batch is written anyway. */
+  maxWaitMs: number;
+  /** Batches being written at once by this writer, at most (default 4): the rest wait, and grow, meanwhile. */
+  maxConcurrent?: number;
+  /** Whether a failed write may succeed if tried again (a dropped connection, a deadlock, a failover). */
+  isTransient?: (err: unknown) => boolean;
+  /** Delays before each new try of a batch that failed transiently (ms); its length is the number of re-tries. */
+  retryDelaysMs?: number[];
+}
+
+interface Pending<T> { item: T; resolve(): void; reject(e: unknown): void }
+
 /**
- * Collects items from concurrent jobs and writes them in one transaction (at most `maxItems`, or after `maxWaitMs`).
- * Each add() resolves only once its batch has committed, so a job completes only after its record is durable; if
- * the batch fails, every job in it fails and is retried. A one-row commit costs Postgres ~20x a row inside a
- * multi-row write, so this is the largest single win for delivery throughput. Batches are independent and may
- * commit concurrently (each is a set of different rows).
+ * Collects items from concurrent jobs and writes them together (at most `maxItems`, or after `maxWaitMs`). Each
+ * add() resolves only once its item's batch has been written. A one-row commit costs Postgres ~20x a row inside a
+ * multi-row write, so this is the largest single win for delivery throughput.
+ *
+ * Failures are handled here, not by failing the jobs: a job that fails after it has sent something is run again by
+ * BullMQ, which sends it again. So a write that fails transiently (`isTransient`) is tried again after each of
+ * `retryDelaysMs` (the write must be idempotent); a batch that fails for another reason is split in halves and each
+ * half written on its own, so one bad item fails alone instead of taking its whole batch down. At most
+ * `maxConcurrent` batches are written at once (they may commit in any order), so a burst never takes every
+ * connection of the pool.
  */
 export class BatchWriter<T> {
-  private items: T[] = [];
-  private waiters: { resolve(): void; reject(e: unknown): void }[] = [];
+  private queue: Pending<T>[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly maxConcurrent: number;
 
-  constructor(private readonly write: (items: T[]) => Promise<void>, private readonly opts: { maxItems: number; maxWaitMs: number }) {}
+  constructor(private readonly write: (items: T[]) => Promise<void>, private readonly opts: BatchWriterOptions) {
+    this.maxConcurrent = Math.max(1, opts.maxConcurrent ?? 4);
+  }
 
   add(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.items.push(item);
-      this.waiters.push({ resolve, reject });
-      if (this.items.length >= this.opts.maxItems) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs);
+      this.queue.push({ item, resolve, reject });
+      if (this.queue.length >= this.opts.maxItems) this.pump(false);
+      else this.timer ??= setTimeout(() => { this.timer = null; this.pump(true); }, this.opts.maxWaitMs);
     });
   }
 
   /** Writes what is buffered now; resolves when every batch started so far has finished. */
-  flush(): Promise<void> {
+  async flush(): Promise<void> {
     if (this.timer) { clearTimeout(this.timer); this.timer = null; }
-    if (this.items.length) {
-      const items = this.items, waiters = this.waiters;
-      this.items = [];
-      this.waiters = [];
-      const p: Promise<void> = this.write(items).then(() => waiters.forEach((w) => w.resolve()), (e) => waiters.forEach((w) => w.reject(e)));
-      this.inFlight.add(p);
-      p.finally(() => this.inFlight.delete(p));
+    while (this.queue.length || this.inFlight.size) {
+      this.pump(true);
+      if (this.inFlight.size) await Promise.race(this.inFlight);
     }
-    return Promise.all(this.inFlight).then(() => undefined);
+  }
+
+  /** Starts batches while there are free slots: full ones always, a partial one when `partial` (its wait is over). */
+  private pump(partial: boolean) {
+    while (this.queue.length && this.inFlight.size < this.maxConcurrent && (partial || this.queue.length >= this.opts.maxItems)) {
+      const batch = this.queue.splice(0, this.opts.maxItems);
+      const p: Promise<void> = this.writeBatch(batch).finally(() => {
+        this.inFlight.delete(p);
+        if (this.queue.length) this.pump(true); // those waited for a slot: their time is up
+      });
+      this.inFlight.add(p);
+    }
+    if (this.queue.length && !this.timer && this.inFlight.size < this.maxConcurrent)
+      this.timer = setTimeout(() => { this.timer = null; this.pump(true); }, this.opts.maxWaitMs);
+  }
+
+  /** Writes one batch and settles its items; never rejects. */
+  private async writeBatch(batch: Pending<T>[]): Promise<void> {
+    const delays = this.opts.retryDelaysMs ?? [];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.write(batch.map((p) => p.item));
+        for (const p of batch) p.resolve();
+        return;
+      } catch (err) {
+        const transient = this.opts.isTransient?.(err) ?? false;
+        if (transient && attempt < delays.length) {
+          await new Promise((r) => setTimeout(r, delays[attempt] * (0.75 + Math.random() / 2)));
+          continue;
+        }
+        if (!transient && batch.length > 1) { // isolate the item that cannot be written
+          const half = Math.ceil(batch.length / 2);
+          await this.writeBatch(batch.slice(0, half));
+          await this.writeBatch(batch.slice(half));
+          return;
+        }
+        for (const p of batch) p.reject(err);
+        return;
+      }
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { JOB_PAYLOADS, QUEUES, type TrendEvent } from "@trendgate/contracts";
 import { enqueueDeliveries, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
-import { fireDigest, fireInstant, fireUnthrottled, markTrendEventsDispatched, recordMissedDelivery, type FireInput } from "@trendgate/db";
+import { fireDigest, fireInstant, fireUnthrottled, markTrendEventsDispatched, type FireInput, type Fired } from "@trendgate/db";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 
@@ -13,7 +13,10 @@ type Sub = { id: string; status: string; triggerType: string; thresholdValue: nu
  * Delivery rows are committed before their jobs are queued; if queueing fails the sweeper queues them later.
  * Paused subscriptions keep their deliveries pending (queued on resume); disabled ones record them as failed
  * (re-sent by `recover` once the endpoint works again). An account's subscriptions are cached for
- * WEBHOOK_SUBSCRIPTION_CACHE_MS; status and cooldown are re-checked by the firing statements themselves.
+ * WEBHOOK_SUBSCRIPTION_CACHE_MS, for the triggers only: whether a firing is pending or failed, and whether it is
+ * queued now, is decided by the firing statements from the subscription's current row (a subscription disabled by
+ * a 410 a moment ago still gets a row for every firing), and a firing routed as unthrottled whose subscription has
+ * since been given a cooldown goes through the cooldown path.
  */
 export const trendEvents: ProcessorFactory = {
   queue: QUEUES.trendEvents,
@@ -28,39 +31,39 @@ export const trendEvents: ProcessorFactory = {
       async process(job) {
         const { events } = JOB_PAYLOADS[QUEUES.trendEvents].parse(job.data);
         const unthrottled: FireInput[] = [];
-        const throttled = new Map<string, { sub: Sub; fires: FireInput[] }>();
-        const active = new Set<string>();
+        const throttled = new Map<string, { mode: string; fires: FireInput[] }>();
         const bodies = new Map<string, string>();
         for (const event of events) {
-          const payload = payloadFromEvent(event);
-          bodies.set(event.id, serializePayload(payload));
+          const payload = payloadFromEvent(event, config.DELIVERY_BODY_MAX_BYTES);
+          bodies.set(event.id, serializePayload(payload, config.DELIVERY_BODY_MAX_BYTES));
           for (const sub of await subsOf(event.account_id)) {
             if (!triggerFires(sub, event)) continue;
             const fire = { subscriptionId: sub.id, eventId: event.id, payload, velocity: event.velocity };
-            if (sub.status === "disabled") { await recordMissedDelivery(db, fire); continue; }
-            if (sub.status === "active") active.add(sub.id);
             if (sub.deliveryMode === "instant_stream" && sub.cooldownSeconds === 0) unthrottled.push(fire);
-            else (throttled.get(sub.id) ?? throttled.set(sub.id, { sub, fires: [] }).get(sub.id)!).fires.push(fire);
+            else (throttled.get(sub.id) ?? throttled.set(sub.id, { mode: sub.deliveryMode, fires: [] }).get(sub.id)!).fires.push(fire);
           }
         }
 
         const jobs: { job: DeliveryJob; delayMs: number }[] = [];
-        for (const d of await fireUnthrottled(db, unthrottled))
-          jobs.push({ job: { delivery_id: d.id, webhook_id: d.subscription_id, attempt: 1, trigger: "trend_event", body: bodies.get(d.event_id)! }, delayMs: 0 });
-        for (const { sub, fires } of throttled.values()) {
+        // Queued now only when pending and the subscription is active (per the row, not the cache); paused ones are
+        // held until resume, disabled ones were recorded as failed.
+        const queue = (d: Fired | null, body: string) => {
+          if (d && d.status === "pending" && d.subscriptionStatus === "active")
+            jobs.push({ job: { delivery_id: d.id, webhook_id: d.subscriptionId, attempt: 1, trigger: "trend_event", body }, delayMs: d.dueAt.getTime() - Date.now() });
+        };
+        const { fired, throttled: rerouted } = await fireUnthrottled(db, unthrottled);
+        for (const d of fired) queue(d, bodies.get(d.eventId)!);
+        for (const { fire, deliveryMode } of rerouted)
+          (throttled.get(fire.subscriptionId) ?? throttled.set(fire.subscriptionId, { mode: deliveryMode, fires: [] }).get(fire.subscriptionId)!).fires.push(fire);
+        for (const { mode, fires } of throttled.values()) {
           for (const fire of fires) {
-            if (sub.deliveryMode === "cooldown_digest") {
-              const held = await fireDigest(db, fire);
-              // A held digest's payload may still be replaced by a stronger event: its job reads the row when due.
-              if (held) jobs.push({ job: { delivery_id: held.id, webhook_id: sub.id, attempt: 1, trigger: "trend_event", body: "" }, delayMs: held.dueAt.getTime() - Date.now() });
-            } else {
-              const id = await fireInstant(db, fire);
-              if (id) jobs.push({ job: { delivery_id: id, webhook_id: sub.id, attempt: 1, trigger: "trend_event", body: bodies.get(fire.eventId)! }, delayMs: 0 });
-            }
+            // A held digest's payload may still be replaced by a stronger event: its job reads the row when due.
+            if (mode === "cooldown_digest") queue(await fireDigest(db, fire), "");
+            else queue(await fireInstant(db, fire), bodies.get(fire.eventId)!);
           }
         }
 
-        await enqueueDeliveries(queues, jobs.filter((j) => active.has(j.job.webhook_id))); // paused: held until resume
+        await enqueueDeliveries(queues, jobs);
         await markTrendEventsDispatched(db, events.map((e: TrendEvent) => e.id));
         return { events: events.length, deliveries: jobs.length };
       },

@@ -1,22 +1,36 @@
 import { DelayedError } from "bullmq";
 import { JOB_PAYLOADS, QUEUES, WebhookPayload } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload, WebhookSender } from "@trendgate/connector-webhook";
-import { loadSubscriptionForSend, newId, recordAttempts, type AttemptRecord, type SendableSubscription } from "@trendgate/db";
+import {
+  isTransientDbError, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
+} from "@trendgate/db";
 import { BatchWriter, DestinationLimiter, nextRetryDelayMs, type RetrySchedule } from "@trendgate/delivery";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
+
+/** Re-tries of an attempt batch that failed transiently (ms, +-25 %): about 6 s in all, well inside a job's lock. */
+const RECORD_RETRY_DELAYS_MS = [25, 50, 100, 200, 400, 800, 1600, 3200];
 
 /**
  * Sends one attempt of one webhook delivery and records it. Retries are new delayed jobs (one per attempt) whose
  * time comes from the retry policy, so the attempt log, the delivery row and the queue agree; the sweeper re-queues
  * any attempt whose job was lost.
+ *
+ * Once a request has been sent, nothing may fail the job: BullMQ would run it again and send it again. So the
+ * attempt record is written by a BatchWriter that re-tries transient database errors itself (the write is
+ * idempotent), and a job that does run again (after a crash, or a failure) first checks whether its attempt was
+ * already recorded, and then only makes sure the next one is queued.
  */
 export const webhookDelivery: ProcessorFactory = {
   queue: QUEUES.webhookDeliveries,
   create({ config, logger, db, queues, outbound, secrets }) {
     const sender = new WebhookSender(outbound, secrets);
-    const limiter = new DestinationLimiter(config.WEBHOOK_DESTINATION_CONCURRENCY);
+    const limiter = new DestinationLimiter({ perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, perHost: config.WEBHOOK_DESTINATION_CONCURRENCY });
     const subs = new TtlCache<{ sub: SendableSubscription; secrets: string[] } | null>(config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
+    const loadSub = async (id: string) => {
+      const sub = await loadSubscriptionForSend(db, id);
+      return sub && { sub, secrets: sender.secretsOf(sub) };
+    };
     const schedule: RetrySchedule = {
       delaysSeconds: config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
       jitter: config.WEBHOOK_RETRY_JITTER,
@@ -28,24 +42,41 @@ export const webhookDelivery: ProcessorFactory = {
         subs.delete(d.id);
         logger.warn({ webhook_id: d.id, account_id: d.account_id, reason: d.disabled_reason }, "webhook subscription disabled");
       }
-    }, { maxItems: config.WEBHOOK_RECORD_BATCH_SIZE, maxWaitMs: config.WEBHOOK_RECORD_BATCH_WAIT_MS });
+    }, {
+      maxItems: config.WEBHOOK_RECORD_BATCH_SIZE, maxWaitMs: config.WEBHOOK_RECORD_BATCH_WAIT_MS,
+      maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: RECORD_RETRY_DELAYS_MS,
+    });
 
     return {
       concurrency: config.WEBHOOK_CONCURRENCY,
       close: () => writer.flush(),
       async process(job, token) {
         const data = JOB_PAYLOADS[QUEUES.webhookDeliveries].parse(job.data);
-        const entry = await subs.get(data.webhook_id, async () => {
-          const sub = await loadSubscriptionForSend(db, data.webhook_id);
-          return sub && { sub, secrets: sender.secretsOf(sub) };
-        });
+        let entry = await subs.get(data.webhook_id, () => loadSub(data.webhook_id));
+        if (entry && entry.sub.status !== "active") { // held or dropped on a cached word? read the row itself first
+          subs.delete(data.webhook_id);
+          entry = await subs.get(data.webhook_id, () => loadSub(data.webhook_id));
+        }
         if (!entry) return { skipped: "subscription deleted" };
+        if (entry.sub.status === "disabled") { // like a firing while disabled: failed, for `recover` to send later
+          await markDeliveryMissed(db, data.delivery_id, data.attempt - 1);
+          return { skipped: "subscription disabled" };
+        }
         if (entry.sub.status !== "active") return { skipped: `subscription ${entry.sub.status}` }; // held; resume re-queues it
+        if (job.attemptsMade > 0 || job.stalledCounter > 0) { // this job ran before: was its attempt recorded then?
+          const row = await loadDeliveryState(db, data.delivery_id);
+          if (!row) return { skipped: "delivery deleted" };
+          if (row.attempts >= data.attempt) {
+            if (row.status === "pending" && row.attempts === data.attempt)
+              await enqueueDelivery(queues, { ...data, attempt: data.attempt + 1 }, { delayMs: row.next_attempt_at.getTime() - Date.now() });
+            return { skipped: "attempt already recorded" };
+          }
+        }
         const body = data.body || (await currentBody(data.delivery_id));
         if (body === null) return { skipped: "delivery deleted" };
 
         const host = new URL(entry.sub.url).host;
-        if (!limiter.tryAcquire(host)) { // this destination is busy: give the slot to others, try again shortly
+        if (!limiter.tryAcquire(entry.sub.id, host)) { // this endpoint or host is busy: give the slot to others, try again shortly
           await job.moveToDelayed(Date.now() + 100 + Math.round(Math.random() * 400), token);
           throw new DelayedError();
         }
@@ -53,7 +84,7 @@ export const webhookDelivery: ProcessorFactory = {
         try {
           sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, body, data.trigger === "test");
         } finally {
-          limiter.release(host);
+          limiter.release(entry.sub.id, host);
         }
         const { result, verdict } = sent;
         const delay = verdict.ok || !verdict.retryable ? null : nextRetryDelayMs(schedule, data.attempt, verdict.retryAfterSeconds);
@@ -72,11 +103,15 @@ export const webhookDelivery: ProcessorFactory = {
           disableReason: verdict.gone ? "the endpoint answered 410 Gone" : undefined,
         });
         if (!nextAt) {
-          // A final outcome does not wait for its record: until the record commits, the delivery row still says
-          // pending, so after a crash the sweeper sends it again: the same at-least-once as a crash mid-request.
+          // A final outcome does not wait for its record (the writer re-tries transient failures on its own). Until
+          // the record commits, the delivery row still says pending; after a crash the sweeper sends it again: the
+          // same at-least-once as a crash mid-request.
           recorded.catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "attempt record not written; the sweeper will retry the delivery"));
         } else {
-          await recorded; // the next attempt must not race this attempt's record
+          // The next attempt must not race this attempt's record. If the record cannot be written even after the
+          // writer's re-tries, the job fails and BullMQ runs it again: it finds the attempt unrecorded and sends it
+          // again (at least once), so that no attempt goes unrecorded.
+          await recorded;
         }
         if (verdict.gone) subs.delete(entry.sub.id);
         if (nextAt) {
