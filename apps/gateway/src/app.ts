@@ -1,5 +1,6 @@
 import express, { type Express } from "express";
 import { SecretBox } from "@trendgate/crypto";
+import { createLightPool } from "@trendgate/db";
 import { OutboundGuard } from "@trendgate/delivery";
 import { ApiError } from "./http/api-error.ts";
 import { Authenticator } from "./http/auth.ts";
@@ -43,7 +44,9 @@ export async function createGateway(base: Deps): Promise<Gateway> {
     ...base,
     authenticator,
     secrets,
-    idempotency: new IdempotencyStore(base.db, secrets, config.IDEMPOTENCY_TTL_SECONDS, config.IDEMPOTENCY_LOCK_SECONDS, base.logger),
+    idempotency: new IdempotencyStore(base.redis, createLightPool(config.DATABASE_URL, 4), secrets, {
+      prefix: config.QUEUE_PREFIX, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, lockSeconds: config.IDEMPOTENCY_LOCK_SECONDS, logger: base.logger,
+    }),
     guard: new OutboundGuard(config.OUTBOUND_ALLOWLIST),
     rateLimits: new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX),
   };
@@ -61,5 +64,5 @@ export async function createGateway(base: Deps): Promise<Gateway> {
   app.use(problemHandler(base.logger));
 
   deps.idempotency.start();
-  return { app, deps, stop: async () => { deps.idempotency.stop(); await authenticator.stop(); } };
+  return { app, deps, stop: async () => { await deps.idempotency.stop(); await authenticator.stop(); } };
 }

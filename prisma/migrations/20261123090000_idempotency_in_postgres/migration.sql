@@ -1,14 +1,10 @@
--- Idempotency-Key records move from Redis to Postgres: completed in the same transaction as the rows a request
--- writes, with the stored answer sealed.
+-- Idempotency-Key answers of requests that wrote rows, recorded in the same transaction as those rows (sealed).
 CREATE TABLE "idempotency_keys" (
     "account_id" TEXT NOT NULL,
     "key" TEXT NOT NULL,
     "fingerprint" TEXT NOT NULL,
-    "status" TEXT NOT NULL,
-    "lock_token" TEXT,
-    "locked_until" TIMESTAMP(3) NOT NULL,
-    "response_status" INTEGER,
-    "response_sealed" TEXT,
+    "response_status" INTEGER NOT NULL,
+    "response_sealed" TEXT NOT NULL,
     "created_at" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "expires_at" TIMESTAMP(3) NOT NULL,
 

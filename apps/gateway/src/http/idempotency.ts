@@ -1,34 +1,40 @@
 import crypto from "node:crypto";
+import type { Redis } from "ioredis";
+import type pg from "pg";
 import type { SecretBox } from "@trendgate/crypto";
-import {
-  claimIdempotencyKey, completeIdempotencyKey, purgeExpiredIdempotencyKeys, readIdempotencyKey, releaseIdempotencyKey,
-  type Db, type Tx,
-} from "@trendgate/db";
+import { findCommittedAnswer, purgeExpiredIdempotencyKeys, recordCommittedAnswer, type Tx } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import { ApiError } from "./api-error.ts";
 import type { Reply } from "./route.ts";
 
 // Idempotency-Key handling, after the IETF httpapi draft and Stripe: per account, keyed by the caller's key, bound
-// to a fingerprint of the request (method, path, raw body), kept IDEMPOTENCY_TTL_SECONDS in Postgres.
-// Crash safety: a request that writes rows completes its key inside the same transaction (HandlerContext.atomically),
-// so "committed" and "answer recorded" are one event: a retry after a crash between commit and answer replays.
-// Secrets: the recorded answer may hold a secret shown once (an API key, a webhook secret), so it is sealed with the
-// SecretBox that seals credentials; nothing of it is stored in Redis.
+// to a fingerprint of the request (method, path, raw body), kept IDEMPOTENCY_TTL_SECONDS.
+// - The claim of a request in flight is a Redis key (SET NX with IDEMPOTENCY_LOCK_SECONDS): cheap, shared by every
+//   gateway, and holds nothing secret.
+// - Crash safety: a route whose work commits rows (`idempotent: "transactional"`) records its answer in Postgres in
+//   that same transaction (HandlerContext.atomically). A retry after a crash between commit and answer finds it and
+//   replays, whatever Redis says; a crash before the commit wrote nothing, and the claim frees itself.
+// - Answers are sealed with the SecretBox that seals credentials (they may hold a secret shown once: an API key, a
+//   webhook secret), in Postgres and in Redis alike.
 const KEY_RE = /^[\x21-\x7e]{1,255}$/; // visible ASCII
 const PURGE_EVERY_MS = 10 * 60_000;
 
+type Stored =
+  | { state: "processing"; fp: string; token: string }
+  | { state: "done"; fp: string; status: number; sealed: string };
+
 export type Begin = { replay: Reply } | { proceed: true; token: string };
+export interface Claim { accountId: string; key: string; fingerprint: string; token: string }
 
 export class IdempotencyStore {
   private purgeTimer?: NodeJS.Timeout;
 
   constructor(
-    private readonly db: Db,
+    private readonly redis: Redis,
+    /** For reading committed answers and purging them (createLightPool). */
+    private readonly pool: pg.Pool,
     private readonly box: SecretBox,
-    private readonly ttlSeconds: number,
-    /** How long a request holds its key: one that died before committing frees it after this long. */
-    private readonly lockSeconds: number,
-    private readonly logger?: Logger,
+    private readonly opts: { prefix: string; ttlSeconds: number; lockSeconds: number; logger?: Logger },
   ) {}
 
   static checkHeader(value: string | undefined): string | undefined {
@@ -41,44 +47,73 @@ export class IdempotencyStore {
     return crypto.createHash("sha256").update(`${method} ${path}\n`).update(raw ?? Buffer.alloc(0)).digest("base64url");
   }
 
-  /** Expired records are deleted in the background (every gateway does it; the deletes do not conflict). */
+  /** Expired committed answers are deleted in the background (every gateway does it; the deletes do not conflict). */
   start() {
     this.purgeTimer = setInterval(() => {
-      purgeExpiredIdempotencyKeys(this.db).catch((err) => this.logger?.warn({ err: String(err) }, "idempotency purge failed"));
+      purgeExpiredIdempotencyKeys(this.pool).catch((err) => this.opts.logger?.warn({ err: String(err) }, "idempotency purge failed"));
     }, PURGE_EVERY_MS);
     this.purgeTimer.unref();
   }
 
-  stop() { clearInterval(this.purgeTimer); }
+  async stop() { clearInterval(this.purgeTimer); await this.pool.end().catch(() => {}); }
 
-  async begin(accountId: string, key: string, fingerprint: string): Promise<Begin> {
-    for (let tries = 0; tries < 2; tries++) {
+  private k(accountId: string, key: string) { return `${this.opts.prefix}:idem:${accountId}:${key}`; }
+
+  /** Claims the key, or answers with the replay / 409 / 422. `transactional`: the route records answers in Postgres. */
+  async begin(accountId: string, key: string, fingerprint: string, transactional = false): Promise<Begin> {
+    const k = this.k(accountId, key);
+    for (let tries = 0; tries < 3; tries++) {
       const token = crypto.randomUUID();
-      if (await claimIdempotencyKey(this.db, { accountId, key, fingerprint, token, lockSeconds: this.lockSeconds, ttlSeconds: this.ttlSeconds }))
-        return { proceed: true, token };
-      const stored = await readIdempotencyKey(this.db, accountId, key);
-      if (!stored) continue; // expired between the two statements: claim again
-      if (stored.fingerprint !== fingerprint)
-        throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used with a different request (method, path or body)");
-      if (stored.status === "processing")
-        throw new ApiError("idempotency_request_in_progress", "The first request with this Idempotency-Key has not finished; retry shortly", { headers: { "Retry-After": "1" } });
-      const { headers, body } = JSON.parse(this.box.open(stored.responseSealed)) as Omit<Reply, "status">;
-      return { replay: { status: stored.responseStatus, headers, body } };
+      const claim: Stored = { state: "processing", fp: fingerprint, token };
+      if (await this.redis.set(k, JSON.stringify(claim), "EX", this.opts.lockSeconds, "NX")) {
+        // Redis may have lost the answer (flushed, or the claim of a request that crashed after committing expired).
+        const committed = transactional && await findCommittedAnswer(this.pool, accountId, key);
+        if (!committed) return { proceed: true, token };
+        await this.redis.del(k);
+        return this.replay(committed.fingerprint, fingerprint, committed.responseStatus, committed.responseSealed);
+      }
+      const raw = await this.redis.get(k);
+      if (!raw) continue; // expired between the two calls: claim again
+      const stored = JSON.parse(raw) as Stored;
+      if (stored.state === "done") return this.replay(stored.fp, fingerprint, stored.status, stored.sealed);
+      if (stored.fp !== fingerprint) throw reused();
+      // In flight, or its gateway died after committing and before answering: the committed answer says which.
+      const committed = transactional && await findCommittedAnswer(this.pool, accountId, key);
+      if (committed) return this.replay(committed.fingerprint, fingerprint, committed.responseStatus, committed.responseSealed);
+      throw new ApiError("idempotency_request_in_progress", "The first request with this Idempotency-Key has not finished; retry shortly", { headers: { "Retry-After": "1" } });
     }
     throw new ApiError("idempotency_request_in_progress", "This Idempotency-Key is changing hands; retry shortly", { headers: { "Retry-After": "1" } });
   }
 
-  /**
-   * Records the answer: in `tx` when the request wrote rows in a transaction (then a false return must roll it back).
-   * 5xx answers are not kept, so the caller's retry runs the request again.
-   */
-  async complete(db: Db | Tx, accountId: string, key: string, token: string, reply: Reply): Promise<boolean> {
-    if (reply.status >= 500) { await this.release(accountId, key, token); return true; }
-    const sealed = this.box.seal(JSON.stringify({ headers: reply.headers, body: reply.body }));
-    return completeIdempotencyKey(db, accountId, key, token, reply.status, sealed);
+  private replay(storedFp: string, fp: string, status: number, sealed: string): Begin {
+    if (storedFp !== fp) throw reused();
+    const { headers, body } = JSON.parse(this.box.open(sealed)) as Omit<Reply, "status">;
+    return { replay: { status, headers, body } };
   }
 
-  async release(accountId: string, key: string, token: string) {
-    await releaseIdempotencyKey(this.db, accountId, key, token).catch(() => {});
+  /** Records the answer in the request's transaction; false means another request with the key committed first. */
+  recordInTransaction(tx: Tx, c: Claim, reply: Reply): Promise<boolean> {
+    return recordCommittedAnswer(tx, {
+      accountId: c.accountId, key: c.key, fingerprint: c.fingerprint, ttlSeconds: this.opts.ttlSeconds,
+      responseStatus: reply.status, responseSealed: this.seal(reply),
+    });
   }
+
+  /** Remembers the final answer in Redis (sealed). 5xx answers are not kept, so the caller's retry runs again. */
+  async complete(c: Claim, reply: Reply) {
+    if (reply.status >= 500) return this.release(c);
+    const done: Stored = { state: "done", fp: c.fingerprint, status: reply.status, sealed: this.seal(reply) };
+    await this.redis.set(this.k(c.accountId, c.key), JSON.stringify(done), "EX", this.opts.ttlSeconds);
+  }
+
+  /** Frees the key of a request that failed without committing anything, so the caller's retry runs. */
+  async release(c: Claim) {
+    const k = this.k(c.accountId, c.key);
+    const raw = await this.redis.get(k).catch(() => null);
+    if (raw && (JSON.parse(raw) as Stored & { token?: string }).token === c.token) await this.redis.del(k).catch(() => {});
+  }
+
+  private seal(reply: Reply) { return this.box.seal(JSON.stringify({ headers: reply.headers, body: reply.body })); }
 }
+
+const reused = () => new ApiError("idempotency_key_reused", "This Idempotency-Key was used with a different request (method, path or body)");

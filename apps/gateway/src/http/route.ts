@@ -51,8 +51,12 @@ export interface RouteDef<B extends z.ZodType | undefined = any, Q extends z.Zod
   description?: string;
   tag: string;
   auth: AuthKind;
-  /** Accepts an Idempotency-Key header (POSTs that create or enqueue). */
-  idempotent?: boolean;
+  /**
+   * Accepts an Idempotency-Key header (POSTs that create or enqueue). `"transactional"`: the handler commits its
+   * writes through `atomically`, which records the answer in the same transaction (crash-safe replays); `true`: the
+   * work is naturally idempotent (e.g. deduplicated signals) and the answer is kept in Redis.
+   */
+  idempotent?: boolean | "transactional";
   body?: B;
   query?: Q;
   params?: P;

@@ -54,30 +54,35 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
     const idemKey = route.idempotent ? IdempotencyStore.checkHeader(req.get("idempotency-key")) : undefined;
     if (!idemKey) return send(res, (await route.handler({ ...base, params, query, body })) ?? { status: 204 });
 
-    const accountId = req.auth!.accountId;
-    const begun = await deps.idempotency.begin(accountId, idemKey, IdempotencyStore.fingerprint(req.method, req.originalUrl, req.rawBody));
+    const transactional = route.idempotent === "transactional";
+    const fingerprint = IdempotencyStore.fingerprint(req.method, req.originalUrl, req.rawBody);
+    const begun = await deps.idempotency.begin(req.auth!.accountId, idemKey, fingerprint, transactional);
     if ("replay" in begun) {
       res.setHeader("Idempotent-Replayed", "true");
       return send(res, begun.replay);
     }
-    const { token } = begun;
-    let recorded = false;
-    const atomically = (work: (tx: Tx) => Promise<Reply>) => deps.db.$transaction(async (tx) => {
-      const reply = await work(tx);
-      if (!(await deps.idempotency.complete(tx, accountId, idemKey, token, reply)))
-        throw new ApiError("idempotency_request_in_progress", "This request outlived its Idempotency-Key lock and another request took the key over; nothing was changed", { headers: { "Retry-After": "1" } });
-      recorded = true;
-      return reply;
-    });
+    const claim = { accountId: req.auth!.accountId, key: idemKey, fingerprint, token: begun.token };
+    let committed = false;
+    const atomically = (work: (tx: Tx) => Promise<Reply>) => {
+      if (!transactional) throw new Error(`${route.operationId}: declare idempotent: "transactional" to commit through atomically`);
+      return deps.db.$transaction(async (tx) => {
+        const reply = await work(tx);
+        if (reply.status < 500 && !(await deps.idempotency.recordInTransaction(tx, claim, reply)))
+          throw new ApiError("idempotency_request_in_progress", "Another request with this Idempotency-Key committed first; nothing was changed", { headers: { "Retry-After": "1" } });
+        committed = true;
+        return reply;
+      });
+    };
     let reply: Reply;
     try {
       reply = (await route.handler({ ...base, params, query, body, atomically, idempotencyKey: idemKey })) ?? { status: 204 };
     } catch (err) {
-      // Nothing was committed for a failed request (unless its transaction recorded the key): free the key.
-      if (!recorded) await deps.idempotency.release(accountId, idemKey, token);
+      // Nothing was committed for a failed request (unless its transaction recorded the answer): free the key.
+      if (!committed) await deps.idempotency.release(claim);
       throw err;
     }
-    if (!recorded) await deps.idempotency.complete(deps.db, accountId, idemKey, token, reply).catch((err) =>
+    // Also in Redis for committed answers: replays then need no database read.
+    await deps.idempotency.complete(claim, reply).catch((err) =>
       deps.logger.warn({ err: String(err), request_id: req.id }, "idempotency record not saved"));
     send(res, reply);
   };

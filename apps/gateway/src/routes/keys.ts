@@ -20,7 +20,7 @@ export function toApiKey(row: ApiKeyRow, now = new Date()): ApiKey {
 
 export const keyRoutes = [
   defineRoute({
-    method: "post", path: "/api/keys", operationId: "createApiKey", tag: "API keys", auth: "apiKey", idempotent: true,
+    method: "post", path: "/api/keys", operationId: "createApiKey", tag: "API keys", auth: "apiKey", idempotent: "transactional",
     summary: "Create an API key for the caller's account (the key is shown once)",
     body: CreateApiKeyBody,
     responses: { 201: { description: "Created; `key` is not retrievable later", schema: ApiKeyWithSecret } },
@@ -64,7 +64,7 @@ export const keyRoutes = [
     },
   }),
   defineRoute({
-    method: "post", path: "/api/keys/{id}/rotate", operationId: "rotateApiKey", tag: "API keys", auth: "apiKey", idempotent: true,
+    method: "post", path: "/api/keys/{id}/rotate", operationId: "rotateApiKey", tag: "API keys", auth: "apiKey", idempotent: "transactional",
     summary: "Rotate a key: returns a new key; the old one keeps working for the grace period you choose",
     params: IdParam, body: RotateApiKeyBody.optional().transform((b) => b ?? RotateApiKeyBody.parse({})),
     responses: { 201: { description: "The new key (shown once) and the old key's new expiry", schema: RotateResponse } },

@@ -67,7 +67,7 @@ const Queued = z.object({ delivery_id: z.string(), webhook_id: z.string(), statu
 
 export const webhookRoutes = [
   defineRoute({
-    method: "post", path: BASE, operationId: "createWebhook", tag: TAG, auth: "apiKey", idempotent: true,
+    method: "post", path: BASE, operationId: "createWebhook", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Create a signed webhook subscription",
     description: "The answer carries the signing secret (`secret`, `whsec_…`) once; it is never returned again. See README › Webhooks for verification.",
     body: CreateWebhookBody,
@@ -136,7 +136,7 @@ export const webhookRoutes = [
     },
   }),
   defineRoute({
-    method: "post", path: `${BASE}/{webhook_id}/test`, operationId: "testWebhook", tag: TAG, auth: "apiKey", idempotent: true,
+    method: "post", path: `${BASE}/{webhook_id}/test`, operationId: "testWebhook", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Send the deterministic test payload to the webhook's URL",
     description: "Queues a delivery whose body is the same every time for this subscription (category `test/webhook`), sent with `X-Webhook-Test: true`. It is signed, retried and recorded like any delivery; follow it in the executions.",
     params: WebhookIdParam,
@@ -189,7 +189,7 @@ export const webhookRoutes = [
     },
   }),
   defineRoute({
-    method: "post", path: `${BASE}/{webhook_id}/rotate-secret`, operationId: "rotateWebhookSecret", tag: TAG, auth: "apiKey", idempotent: true,
+    method: "post", path: `${BASE}/{webhook_id}/rotate-secret`, operationId: "rotateWebhookSecret", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Rotate the signing secret; both secrets sign during the grace period", params: WebhookIdParam,
     body: RotateSecretBody.optional().transform((b) => b ?? RotateSecretBody.parse({})),
     responses: { 200: { description: "The new secret (shown once)", schema: RotatedSecret } },
@@ -207,7 +207,7 @@ export const webhookRoutes = [
     },
   }),
   defineRoute({
-    method: "post", path: `${BASE}/{webhook_id}/executions/{execution_id}/replay`, operationId: "replayWebhookExecution", tag: TAG, auth: "apiKey", idempotent: true,
+    method: "post", path: `${BASE}/{webhook_id}/executions/{execution_id}/replay`, operationId: "replayWebhookExecution", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Send an execution's delivery again (same payload and X-Webhook-Id, new attempt)", params: ExecutionIdParam,
     responses: { 202: { description: "Queued", schema: Queued } },
     async handler({ deps, auth, params, atomically }) {
@@ -225,7 +225,7 @@ export const webhookRoutes = [
     },
   }),
   defineRoute({
-    method: "post", path: `${BASE}/{webhook_id}/recover`, operationId: "recoverWebhook", tag: TAG, auth: "apiKey", idempotent: true,
+    method: "post", path: `${BASE}/{webhook_id}/recover`, operationId: "recoverWebhook", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: `Re-send every failed delivery of this subscription created since a time (at most ${RECOVER_MAX_DAYS} days back)`,
     params: WebhookIdParam, body: RecoverBody,
     responses: { 202: { description: "How many deliveries were queued again", schema: z.object({ recovered: z.number().int() }).meta({ id: "RecoverResult" }) } },
