@@ -25,21 +25,25 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
       };
     }
     if (r.auth !== "public") responses["401"] = problem("Missing, malformed, unknown, revoked or expired credential (WWW-Authenticate: Bearer)");
-    if (r.auth === "apiKey") responses["429"] = { ...problem("Quota exceeded; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
-    if (r.params) responses["404"] = problem("No such resource in your account");
+    if (r.auth === "apiKey") responses["429"] = { ...problem("Quota exceeded, or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
+    if (r.params) responses["404"] = problem("No such resource in your account, or a path id that cannot name one (`errors[]` names the segment)");
+    if (r.params) responses["400"] = problem("Malformed percent-encoding in the path (`bad_request`)");
     if (r.body) {
-      responses["400"] = problem("Malformed JSON (`malformed_json`) or bad Idempotency-Key (`invalid_idempotency_key`)");
-      responses["413"] = problem("Body larger than the limit (`payload_too_large`)");
+      responses["400"] = problem("Malformed JSON (`malformed_json`), bad Idempotency-Key (`invalid_idempotency_key`) or malformed percent-encoding in the path (`bad_request`)");
+      responses["413"] = problem("Body larger than the limit (`payload_too_large`), answered from Content-Length before the body is read");
       responses["415"] = problem("Body is not application/json (`unsupported_media_type`)");
     }
     if (r.body || r.query || r.params) responses["422"] = problem("Validation failed (`validation_failed`, with `errors[]` naming each field)");
     if (r.idempotent) responses["409"] = problem("A request with the same Idempotency-Key is still running");
+    responses["408"] = problem("Headers or body not received in time (`request_timeout`); the connection is closed");
+    responses["431"] = problem("Request headers too large (`headers_too_large`)");
     if (r.auth !== "public" || r.path === "/status") responses["503"] = problem("Postgres or Redis unavailable; retry with backoff (Retry-After)");
 
     const header = r.idempotent
       ? z.object({
           "Idempotency-Key": z.string().min(1).max(255).optional().meta({
-            description: "Retrying with the same key and body returns the first response (Idempotent-Replayed: true) for 24 h; a different body is refused (422 idempotency_key_reused).",
+            description: "Retrying with the same key and body returns the first response (Idempotent-Replayed: true) for 24 h; a different body is refused (422 idempotency_key_reused)." +
+              (r.idempotent === "transactional" ? " The answer is recorded in the same transaction as the writes, so a retry after a lost response never runs twice." : ""),
           }),
         })
       : undefined;
