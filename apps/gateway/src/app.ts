@@ -1,6 +1,5 @@
 import express, { type Express } from "express";
 import { SecretBox } from "@trendgate/crypto";
-import { createLightPool } from "@trendgate/db";
 import { OutboundGuard } from "@trendgate/delivery";
 import { ApiError } from "./http/api-error.ts";
 import { Authenticator } from "./http/auth.ts";
@@ -44,7 +43,7 @@ export async function createGateway(base: Deps): Promise<Gateway> {
     ...base,
     authenticator,
     secrets,
-    idempotency: new IdempotencyStore(base.redis, createLightPool(config.DATABASE_URL, 4), secrets, {
+    idempotency: new IdempotencyStore(base.redis, base.db.$pool, secrets, {
       prefix: config.QUEUE_PREFIX, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, lockSeconds: config.IDEMPOTENCY_LOCK_SECONDS, logger: base.logger,
     }),
     guard: new OutboundGuard(config.OUTBOUND_ALLOWLIST),
@@ -64,5 +63,5 @@ export async function createGateway(base: Deps): Promise<Gateway> {
   app.use(problemHandler(base.logger));
 
   deps.idempotency.start();
-  return { app, deps, stop: async () => { await deps.idempotency.stop(); await authenticator.stop(); } };
+  return { app, deps, stop: async () => { deps.idempotency.stop(); await authenticator.stop(); } };
 }

@@ -12,18 +12,6 @@ export type Db = PrismaClient & { $pool: pg.Pool };
 /** The client inside `db.$transaction(async (tx) => ...)`: what functions that may run in a caller's transaction take. */
 export type Tx = Prisma.TransactionClient;
 
-/**
- * A pool whose commits do not wait for the WAL flush (synchronous_commit=off): for writes whose loss in a Postgres
- * crash is harmless, on hot paths where an fsync per request would dominate (Idempotency-Key claims). Writes that
- * must be durable stay on the main pool or in a caller's transaction.
- */
-export function createLightPool(url: string, size = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: size, connectionTimeoutMillis: 2000, options: "-c synchronous_commit=off" });
-  pool.on("error", () => {});
-  pool.on("connect", (client) => client.on("error", () => {}));
-  return pool;
-}
-
 export function createDb(url: string, opts: { poolSize?: number } = {}): Db {
   const pool = new pg.Pool({
     connectionString: url,

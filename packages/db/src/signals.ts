@@ -148,12 +148,3 @@ export async function storeSignals(
   result.rejections.sort((a, b) => a.index - b.index);
   return result;
 }
-
-/** At most `max` UTF-16 units of `s`, never cutting a surrogate pair in half; "…" marks a cut. */
-export function clipText(s: string, max: number): string {
-  if (s.length <= max) return s;
-  let end = Math.max(0, max - 1);
-  const c = s.charCodeAt(end - 1);
-  if (c >= 0xd800 && c <= 0xdbff) end--;
-  return s.slice(0, end) + "…";
-}

@@ -31,7 +31,7 @@ export class IdempotencyStore {
 
   constructor(
     private readonly redis: Redis,
-    /** For reading committed answers and purging them (createLightPool). */
+    /** The shared pg pool (db.$pool): reading committed answers and purging them. */
     private readonly pool: pg.Pool,
     private readonly box: SecretBox,
     private readonly opts: { prefix: string; ttlSeconds: number; lockSeconds: number; logger?: Logger },
@@ -55,7 +55,7 @@ export class IdempotencyStore {
     this.purgeTimer.unref();
   }
 
-  async stop() { clearInterval(this.purgeTimer); await this.pool.end().catch(() => {}); }
+  stop() { clearInterval(this.purgeTimer); }
 
   private k(accountId: string, key: string) { return `${this.opts.prefix}:idem:${accountId}:${key}`; }
 

@@ -1,10 +1,10 @@
-import crypto from "node:crypto";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Config } from "@trendgate/config";
-import { ERROR_CODES, type ErrorCode } from "@trendgate/contracts";
+import { ERROR_CODES, problemType, type ErrorCode } from "@trendgate/contracts";
 import type { Logger } from "@trendgate/logger";
+import { requestIdFrom } from "./request-id.ts";
 
 // The gateway's HTTP server: the node http server the Express app runs in, with what only the server level can do.
 // - Timeouts: a request's headers must arrive within HTTP_HEADERS_TIMEOUT_MS and the whole request (with its body)
@@ -46,33 +46,26 @@ export interface GatewayServer {
   drain(): Promise<void>;
 }
 
-type ServerCode = ErrorCode;
 const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 408: "Request Timeout", 413: "Payload Too Large", 431: "Request Header Fields Too Large" };
 
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/; // as in request-id.ts: a caller's X-Request-Id is kept when safe to log
-const newRequestId = () => `req_${crypto.randomUUID().replace(/-/g, "")}`;
-const requestIdOf = (req: http.IncomingMessage) => {
-  const own = (req as { id?: string }).id; // set by the app's request-id middleware once the request reached it
-  if (own) return own;
-  const incoming = req.headers["x-request-id"];
-  return typeof incoming === "string" && SAFE_ID.test(incoming) ? incoming : newRequestId();
-};
+// The id the app's request-id middleware set once the request reached it, else the same rule applied here.
+const requestIdOf = (req: http.IncomingMessage) => (req as { id?: string }).id ?? requestIdFrom(req.headers["x-request-id"]);
 
-function problemBody(status: number, code: ServerCode, detail: string, requestId: string, instance?: string): string {
-  const title = ERROR_CODES[code].title;
-  return JSON.stringify({ type: `https://trendgate.dev/problems/${code}`, title, status, detail, ...(instance ? { instance } : {}), code, request_id: requestId });
+function problemBody(status: number, code: ErrorCode, detail: string, requestId: string, instance?: string): string {
+  return JSON.stringify({ type: problemType(code), title: ERROR_CODES[code].title, status, detail, ...(instance ? { instance } : {}), code, request_id: requestId });
 }
 
 /** Builds the gateway's HTTP server around a request handler (the Express app). */
 export function createHttpServer(handler: http.RequestListener, o: HttpServerOptions): GatewayServer {
   // Node refuses a headers timeout longer than the request timeout; the request timeout covers the headers anyway.
   const headersTimeout = Math.min(o.headersTimeoutMs, o.requestTimeoutMs);
+  // How often timeouts are checked (Node's default, 30 s, would let a 10 s timeout run to 40 s).
+  const checkEveryMs = Math.max(100, Math.min(1000, Math.floor(headersTimeout / 4)));
   const server = http.createServer({
     headersTimeout,
     requestTimeout: o.requestTimeoutMs,
     maxHeaderSize: o.maxHeaderBytes,
-    // How often Node checks those timeouts (its default, 30 s, would let a 10 s timeout run to 40 s).
-    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(headersTimeout / 4))),
+    connectionsCheckingInterval: checkEveryMs,
   });
   server.keepAliveTimeout = o.keepAliveTimeoutMs;
 
@@ -144,13 +137,13 @@ export function createHttpServer(handler: http.RequestListener, o: HttpServerOpt
       socket.destroy();
       return;
     }
-    const [status, code, detail]: [number, ServerCode, string] =
+    const [status, code, detail]: [number, ErrorCode, string] =
       err.code === "HPE_HEADER_OVERFLOW" ? [431, "headers_too_large", `The request headers exceed ${o.maxHeaderBytes} bytes`]
       : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? [408, "request_timeout", `The request was not received in time (headers within ${headersTimeout} ms, the whole request within ${o.requestTimeoutMs} ms)`]
       : err.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? [413, "payload_too_large", "The chunk extensions of the request body are too large"]
       : [400, "bad_request", "The request is not valid HTTP"];
     const req = res?.req;
-    const requestId = req ? requestIdOf(req) : newRequestId();
+    const requestId = req ? requestIdOf(req) : requestIdFrom(undefined);
     const body = problemBody(status, code, detail, requestId, req ? (req.url ?? "/").split("?")[0] : undefined);
     socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`);
@@ -171,7 +164,7 @@ export function createHttpServer(handler: http.RequestListener, o: HttpServerOpt
         const res = current.get(socket);
         if (!res ? waited > headersTimeout : !res.req.complete && waited > o.requestTimeoutMs) socket.destroy();
       }
-    }, Math.max(100, Math.min(1000, Math.floor(headersTimeout / 4))));
+    }, checkEveryMs);
     timer.unref();
     return () => clearInterval(timer);
   };

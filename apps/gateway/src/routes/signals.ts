@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { z } from "zod";
-import { IngestSignalsBody, IngestSignalsResponse, QUEUES, Signal } from "@trendgate/contracts";
-import { clipText, newId, signalStorageProblem } from "@trendgate/db";
+import { clipText, IngestSignalsBody, IngestSignalsResponse, QUEUES, Signal } from "@trendgate/contracts";
+import { newId, signalStorageProblem } from "@trendgate/db";
 import { defineRoute } from "../http/route.ts";
 
 type Rejection = z.infer<typeof IngestSignalsResponse>["rejections"][number];

@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from "bullmq";
-import { QUEUES, Signal } from "@trendgate/contracts";
+import { clipText, QUEUES, Signal } from "@trendgate/contracts";
 import {
-  clipText, recordAccountEvents, signalStorageProblem, storeSignals, type AccountEventInput, type SignalRejection,
+  recordAccountEvents, signalStorageProblem, storeSignals, type AccountEventInput, type SignalRejection,
 } from "@trendgate/db";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 

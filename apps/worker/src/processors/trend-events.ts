@@ -32,6 +32,8 @@ export const trendEvents: ProcessorFactory = {
         const { events } = JOB_PAYLOADS[QUEUES.trendEvents].parse(job.data);
         const unthrottled: FireInput[] = [];
         const throttled = new Map<string, { mode: string; fires: FireInput[] }>();
+        const throttle = (fire: FireInput, mode: string) =>
+          (throttled.get(fire.subscriptionId) ?? throttled.set(fire.subscriptionId, { mode, fires: [] }).get(fire.subscriptionId)!).fires.push(fire);
         const bodies = new Map<string, string>();
         for (const event of events) {
           const payload = payloadFromEvent(event, config.DELIVERY_BODY_MAX_BYTES);
@@ -40,7 +42,7 @@ export const trendEvents: ProcessorFactory = {
             if (!triggerFires(sub, event)) continue;
             const fire = { subscriptionId: sub.id, eventId: event.id, payload, velocity: event.velocity };
             if (sub.deliveryMode === "instant_stream" && sub.cooldownSeconds === 0) unthrottled.push(fire);
-            else (throttled.get(sub.id) ?? throttled.set(sub.id, { mode: sub.deliveryMode, fires: [] }).get(sub.id)!).fires.push(fire);
+            else throttle(fire, sub.deliveryMode);
           }
         }
 
@@ -53,8 +55,7 @@ export const trendEvents: ProcessorFactory = {
         };
         const { fired, throttled: rerouted } = await fireUnthrottled(db, unthrottled);
         for (const d of fired) queue(d, bodies.get(d.eventId)!);
-        for (const { fire, deliveryMode } of rerouted)
-          (throttled.get(fire.subscriptionId) ?? throttled.set(fire.subscriptionId, { mode: deliveryMode, fires: [] }).get(fire.subscriptionId)!).fires.push(fire);
+        for (const { fire, deliveryMode } of rerouted) throttle(fire, deliveryMode);
         for (const { mode, fires } of throttled.values()) {
           for (const fire of fires) {
             // A held digest's payload may still be replaced by a stronger event: its job reads the row when due.
