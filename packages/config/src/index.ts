@@ -23,6 +23,12 @@ const base64Key32 = z
   .string()
   .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 random bytes, base64-encoded (openssl rand -base64 32)");
 
+// "5,300,1800" -> [5, 300, 1800]: a retry schedule.
+const seconds = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, "must be comma-separated seconds, e.g. 5,300,1800")
+  .transform((s) => s.split(",").map(Number));
+
 const csv = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
 
 export const ConfigSchema = z.object({
@@ -68,11 +74,7 @@ export const ConfigSchema = z.object({
   CONNECTOR_RESPONSE_MAX_BYTES: int(1024, 64 * 1024 * 1024).default(5 * 1024 * 1024),
 
   // The default after Svix: attempt 1 at once, then these delays: 8 attempts over about 27.6 hours.
-  WEBHOOK_RETRY_SCHEDULE_SECONDS: z
-    .string()
-    .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, "must be comma-separated seconds, e.g. 5,300,1800")
-    .transform((s) => s.split(",").map(Number))
-    .default([5, 300, 1800, 7200, 18000, 36000, 36000] as never),
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: seconds.default([5, 300, 1800, 7200, 18000, 36000, 36000] as never),
   WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(0.5).default(0.2),
   WEBHOOK_MAX_RETRY_AFTER_SECONDS: int(1, 7 * 86_400).default(86_400),
   WEBHOOK_DISABLE_AFTER_SECONDS: int(60, 30 * 86_400).default(5 * 86_400),
@@ -97,9 +99,29 @@ export const ConfigSchema = z.object({
   SOCIAL_REDDIT_AUTH_URL: url(["http:", "https:"]).default("https://www.reddit.com"),
   SOCIAL_YOUTUBE_BASE_URL: url(["http:", "https:"]).default("https://www.googleapis.com/youtube/v3"),
   SOCIAL_GOOGLE_TRENDS_BASE_URL: url(["http:", "https:"]).default("https://searchtrends.googleapis.com"),
+
+  // Connections (browser OAuth). Providers' own variables (client ids and secrets, endpoint overrides) are named by
+  // their manifests and read from PROVIDER_ENV, so a new provider needs no edit here.
+  OAUTH_REDIRECT_URL: url(["http:", "https:"]).optional().describe("default: PUBLIC_BASE_URL + /api/integrations/oauth/callback"),
+  OAUTH_STATE_TTL_SECONDS: int(60, 3600).default(600),
+  OAUTH_RETURN_ORIGINS: csv.default([]),
+  OAUTH_REFRESH_BUFFER_SECONDS: int(0, 86_400).default(900),
+  OAUTH_REFRESH_LOCK_TIMEOUT_MS: int(100, 120_000).default(15_000),
+  // The outbox of chat messages (and, next, workflow pushes, conversions, ads applies): attempt 1 at once, then these.
+  OUTBOX_RETRY_SCHEDULE_SECONDS: seconds.default([5, 30, 120, 600, 1800, 3600] as never),
+  OUTBOX_CONCURRENCY: int(1, 1000).default(20),
+  CHAT_POST_INTERVAL_MS: int(0, 60_000).default(1000),
+  OPERATOR_TICK_SECONDS: int(1, 3600).default(30),
+  OPERATOR_RENOTIFY_SECONDS: int(60, 7 * 86_400).default(900),
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = z.infer<typeof ConfigSchema> & {
+  /** The whole environment, for the variables providers' manifests name (@trendgate/connector-core provider-config). */
+  PROVIDER_ENV: Readonly<Record<string, string>>;
+};
+
+/** Where browsers come back from a provider's consent page. */
+export const oauthRedirectUrl = (c: Config) => c.OAUTH_REDIRECT_URL ?? new URL("/api/integrations/oauth/callback", c.PUBLIC_BASE_URL).toString();
 
 export class ConfigError extends Error {}
 
@@ -107,7 +129,7 @@ export class ConfigError extends Error {}
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = ConfigSchema.safeParse(clean);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { ...parsed.data, PROVIDER_ENV: Object.freeze(clean as Record<string, string>) };
   const problems = parsed.error.issues.map((i) => {
     const name = String(i.path[0]);
     const msg = i.code === "invalid_type" && clean[name] === undefined ? "is required" : i.message;

@@ -10,8 +10,16 @@ export const QUEUES = {
   webhookDeliveries: "webhook-deliveries",
   trendDetection: "trend-detection",
   socialPoll: "social-poll",
+  // Outbox queues (one per kind of outbound job; rows in outbox_messages, drained by apps/worker/src/outbox):
+  chatMessages: "chat-messages",
+  // The operator queue's clock: snoozes that ended, critical items to re-notify.
+  operatorTicks: "operator-ticks",
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** One attempt of one outbox message; the worker loads the row (payload, connection) from Postgres. */
+export const OutboxJob = z.object({ message_id: z.string(), attempt: z.number().int().min(1) });
+export type OutboxJob = z.infer<typeof OutboxJob>;
 
 export const JOB_PAYLOADS = {
   [QUEUES.signals]: z.object({
@@ -42,6 +50,9 @@ export const JOB_PAYLOADS = {
     action: z.enum(["poll", "reply", "validate"]).optional(),
     action_id: z.string().optional(),
   }),
+  [QUEUES.chatMessages]: OutboxJob,
+  // {} = the scheduler's tick.
+  [QUEUES.operatorTicks]: z.object({}),
 } satisfies Record<QueueName, z.ZodType>;
 
 export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_PAYLOADS)[Q]>;

@@ -1,0 +1,2 @@
+export * from "./kind.ts";
+export { slack } from "./slack/index.ts";

@@ -1,0 +1,84 @@
+import type { ProviderManifest } from "@trendgate/connector-core";
+
+// The team-chat connector kind: list channels, pick one, post operator cards and keep them up to date, and turn a
+// button press back into an operator action. A chat provider (packages/connectors/chat/src/<provider>/) implements
+// ChatConnector; every failure is a ProviderError (@trendgate/connector-core) with the provider's code in
+// `detail.providerCode` (e.g. `not_in_channel`).
+
+export interface ChatChannel {
+  id: string;
+  name: string;
+  isPrivate: boolean;
+  /** The app's bot user is in the channel (it can post there). */
+  isMember: boolean;
+  isArchived: boolean;
+}
+
+export type OperatorState = "open" | "acknowledged" | "snoozed" | "resolved";
+export type OperatorAction = "acknowledge" | "resolve" | "snooze" | "reopen";
+
+/** What an operator card shows; the provider renders it (Slack: Block Kit). */
+export interface OperatorCard {
+  itemId: string;
+  version: number;
+  state: OperatorState;
+  severity: "low" | "medium" | "high" | "critical";
+  title: string;
+  category: string;
+  summary: string;
+  velocity: number;
+  briefingUrl: string | null;
+  occurrences: number;
+  acknowledgedBy: string | null;
+  resolvedBy: string | null;
+  snoozedUntil: Date | null;
+  /** Mention added to critical alerts (e.g. Slack `<!here>`), or null. */
+  mention: string | null;
+}
+
+/** Where a posted card lives, to update it later. */
+export interface ChatMessageRef {
+  channelId: string;
+  ts: string;
+}
+
+/** A verified button press. */
+export interface ChatInteraction {
+  itemId: string;
+  action: OperatorAction;
+  /** For snooze. */
+  snoozeMinutes?: number;
+  /** The item version the card showed when pressed. */
+  version?: number;
+  user: { id: string; name?: string };
+  /** The workspace it came from (must match the connection's). */
+  teamId: string;
+}
+
+export interface ChatClient {
+  /** One page of the channels the app can see (public and private), in the provider's cursor style. */
+  listChannels(p: { cursor?: string; limit: number }): Promise<{ channels: ChatChannel[]; nextCursor: string | null }>;
+  channelInfo(channelId: string): Promise<ChatChannel>;
+  /** Joins a public channel. */
+  join(channelId: string): Promise<void>;
+  postCard(channelId: string, card: OperatorCard): Promise<ChatMessageRef>;
+  updateCard(ref: ChatMessageRef, card: OperatorCard): Promise<void>;
+  /** A reply under a card (re-notification of an unacknowledged critical item). */
+  postReply(ref: ChatMessageRef, text: string): Promise<ChatMessageRef>;
+}
+
+export interface ChatInteractions {
+  /** Configuration variable holding the signing secret of interaction requests. */
+  signingSecretEnv: string;
+  /** Checks the request's signature and freshness; `now` is injectable for tests. */
+  verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer, signingSecret: string, now?: Date): { ok: true } | { ok: false; reason: string };
+  /** The button press in a verified body, or null when it is not one of ours (other interaction types). */
+  parse(rawBody: Buffer): ChatInteraction | null;
+}
+
+export interface ChatConnector {
+  manifest: ProviderManifest<"chat">;
+  /** A client bound to one connection's access token. */
+  client(ctx: { baseUrl: string; accessToken: string }): ChatClient;
+  interactions: ChatInteractions;
+}

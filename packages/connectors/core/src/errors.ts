@@ -1,0 +1,26 @@
+// The one vocabulary every connector maps its provider's failures onto. Workers, the outbox and the connection
+// lifecycle decide from `kind` alone, never from a provider's own error shapes.
+
+export type ProviderErrorKind =
+  | "unauthorized" // bad, expired or revoked credentials: the connection needs re-authorization
+  | "rate_limited" // 429 or equivalent: retry after retryAfterMs
+  | "quota_exhausted" // a daily quota is spent: do not retry before resetAt
+  | "bad_request" // our request is wrong (or refused for good, e.g. not_in_channel): do not retry
+  | "not_found" // the thing addressed (a channel, an account) does not exist or is not visible: do not retry
+  | "unavailable"; // 5xx, network, timeouts: retry with backoff
+
+export class ProviderError extends Error {
+  constructor(
+    readonly provider: string,
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly detail: { status?: number | null; retryAfterMs?: number; resetAt?: Date; providerCode?: string } = {},
+  ) {
+    super(`${provider}: ${message}`);
+  }
+
+  /** Worth trying again later with the same input. */
+  get retryable(): boolean {
+    return this.kind === "rate_limited" || this.kind === "unavailable" || this.kind === "quota_exhausted";
+  }
+}

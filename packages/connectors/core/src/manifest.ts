@@ -1,0 +1,83 @@
+import type { z } from "zod";
+import type { TokenSet } from "./tokens.ts";
+
+// A provider is described once, by a manifest in its own folder (packages/connectors/<kind>/<provider>/manifest.ts),
+// after Nango's providers.yaml: data for everything that is data, named hooks for the deviations. The gateway's
+// routes, the OpenAPI document, the provider lists and the worker's dispatch are generated from these.
+
+/** Connector kinds; each has one small interface in its package (packages/connectors/<kind>/src/kind.ts). */
+export type ConnectorKind = "social" | "chat";
+
+/** Client settings resolved from configuration (never from a request). */
+export interface OAuthClientSettings {
+  clientId: string;
+  clientSecret: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  revocationUrl?: string;
+  /** The provider's API base (for hooks that exchange through the provider's own API, e.g. Slack's oauth.v2.access). */
+  baseUrl: string;
+}
+
+/** A provider's deviations from RFC 6749, each a named hook in its folder. */
+export interface OAuthHooks {
+  /** Replaces the standard code exchange (Slack: `ok:false` with HTTP 200; TikTok: JSON body and `auth_code`; Meta: GET). */
+  exchangeCode?(input: { code: string; redirectUri: string; codeVerifier?: string; client: OAuthClientSettings }): Promise<TokenSet>;
+  /** Replaces the standard refresh_token grant. */
+  refresh?(input: { refreshToken: string; client: OAuthClientSettings }): Promise<TokenSet>;
+  /** Revokes at the provider (RFC 7009 by default when revocationUrl is set). */
+  revoke?(input: { tokens: TokenSet; client: OAuthClientSettings }): Promise<void>;
+}
+
+/** OAuth 2.0 authorization-code flow (browser). */
+export interface OAuth2Auth {
+  mode: "oauth2";
+  authorizationUrl: string;
+  tokenUrl: string;
+  revocationUrl?: string;
+  scopes: string[];
+  /** How scopes are joined in the authorization URL (Slack and TikTok use ","). */
+  scopeSeparator: " " | ",";
+  /** Send a PKCE S256 challenge (off for providers that reject it, e.g. Slack, LinkedIn). */
+  pkce: boolean;
+  /** How the client authenticates at the token endpoint. */
+  clientAuth: "client_secret_basic" | "client_secret_post";
+  /** Extra authorization parameters (e.g. Google `access_type=offline`, Reddit `duration=permanent`). */
+  authorizationParams?: Record<string, string>;
+  /** Configuration variables: client id and secret, and optional endpoint overrides (tests, proxies). */
+  env: { clientId: string; clientSecret: string; authorizationUrl?: string; tokenUrl?: string; revocationUrl?: string };
+  hooks?: OAuthHooks;
+}
+
+/** Credentials sent in the connection body (API keys, bearer tokens): no browser flow. */
+export interface CredentialsAuth {
+  mode: "credentials";
+}
+
+/** How a provider says when to come back (read by the provider's client; after Nango's proxy.retry). */
+export interface RateLimitRules {
+  /** Header with seconds (or an HTTP date) to wait, e.g. `retry-after`. */
+  retryAfterHeader?: string;
+  /** Header with the window's reset time, and its unit. */
+  resetHeader?: string;
+  resetUnit?: "epoch_seconds" | "seconds";
+  remainingHeader?: string;
+  limitHeader?: string;
+}
+
+export interface ProviderManifest<K extends ConnectorKind = ConnectorKind> {
+  /** Stable id: path segment, registry key, `provider` column. Lowercase letters, digits and `_`. */
+  id: string;
+  displayName: string;
+  kind: K;
+  /** Used in OpenAPI operation ids (`put${operationName}Connection`). */
+  operationName: string;
+  auth: OAuth2Auth | CredentialsAuth;
+  /** The provider's API base URL and the configuration variable that overrides it. */
+  baseUrl: { default: string; env: string };
+  rateLimit?: RateLimitRules;
+  /** Request bodies this provider's routes accept (validated, and documented in OpenAPI). */
+  schemas: { connection?: z.ZodType; selection?: z.ZodType; settings?: z.ZodType };
+}
+
+export const isOAuth = (m: ProviderManifest): m is ProviderManifest & { auth: OAuth2Auth } => m.auth.mode === "oauth2";
