@@ -1,4 +1,5 @@
 import { QUEUES } from "@trendgate/contracts";
+import { registry } from "@trendgate/connectors";
 import { startStack, type Stack } from "../helpers/stack.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startXServer, type XPostFixture, type XServer } from "../peers/x-server.ts";
@@ -76,6 +77,36 @@ async function tickAndWait(connectionId: string, since = new Date(0)) {
     return c?.lastPolledAt && c.lastPolledAt > since ? c : null;
   });
 }
+
+describe("providers", () => {
+  test("GET /providers lists every registered social provider with its connection and action paths, each served", async () => {
+    expect((await stack.gw.http.get(`${BASE}/providers`)).status).toBe(401);
+    const a = await stack.gw.account();
+    const res = await stack.gw.http.get(`${BASE}/providers`).set(a.auth);
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((p: any) => p.id)).toEqual(registry.ofKind("social").map((c) => c.manifest.id));
+    const byId = Object.fromEntries(res.body.data.map((p: any) => [p.id, p]));
+    expect(byId.x).toEqual({
+      id: "x", display_name: "X", kind: "social", polled: true, connection_path: `${BASE}/x/connection`,
+      actions: [{ name: "reply", path: `${BASE}/x/reply`, summary: expect.stringContaining("reply"), approval: true }],
+    });
+    expect(byId.reddit).toMatchObject({ polled: true, actions: [{ name: "poll", path: `${BASE}/reddit/poll`, approval: false }] });
+    expect(byId.youtube).toMatchObject({ display_name: "YouTube", polled: true, actions: [{ name: "poll", approval: false }] });
+    expect(byId.google_trends).toMatchObject({ display_name: "Google Trends", polled: false, actions: [{ name: "validate", path: `${BASE}/google_trends/validate` }] });
+
+    // Every listed path is a route: without a connection it answers "connection not found", not "no such route".
+    for (const p of res.body.data) {
+      const put = await stack.gw.http.put(p.connection_path).set(a.auth).send({});
+      expect({ path: p.connection_path, status: put.status }).toEqual({ path: p.connection_path, status: 422 });
+      const st = await stack.gw.http.get(p.connection_path.replace(/connection$/, "status")).set(a.auth);
+      expect({ id: p.id, code: st.body.code }).toEqual({ id: p.id, code: "not_found" });
+      for (const action of p.actions) {
+        const r = await stack.gw.http.post(action.path).set(a.auth).send({});
+        expect({ path: action.path, code: r.body.code }).toEqual({ path: action.path, code: expect.stringMatching(/^(not_found|validation_failed)$/) });
+      }
+    }
+  });
+});
 
 describe("configure", () => {
   test("PUT stores the connection, never returns the credentials, and seals them at rest", async () => {

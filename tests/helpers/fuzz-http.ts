@@ -288,7 +288,7 @@ export class FuzzSession {
       delete (Object.prototype as Record<string, unknown>).polluted;
     }
     // Nothing half-written: a refusal leaves the account as it was just before the request. The baseline is taken
-    // lazily: after a write (a non-GET success) before the next request; a refusal's own snapshot is the next baseline.
+    // lazily: after a success, before the next request; a refusal's own snapshot is the next baseline.
     if (res.status >= 400 && this.baseline) {
       const ts = performance.now();
       const after = await this.probe.take();
@@ -296,7 +296,7 @@ export class FuzzSession {
       const d = AccountProbe.diff(this.baseline, after);
       if (d.length) problems.push(`half-written after ${res.status}: ${d.join("; ")}`);
       this.baseline = after;
-    } else if (req.wire.method.toLowerCase() !== "get") this.baseline = undefined;
+    } else this.baseline = undefined; // a success may write, even a GET (an OAuth `auth` route stores its state)
     // A success on a resource named in the path may have changed or removed a fixture: check it before the next
     // request (and make it again if so). A PUT or POST without path parameters leaves existing fixtures be.
     if (res.status >= 200 && res.status < 300 && req.wire.method.toLowerCase() !== "get") for (const n of req.params ?? []) this.suspect.add(n);

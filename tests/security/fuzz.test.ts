@@ -15,6 +15,7 @@
 import fc from "fast-check";
 import { allRoutes } from "../../apps/gateway/src/routes/index.ts";
 import type { RouteDef } from "../../apps/gateway/src/http/route.ts";
+import { registry } from "@trendgate/connectors";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { DELIVERY_ENV } from "../helpers/stack.ts";
 import { fixedPlans, materialize, planArbitrary } from "../helpers/fuzz-cases.ts";
@@ -33,12 +34,18 @@ const jsonRoutes = allRoutes.filter(isJsonRoute);
 const otherRoutes = allRoutes.filter((r) => !isJsonRoute(r));
 const name = (r: RouteDef) => routeName(r);
 
+// Every variable a registered provider names for its client (OAuth id and secret, interaction signing secret).
+const CONNECTOR_CLIENTS = Object.fromEntries(registry.all.flatMap((c) => [
+  ...(c.manifest.auth.mode === "oauth2" ? [c.manifest.auth.env.clientId, c.manifest.auth.env.clientSecret] : []),
+  ...("interactions" in c ? [c.interactions.signingSecretEnv] : []),
+]).map((name) => [name, `fuzz-${name.toLowerCase()}`]));
 let gw: TestGateway;
 let session: FuzzSession;
 
 beforeAll(async () => {
   // Failed authentications are limited per address; the fuzz sends many on purpose, and a 429 would hide the route.
-  gw = await startGateway({ ...DELIVERY_ENV, AUTH_FAILURES_PER_MINUTE: "100000" });
+  // Connectors' clients are configured, so their routes are fuzzed past "provider not configured" (501).
+  gw = await startGateway({ ...DELIVERY_ENV, AUTH_FAILURES_PER_MINUTE: "100000", ...CONNECTOR_CLIENTS });
   session = new FuzzSession(gw, allRoutes);
   await session.start();
 }, 60_000);

@@ -1,3 +1,4 @@
+import { QUEUES } from "@trendgate/contracts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { webhookBody } from "../helpers/stack.ts";
 
@@ -106,6 +107,6 @@ describe("webhook subscriptions API", () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain("<html");
     const api = await gw.http.get("/admin/queues/api/queues").set("Authorization", basic);
-    expect(api.body.queues.map((q: any) => q.name).sort()).toEqual(["signals-ingest", "social-poll", "trend-detection", "trend-events", "webhook-deliveries"]);
+    expect(api.body.queues.map((q: any) => q.name).sort()).toEqual(Object.values(QUEUES).sort()); // every queue, new ones included
   });
 });

@@ -1,4 +1,6 @@
 import express, { type Express } from "express";
+import { Connections } from "@trendgate/connections";
+import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/connectors";
 import { SecretBox } from "@trendgate/crypto";
 import { OutboundGuard } from "@trendgate/delivery";
 import { ApiError } from "./http/api-error.ts";
@@ -12,6 +14,7 @@ import { adminAuth, mountRoutes } from "./http/router.ts";
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts";
 import type { Deps } from "./deps.ts";
 import { allRoutes } from "./routes/index.ts";
+import { withOAuthRoutesOf } from "./routes/connectors/oauth.ts";
 import { docsAssets } from "./routes/ops.ts";
 
 export interface GatewayDeps extends Deps {
@@ -20,6 +23,9 @@ export interface GatewayDeps extends Deps {
   secrets: SecretBox;
   guard: OutboundGuard;
   rateLimits: RateLimits;
+  registry: ConnectorRegistry;
+  /** Browser-OAuth connections: auth, callback, status, disconnect, access tokens. */
+  connections: Connections;
 }
 
 export interface Gateway {
@@ -28,8 +34,10 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-export async function createGateway(base: Deps): Promise<Gateway> {
+/** `registry`: the connectors this gateway serves (default: every registered provider; tests pass fixtures). */
+export async function createGateway(base: Deps, opts: { registry?: ConnectorRegistry } = {}): Promise<Gateway> {
   const { config } = base;
+  const registry = opts.registry ?? defaultRegistry;
   const authenticator = new Authenticator(base.db, base.redis, {
     cacheMs: config.AUTH_CACHE_SECONDS * 1000,
     channel: `${config.QUEUE_PREFIX}:auth:invalidate`,
@@ -48,6 +56,8 @@ export async function createGateway(base: Deps): Promise<Gateway> {
     }),
     guard: new OutboundGuard(config.OUTBOUND_ALLOWLIST),
     rateLimits: new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX),
+    registry,
+    connections: new Connections({ db: base.db, secrets, config, providers: registry, logger: base.logger }),
   };
 
   const app = express();
@@ -56,7 +66,7 @@ export async function createGateway(base: Deps): Promise<Gateway> {
   app.set("trust proxy", config.TRUST_PROXY); // req.ip: the client's address behind your load balancer
   app.use(requestId);
   app.use(observe(base.metrics, base.logger));
-  mountRoutes(app, allRoutes, deps, { auth: authenticator, rateLimits: deps.rateLimits });
+  mountRoutes(app, withOAuthRoutesOf(allRoutes, registry), deps, { auth: authenticator, rateLimits: deps.rateLimits });
   app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
   app.use(QUEUE_DASHBOARD_PATH, adminAuth(config.ADMIN_TOKEN), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });

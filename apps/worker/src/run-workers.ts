@@ -1,6 +1,8 @@
 import { Worker } from "bullmq";
 import type { Config } from "@trendgate/config";
-import { QUEUES } from "@trendgate/contracts";
+import { OUTBOX_QUEUES, QUEUES } from "@trendgate/contracts";
+import { Connections } from "@trendgate/connections";
+import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/connectors";
 import { SecretBox } from "@trendgate/crypto";
 import { createDb } from "@trendgate/db";
 import { OutboundClient, OutboundGuard } from "@trendgate/delivery";
@@ -35,7 +37,9 @@ function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   return Promise.race([settled, new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); })]).finally(() => clearTimeout(timer));
 }
 
-export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
+export function createWorkerDeps(config: Config, logger: Logger, registry: ConnectorRegistry = defaultRegistry): WorkerDeps {
+  const db = createDb(config.DATABASE_URL, { poolSize: 20 });
+  const secrets = new SecretBox(config.ENCRYPTION_KEY);
   const guard = new OutboundGuard(config.OUTBOUND_ALLOWLIST);
   const outbound = (maxResponseBytes: number, userAgent: string) => new OutboundClient({
     guard, connectTimeoutMs: config.OUTBOUND_CONNECT_TIMEOUT_MS, timeoutMs: config.OUTBOUND_TIMEOUT_MS, maxResponseBytes, userAgent,
@@ -43,12 +47,14 @@ export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
   return {
     config,
     logger,
-    db: createDb(config.DATABASE_URL, { poolSize: 20 }),
+    db,
     queues: new Queues(createRedis(config.REDIS_URL, "client"), config.QUEUE_PREFIX),
     outbound: outbound(config.OUTBOUND_RESPONSE_MAX_BYTES, "Trendgate-Webhooks/0.1 (+https://trendgate.dev/docs/webhooks)"),
     // Provider APIs answer with pages of data: same guard and timeouts, a larger read limit.
     connectors: outbound(config.CONNECTOR_RESPONSE_MAX_BYTES, "Trendgate/0.1 (+https://trendgate.dev)"),
-    secrets: new SecretBox(config.ENCRYPTION_KEY),
+    secrets,
+    registry,
+    connections: new Connections({ db, secrets, config, providers: registry, logger }),
   };
 }
 
@@ -78,8 +84,9 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
   const keeper = new SchedulerKeeper(deps.queues, schedules(config).filter((s) => names.includes(s.queue)),
     { checkMs: config.SCHEDULER_CHECK_SECONDS * 1000, logger });
   keeper.start();
-  const sweeper = new OutboxSweeper(deps, { deliveries: names.includes(QUEUES.webhookDeliveries), events: names.includes(QUEUES.trendEvents) });
-  if (names.includes(QUEUES.webhookDeliveries) || names.includes(QUEUES.trendEvents)) sweeper.start();
+  const outbox = OUTBOX_QUEUES.filter((q) => names.includes(q)); // each process sweeps the outbox queues it runs
+  const sweeper = new OutboxSweeper(deps, { deliveries: names.includes(QUEUES.webhookDeliveries), events: names.includes(QUEUES.trendEvents), outbox });
+  if (names.includes(QUEUES.webhookDeliveries) || names.includes(QUEUES.trendEvents) || outbox.length) sweeper.start();
   logger.info({ queues: names }, "workers started");
 
   let closing: Promise<void> | undefined;

@@ -94,11 +94,7 @@ export const ConfigSchema = z.object({
   WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
   WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),
   SOCIAL_POLL_INTERVAL_SECONDS: int(1, 86_400).default(300),
-  SOCIAL_X_BASE_URL: url(["http:", "https:"]).default("https://api.x.com/2"),
-  SOCIAL_REDDIT_BASE_URL: url(["http:", "https:"]).default("https://oauth.reddit.com"),
-  SOCIAL_REDDIT_AUTH_URL: url(["http:", "https:"]).default("https://www.reddit.com"),
-  SOCIAL_YOUTUBE_BASE_URL: url(["http:", "https:"]).default("https://www.googleapis.com/youtube/v3"),
-  SOCIAL_GOOGLE_TRENDS_BASE_URL: url(["http:", "https:"]).default("https://searchtrends.googleapis.com"),
+  // Each social provider's endpoint variables (SOCIAL_X_BASE_URL, ...) are named by its manifest and read from PROVIDER_ENV.
 
   // Connections (browser OAuth). Providers' own variables (client ids and secrets, endpoint overrides) are named by
   // their manifests and read from PROVIDER_ENV, so a new provider needs no edit here.

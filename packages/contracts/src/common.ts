@@ -97,3 +97,12 @@ export const documentedEnum = <K extends string>(values: Record<K, string>) =>
   z.enum(Object.keys(values) as [K, ...K[]]).meta({
     description: Object.entries(values).map(([k, v]) => `\`${k}\`: ${v}`).join("; "),
   });
+
+/** A query filter of comma-separated values from a fixed list (`state=open,snoozed`), as an array. */
+export const csvEnum = <T extends string>(values: readonly T[]) =>
+  z.string().check(storableText).transform((s, ctx) => {
+    const parts = s.split(",").map((x) => x.trim()).filter(Boolean);
+    const bad = parts.filter((p) => !values.includes(p as T));
+    if (bad.length) ctx.addIssue({ code: "custom", message: `unknown value(s) ${bad.join(", ")}; use ${values.join(", ")}` });
+    return parts as T[];
+  });

@@ -17,8 +17,14 @@ export const ERROR_CODES = {
   idempotency_key_reused: { status: 422, title: "Idempotency-Key reused with a different request" },
   idempotency_request_in_progress: { status: 409, title: "A request with this Idempotency-Key is still in progress" },
   conflict: { status: 409, title: "Conflict" },
+  version_conflict: { status: 409, title: "The item changed since you read it" },
+  invalid_transition: { status: 422, title: "Action not allowed in the item's current state" },
+  not_connected: { status: 409, title: "The connector is not connected" },
+  bot_not_in_channel: { status: 422, title: "The app's bot is not in this channel" },
+  provider_error: { status: 502, title: "The provider refused or failed the request" },
   rate_limited: { status: 429, title: "Rate limit exceeded" },
   service_unavailable: { status: 503, title: "Service unavailable" },
+  provider_not_configured: { status: 501, title: "Provider not configured on this server" },
   internal_error: { status: 500, title: "Internal server error" },
 } as const;
 

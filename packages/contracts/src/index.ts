@@ -8,3 +8,6 @@ export * from "./trends.ts";
 export * from "./webhooks.ts";
 export * from "./queues.ts";
 export * from "./connectors.ts";
+export * from "./operator.ts";
+export * from "./chat.ts";
+export * from "./connections.ts";

@@ -17,6 +17,13 @@ export const QUEUES = {
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
+/**
+ * The queues drained by the shared outbox (apps/worker/src/outbox): rows in outbox_messages, one job per attempt,
+ * re-queued by the outbox sweeper when lost. A new kind of outbound job adds its queue here.
+ */
+export const OUTBOX_QUEUES = [QUEUES.chatMessages] as const;
+export type OutboxQueueName = (typeof OUTBOX_QUEUES)[number];
+
 /** One attempt of one outbox message; the worker loads the row (payload, connection) from Postgres. */
 export const OutboxJob = z.object({ message_id: z.string(), attempt: z.number().int().min(1) });
 export type OutboxJob = z.infer<typeof OutboxJob>;
@@ -47,7 +54,7 @@ export const JOB_PAYLOADS = {
   // run that action instead (its input is on the connection's recent actions, found by action_id).
   [QUEUES.socialPoll]: z.object({
     connection_id: z.string().optional(),
-    action: z.enum(["poll", "reply", "validate"]).optional(),
+    action: z.string().optional().meta({ description: "An action name of the provider (its connector lists them)" }),
     action_id: z.string().optional(),
   }),
   [QUEUES.chatMessages]: OutboxJob,

@@ -1,17 +1,10 @@
 import { z } from "zod";
-import { decimalInt, storableText, text, Timestamp } from "./common.ts";
+import { csvEnum, decimalInt, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 import { SEVERITIES } from "./trend-events.ts";
 
 export const STAGES = ["emerging", "rising", "peaking", "cooling", "dormant"] as const;
 
-const csvEnum = <T extends string>(values: readonly T[]) =>
-  z.string().check(storableText).transform((s, ctx) => {
-    const parts = s.split(",").map((x) => x.trim()).filter(Boolean);
-    const bad = parts.filter((p) => !values.includes(p as T));
-    if (bad.length) ctx.addIssue({ code: "custom", message: `unknown value(s) ${bad.join(", ")}; use ${values.join(", ")}` });
-    return parts as T[];
-  });
 
 export const TrendsQuery = z.object({
   category: CategoryPath.optional().meta({ description: "A category and its sub-categories (`tech` matches `tech/ai`)" }),

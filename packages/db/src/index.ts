@@ -9,4 +9,8 @@ export * from "./account-events.ts";
 export * from "./webhook-deliveries.ts";
 export * from "./webhook-attempts.ts";
 export * from "./trend-events.ts";
+export * from "./outbox.ts";
+export * from "./operator-items.ts";
 export { Prisma } from "./generated/client.ts";
+export * from "./connections.ts";
+export * from "./oauth-states.ts";

@@ -63,6 +63,8 @@ export interface RouteDef<B extends z.ZodType | undefined = any, Q extends z.Zod
   responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string> }>;
   /** Raw handlers (docs page, metrics) send their own response and are not JSON endpoints. */
   raw?: boolean;
+  /** The body is not parsed: the handler reads the exact bytes from `req.rawBody` (senders that sign them, e.g. chat interactivity). */
+  rawBody?: boolean;
   handler(ctx: HandlerContext<Infer<B>, Infer<Q>, Infer<P>>): Promise<Reply | void> | Reply | void;
 }
 

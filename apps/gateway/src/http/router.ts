@@ -19,13 +19,15 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
     type: ["application/json", "application/*+json"],
     verify: (req, _res, buf) => { (req as Request).rawBody = buf; },
   });
+  const rawParser = express.raw({ limit: deps.config.BODY_LIMIT_BYTES, type: () => true, verify: (req, _res, buf) => { (req as Request).rawBody = buf; } });
   const methodsByPath = new Map<string, string[]>();
 
   for (const route of routes) {
     const chain: RequestHandler[] = [];
     if (route.auth === "apiKey") chain.push(mw.auth.middleware(), mw.rateLimits.middleware());
     if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN));
-    if (BODY_METHODS.has(route.method)) chain.push(requireJson, jsonParser);
+    if (route.rawBody) chain.push(rawParser);
+    else if (BODY_METHODS.has(route.method)) chain.push(requireJson, jsonParser);
     chain.push(handle(route, deps));
     const path = expressPath(route.path);
     app[route.method](path, ...chain);

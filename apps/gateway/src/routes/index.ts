@@ -2,10 +2,13 @@ import type { RouteDef } from "../http/route.ts";
 import { keyRoutes } from "./keys.ts";
 import { opsRoutes } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
-import { socialRoutes } from "./social.ts";
+import { socialRoutes } from "./connectors/social.ts";
+import { connectionRoutes } from "./connectors/oauth.ts";
+import { chatRoutes } from "./connectors/chat.ts";
+import { operatorRoutes } from "./operator.ts";
 import { statusRoutes } from "./status.ts";
 import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...operatorRoutes];

@@ -1,46 +1,39 @@
-import { JOB_PAYLOADS, QUEUES, Signal, type SocialAction, type SocialProvider } from "@trendgate/contracts";
+import { JOB_PAYLOADS, QUEUES, Signal, type JobPayload, type SocialAction } from "@trendgate/contracts";
+import { baseUrlOf } from "@trendgate/connector-core";
 import {
-  GoogleTrendsClient, ProviderError, QuotaLedger, RedditClient, XClient, YouTubeClient,
-  type Observation, type ProviderContext, type QuotaSnapshot, type QuotaState,
+  ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
 } from "@trendgate/connector-social";
+import { registry } from "@trendgate/connectors";
 import { insertSignals, newId, type Prisma } from "@trendgate/db";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
-// Social and search connectors (X, Reddit, YouTube; Google Trends validates on demand). One job scheduler (kept in
-// place by every worker that runs this queue: ../schedulers/index.ts) ticks every SOCIAL_POLL_INTERVAL_SECONDS for
-// the whole fleet; the tick claims the connections that are due (status active, rate_limited or quota_exhausted,
-// next_poll_at <= now) by pushing their next_poll_at forward by a lease, and
-// queues one {connection_id} job each. That job polls every term, stores the observations as signals and sets the
-// next poll time from the outcome:
+// Social and search connectors (the registry's social providers: polled ones, and actions run on demand). One job
+// scheduler (kept in place by every worker that runs this queue: ../schedulers/index.ts) ticks every
+// SOCIAL_POLL_INTERVAL_SECONDS for the whole fleet; the tick claims the connections that are due (status active,
+// rate_limited or quota_exhausted, next_poll_at <= now) by pushing their next_poll_at forward by a lease, and
+// queues one {connection_id} job each. That job runs the provider's poll, stores the observations as signals and
+// sets the next poll time from the outcome:
 //   success           -> active, next poll after the interval (or at the provider's window reset if it is spent)
 //   rate_limited      -> rate_limited, next poll after the provider's retry time
 //   quota_exhausted   -> quota_exhausted, next poll when the quota resets (YouTube: midnight Pacific)
 //   unauthorized      -> needs_reauth, not polled until the credentials are replaced; an account event is recorded
 //   unavailable       -> status kept, next poll after an exponential backoff (30 s doubling per failure, at most 1 h)
-//   bad_request       -> error, not polled until the connection is changed
+//   bad_request, not_found -> error, not polled until the connection is changed
 // Signals: source = provider, id = the provider's item id, so a re-fetched item is ignored. An item found by
 // several terms counts towards the first term that stored it.
+// {connection_id, action, action_id} runs one of the provider's actions (its input is on the recorded action); a
+// "poll now" action is the same poll.
 
 type Row = Prisma.SocialConnectionGetPayload<object>;
-interface TermCursor { since_id?: string; newest_at?: string; videos?: Record<string, { total: number; hour: string | null; seen: string }> }
-interface Cursor { terms?: Record<string, TermCursor>; failures?: number; actions?: SocialAction[] }
-interface Outcome {
-  observations: Observation[];
-  terms: Record<string, TermCursor>;
-  quota: Record<string, unknown>;
-  error?: ProviderError;
-  /** The provider's window is spent: do not poll before this. */
-  notBefore?: Date;
-}
+type SocialJob = JobPayload<typeof QUEUES.socialPoll>;
+interface Cursor { terms?: Record<string, unknown>; failures?: number; actions?: SocialAction[] }
 
 const LEASE_SECONDS = 600; // a claimed connection is claimed again only if its job did not finish within this
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3_600_000;
-const TRENDS_POLL = { pollIntervalMs: 1000, maxWaitMs: 60_000 };
 
-const quotaJson = (q: QuotaState) => ({ limit: q.limit, remaining: q.remaining, reset_at: q.resetAt?.toISOString() ?? null, cost: q.cost });
-const spent = (q: QuotaState) => q.remaining === 0 && q.resetAt && q.resetAt.getTime() > Date.now() ? q.resetAt : undefined;
-const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000).toISOString().slice(0, 16) + "Z";
+/** The registered social provider of a connection, or undefined (a provider removed from the registry). */
+const connectorOf = (conn: Row) => registry.ofKind("social").find((c) => c.manifest.id === conn.provider);
 
 export const socialPoll: ProcessorFactory = {
   queue: QUEUES.socialPoll,
@@ -52,12 +45,19 @@ export const socialPoll: ProcessorFactory = {
         if (!data.connection_id) return tick(deps);
         const conn = await db.socialConnection.findUnique({ where: { id: data.connection_id } });
         if (!conn) return { skipped: "connection deleted" };
-        if (data.action === "reply" || data.action === "validate") return runAction(deps, conn, data.action, data.action_id!);
+        const connector = connectorOf(conn);
+        const action = data.action && connector?.actions.find((a) => a.name === data.action);
+        if (!connector || (data.action && !action)) {
+          const why = connector ? `${connector.manifest.displayName} has no action ${data.action}` : `provider ${conn.provider} is not registered`;
+          if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: why });
+          return { skipped: why };
+        }
+        if (action && action.kind === "run") return runAction(deps, conn, connector, action, data.action_id!);
         if (conn.status === "needs_reauth" || conn.status === "error") {
           if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: `not polled: connection status is ${conn.status}` });
           return { skipped: conn.status };
         }
-        const result = await poll(deps, conn);
+        const result = await poll(deps, conn, connector);
         if (data.action_id) {
           await updateAction(deps, conn.id, data.action_id, result.error
             ? { status: "failed", error: result.error, result: { stored: result.stored } }
@@ -84,40 +84,34 @@ async function tick({ db, queues }: WorkerDeps) {
   return { queued: rows.length };
 }
 
-function context(deps: WorkerDeps, baseUrl: string): ProviderContext {
-  return { baseUrl, request: (m, u, i) => deps.connectors.request(m, u, i) };
+function contextOf(deps: WorkerDeps, conn: Row, connector: SocialConnector, now: Date): SocialContext {
+  const env = deps.config.PROVIDER_ENV;
+  return { baseUrl: conn.baseUrl ?? baseUrlOf(connector.manifest, env), env, now, request: (m, u, i) => deps.connectors.request(m, u, i) };
 }
 
-function baseUrlOf(deps: WorkerDeps, conn: Row): string {
-  const c = deps.config;
-  const defaults: Record<SocialProvider, string> = {
-    x: c.SOCIAL_X_BASE_URL, reddit: c.SOCIAL_REDDIT_BASE_URL, youtube: c.SOCIAL_YOUTUBE_BASE_URL, google_trends: c.SOCIAL_GOOGLE_TRENDS_BASE_URL,
+function stateOf(deps: WorkerDeps, conn: Row): SocialConnectionState {
+  return {
+    id: conn.id, terms: conn.terms, options: conn.options as Record<string, any>, quota: conn.quota as Record<string, any>,
+    credentials: JSON.parse(deps.secrets.open(conn.credentialsCiphertext)) as Record<string, string>,
+    cursor: { ...(conn.cursor as Cursor).terms },
   };
-  return conn.baseUrl ?? defaults[conn.provider as SocialProvider];
 }
 
-const credentialsOf = (deps: WorkerDeps, conn: Row) => JSON.parse(deps.secrets.open(conn.credentialsCiphertext)) as Record<string, string>;
-
-/** Polls every term of a connection, stores the signals and records the outcome on the connection. */
-async function poll(deps: WorkerDeps, conn: Row) {
+/** Runs the provider's poll, stores the signals and records the outcome on the connection. */
+async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
   const now = new Date();
   const cursor = conn.cursor as Cursor;
   const options = conn.options as Record<string, any>;
-  let outcome: Outcome;
+  if (!connector.poll) return { stored: 0, observations: 0, skipped: "not polled" };
+  let outcome: PollOutcome;
   try {
-    const creds = credentialsOf(deps, conn);
-    const ctx = context(deps, baseUrlOf(deps, conn));
-    const terms = { ...cursor.terms };
-    if (conn.provider === "x") outcome = await pollX(ctx, conn, creds, options, terms);
-    else if (conn.provider === "reddit") outcome = await pollReddit(deps, ctx, conn, creds, options, terms);
-    else if (conn.provider === "youtube") outcome = await pollYouTube(ctx, conn, creds, options, terms, now);
-    else return { stored: 0, observations: 0, skipped: "not polled" };
+    outcome = await connector.poll(contextOf(deps, conn, connector, now), stateOf(deps, conn));
   } catch (e) {
     if (!(e instanceof ProviderError)) throw e;
-    outcome = { observations: [], terms: { ...cursor.terms }, quota: conn.quota as Record<string, unknown>, error: e };
+    outcome = { observations: [], cursor: { ...cursor.terms }, quota: conn.quota as Record<string, unknown>, error: e };
   }
 
-  const category = (options.category as string | undefined) ?? `social/${conn.provider.replace("_", "-")}`;
+  const category = (options.category as string | undefined) ?? `social/${conn.provider.replaceAll("_", "-")}`;
   const signals: Signal[] = [];
   for (const o of outcome.observations) {
     const s = Signal.safeParse({
@@ -146,7 +140,7 @@ async function poll(deps: WorkerDeps, conn: Row) {
     } else if (e.kind === "unauthorized") {
       status = "needs_reauth";
       next = null;
-    } else if (e.kind === "bad_request") {
+    } else if (e.kind === "bad_request" || e.kind === "not_found") {
       status = "error";
       next = null;
     } else {
@@ -162,124 +156,10 @@ async function poll(deps: WorkerDeps, conn: Row) {
         SET status = $2, last_error = $3, next_poll_at = ($4::timestamptz AT TIME ZONE 'UTC'), last_polled_at = ($5::timestamptz AT TIME ZONE 'UTC'),
             quota = $6::jsonb, cursor = cursor || jsonb_build_object('terms', $7::jsonb, 'failures', $8::int), updated_at = (now() AT TIME ZONE 'UTC')
       WHERE id = $1 AND credentials_ciphertext = $9`,
-    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(outcome.quota), JSON.stringify(outcome.terms), failures, conn.credentialsCiphertext],
+    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(outcome.quota), JSON.stringify(outcome.cursor), failures, conn.credentialsCiphertext],
   );
-  if (rowCount && status === "needs_reauth" && conn.status !== "needs_reauth") {
-    await deps.db.accountEvent.create({
-      data: { id: newId("evt"), accountId: conn.accountId, type: "connector.needs_reauth", data: { connection_id: conn.id, provider: conn.provider, reason: lastError } },
-    });
-  }
+  if (rowCount && status === "needs_reauth" && conn.status !== "needs_reauth") await recordNeedsReauth(deps, conn, lastError);
   return { stored, observations: outcome.observations.length, status, error: lastError };
-}
-
-const newer = (a: string, b: string | undefined) => b === undefined || BigInt(a) > BigInt(b);
-
-/** X: recent search per term from the newest post seen (since_id), up to max_pages pages of page_size. */
-async function pollX(ctx: ProviderContext, conn: Row, creds: Record<string, string>, options: Record<string, any>, terms: Record<string, TermCursor>): Promise<Outcome> {
-  const x = new XClient(ctx);
-  const observations: Observation[] = [];
-  let last: QuotaState | undefined;
-  const out = (error?: ProviderError): Outcome => ({ observations, terms, quota: last ? { last: quotaJson(last) } : (conn.quota as Record<string, unknown>), error, notBefore: last && spent(last) });
-  for (const term of conn.terms) {
-    let res;
-    try {
-      res = await x.searchAll({ query: term, topic: term, sinceId: terms[term]?.since_id, maxResults: options.page_size ?? 100, maxPages: options.max_pages ?? 3 }, creds.bearer_token);
-    } catch (e) {
-      if (e instanceof ProviderError) return out(e);
-      throw e;
-    }
-    observations.push(...res.items);
-    last = res.quota;
-    // since_id moves only when every page was read; after an interruption the next poll reads them again (ignored as repeats).
-    if (res.interrupted) return out(res.interrupted);
-    let newest = terms[term]?.since_id;
-    for (const o of res.items) if (newer(o.externalId, newest)) newest = o.externalId;
-    if (newest) terms[term] = { since_id: newest };
-  }
-  return out();
-}
-
-/** Reddit: an app-only token, then each term in each subreddit, newest first, until a post already seen. */
-async function pollReddit(deps: WorkerDeps, ctx: ProviderContext, conn: Row, creds: Record<string, string>, options: Record<string, any>, terms: Record<string, TermCursor>): Promise<Outcome> {
-  const reddit = new RedditClient(ctx, { authBaseUrl: options.auth_base_url ?? deps.config.SOCIAL_REDDIT_AUTH_URL, userAgent: options.user_agent });
-  const observations: Observation[] = [];
-  let last: QuotaState | undefined;
-  const out = (error?: ProviderError): Outcome => ({ observations, terms, quota: last ? { last: quotaJson(last) } : (conn.quota as Record<string, unknown>), error, notBefore: last && spent(last) });
-  try {
-    const { accessToken } = await reddit.clientCredentialsToken(creds.client_id, creds.client_secret);
-    for (const term of conn.terms) {
-      for (const subreddit of options.subreddits as string[]) {
-        const key = `r/${subreddit}:${term}`;
-        const seenUntil = terms[key]?.newest_at ? Date.parse(terms[key].newest_at!) : 0;
-        let newest = seenUntil;
-        let after: string | undefined;
-        for (let p = 0; p < (options.max_pages ?? 2); p++) {
-          const page = await reddit.searchSubreddit({ subreddit, query: term, topic: term, sort: "new", t: "day", after }, accessToken);
-          last = page.quota;
-          const fresh = page.items.filter((o) => o.observedAt.getTime() > seenUntil);
-          observations.push(...fresh);
-          for (const o of fresh) newest = Math.max(newest, o.observedAt.getTime());
-          if (fresh.length < page.items.length || !page.next) break;
-          after = page.next;
-        }
-        if (newest > 0) terms[key] = { newest_at: new Date(newest).toISOString() };
-      }
-    }
-  } catch (e) {
-    if (e instanceof ProviderError) return out(e);
-    throw e;
-  }
-  return out();
-}
-
-/**
- * YouTube: one search page per term (videos published in the last published_within_days days) plus their statistics.
- * A video's engagement is a running total, so the signal is the increase since the last reading kept in the cursor,
- * with id `${videoId}@${hour}` (the hour it was measured, UTC): at most one signal per video and hour. A video seen
- * for the first time counts its whole total (it is recent). A poll within an hour that already has a signal for the
- * video emits nothing and keeps the old reading, so the next hour carries the whole increase. Units are counted by a
- * QuotaLedger whose snapshot is kept in `quota.ledger`, so the count survives restarts and is shared by every worker
- * that polls this connection.
- */
-async function pollYouTube(ctx: ProviderContext, conn: Row, creds: Record<string, string>, options: Record<string, any>, terms: Record<string, TermCursor>, now: Date): Promise<Outcome> {
-  const ledger = new QuotaLedger();
-  const saved = (conn.quota as { ledger?: QuotaSnapshot }).ledger;
-  if (saved) ledger.restore(saved);
-  const yt = new YouTubeClient(ctx, { apiKey: creds.api_key, ledger, now: () => now });
-  const observations: Observation[] = [];
-  let last: { search: QuotaState; videos: QuotaState } | undefined;
-  const out = (error?: ProviderError): Outcome => ({
-    observations, terms, error,
-    quota: { ledger: ledger.snapshot(), last: last ? { search: quotaJson(last.search), videos: quotaJson(last.videos) } : ((conn.quota as any).last ?? null) },
-  });
-  const days = options.published_within_days ?? 2;
-  const hour = hourOf(now);
-  for (const term of conn.terms) {
-    let page;
-    try {
-      page = await yt.topicMomentum({ q: term, publishedAfter: new Date(now.getTime() - days * 86_400_000), regionCode: options.region_code, observedAt: now });
-    } catch (e) {
-      if (e instanceof ProviderError) return out(e);
-      throw e;
-    }
-    last = page.quota;
-    const videos = { ...terms[term]?.videos };
-    for (const o of page.items) {
-      const prev = videos[o.externalId];
-      const delta = prev ? o.count - prev.total : o.count;
-      if (prev && prev.hour === hour) { prev.seen = now.toISOString(); continue; }
-      if (delta > 0) {
-        observations.push({ ...o, externalId: `${o.externalId}@${hour}`, count: delta });
-        videos[o.externalId] = { total: o.count, hour, seen: now.toISOString() };
-      } else {
-        videos[o.externalId] = { total: o.count, hour: prev?.hour ?? null, seen: now.toISOString() };
-      }
-    }
-    // Forget videos not seen for longer than they can still be found.
-    for (const [id, v] of Object.entries(videos)) if (Date.parse(v.seen) < now.getTime() - (days + 1) * 86_400_000) delete videos[id];
-    terms[term] = { videos };
-  }
-  return out();
 }
 
 /** Merges fields into one of the connection's recorded actions. */
@@ -294,32 +174,16 @@ async function updateAction(deps: WorkerDeps, connectionId: string, actionId: st
   );
 }
 
-/** X replies and Google Trends validations: the input is on the recorded action; the outcome is written back to it. */
-async function runAction(deps: WorkerDeps, conn: Row, action: "reply" | "validate", actionId: string) {
+/** Runs one of the provider's actions: the input is on the recorded action; the outcome is written back to it. */
+async function runAction(deps: WorkerDeps, conn: Row, connector: SocialConnector, action: RunAction, actionId: string) {
   const recorded = ((conn.cursor as Cursor).actions ?? []).find((a) => a.id === actionId);
   if (!recorded || (recorded.status !== "queued" && recorded.status !== "retrying")) return { skipped: "action not queued (done, rejected or awaiting approval)" };
   if (conn.status === "needs_reauth") {
     await updateAction(deps, conn.id, actionId, { status: "failed", error: `connection needs new credentials: ${conn.lastError ?? ""}`.trim() });
     return { skipped: "needs_reauth" };
   }
-  const creds = credentialsOf(deps, conn);
-  const ctx = context(deps, baseUrlOf(deps, conn));
-  const options = conn.options as Record<string, any>;
   try {
-    if (action === "reply") {
-      const input = recorded.input as { in_reply_to_id: string; text: string };
-      if (!creds.user_token) throw new ProviderError("x", "unauthorized", "reply: the connection has no user_token");
-      const r = await new XClient(ctx).reply({ inReplyToId: input.in_reply_to_id, text: input.text }, creds.user_token);
-      await updateAction(deps, conn.id, actionId, { status: "succeeded", result: { post_id: r.id } });
-      return { posted: r.id };
-    }
-    const term = String(recorded.input.term);
-    const r = await new GoogleTrendsClient(ctx).validateMomentum(
-      { term, geo: options.geo, recentDays: options.recent_days ?? 7, baselineDays: options.baseline_days ?? 28 }, creds.access_token, TRENDS_POLL);
-    const result = {
-      term, verdict: r.verdict, ratio: r.ratio === Infinity ? "Infinity" : r.ratio, recent_mean: r.recentMean, baseline_mean: r.baselineMean,
-      points: r.points.length, reason: r.reason,
-    };
+    const result = await action.run(contextOf(deps, conn, connector, new Date()), stateOf(deps, conn), recorded.input);
     await updateAction(deps, conn.id, actionId, { status: "succeeded", result });
     return result;
   } catch (e) {
@@ -328,7 +192,7 @@ async function runAction(deps: WorkerDeps, conn: Row, action: "reply" | "validat
       // Not sent (or not accepted): try again once the limit resets.
       const delay = Math.max(1000, e.detail.retryAfterMs ?? 60_000);
       await updateAction(deps, conn.id, actionId, { status: "retrying", error: e.message });
-      await deps.queues.add(QUEUES.socialPoll, { connection_id: conn.id, action, action_id: actionId }, { delay, jobId: `${action}-${actionId}-${Date.now()}` });
+      await deps.queues.add(QUEUES.socialPoll, { connection_id: conn.id, action: action.name as SocialJob["action"], action_id: actionId }, { delay, jobId: `${action.name}-${actionId}-${Date.now()}` });
       return { retrying: true };
     }
     await updateAction(deps, conn.id, actionId, { status: "failed", error: e.message });
@@ -337,12 +201,14 @@ async function runAction(deps: WorkerDeps, conn: Row, action: "reply" | "validat
         where: { id: conn.id, credentialsCiphertext: conn.credentialsCiphertext, NOT: { status: "needs_reauth" } },
         data: { status: "needs_reauth", lastError: e.message, nextPollAt: null },
       });
-      if (count) {
-        await deps.db.accountEvent.create({
-          data: { id: newId("evt"), accountId: conn.accountId, type: "connector.needs_reauth", data: { connection_id: conn.id, provider: conn.provider, reason: e.message } },
-        });
-      }
+      if (count) await recordNeedsReauth(deps, conn, e.message);
     }
     return { failed: e.message };
   }
+}
+
+async function recordNeedsReauth(deps: WorkerDeps, conn: Row, reason: string | null) {
+  await deps.db.accountEvent.create({
+    data: { id: newId("evt"), accountId: conn.accountId, type: "connector.needs_reauth", data: { connection_id: conn.id, provider: conn.provider, reason } },
+  });
 }

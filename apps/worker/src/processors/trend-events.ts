@@ -1,6 +1,8 @@
 import { JOB_PAYLOADS, QUEUES, type TrendEvent } from "@trendgate/contracts";
 import { enqueueDeliveries, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
 import { fireDigest, fireInstant, fireUnthrottled, markTrendEventsDispatched, type FireInput, type Fired } from "@trendgate/db";
+import { intakeTrendEvents } from "@trendgate/operator";
+import { dispatchOutbox } from "@trendgate/queues";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 
@@ -20,7 +22,8 @@ type Sub = { id: string; status: string; triggerType: string; thresholdValue: nu
  */
 export const trendEvents: ProcessorFactory = {
   queue: QUEUES.trendEvents,
-  create({ db, queues, config }) {
+  create(deps) {
+    const { db, queues, config, logger } = deps;
     const accounts = new TtlCache<Sub[]>(config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
     const subsOf = (accountId: string) => accounts.get(accountId, () => db.webhookSubscription.findMany({
       where: { accountId },
@@ -66,7 +69,17 @@ export const trendEvents: ProcessorFactory = {
 
         await enqueueDeliveries(queues, jobs);
         await markTrendEventsDispatched(db, events.map((e: TrendEvent) => e.id));
-        return { events: events.length, deliveries: jobs.length };
+        // Operator queue, after the webhooks and never failing their job: idempotent per event and item; messages it
+        // committed but could not queue are queued by the outbox sweeper.
+        let operatorItems = 0;
+        try {
+          const r = await intakeTrendEvents(db, deps, events);
+          operatorItems = r.changed;
+          await dispatchOutbox(queues, r.outbox);
+        } catch (err) {
+          logger.warn({ err: String(err) }, "operator intake failed for this event batch");
+        }
+        return { events: events.length, deliveries: jobs.length, operator_items: operatorItems };
       },
     };
   },

@@ -1,5 +1,7 @@
 import type { Job } from "bullmq";
 import type { Config } from "@trendgate/config";
+import type { Connections } from "@trendgate/connections";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import type { QueueName } from "@trendgate/contracts";
 import type { SecretBox } from "@trendgate/crypto";
 import type { Db } from "@trendgate/db";
@@ -18,6 +20,9 @@ export interface WorkerDeps {
   /** Provider APIs (connectors): the same guard and timeouts, responses read up to CONNECTOR_RESPONSE_MAX_BYTES. */
   connectors: OutboundClient;
   secrets: SecretBox;
+  registry: ConnectorRegistry;
+  /** Browser-OAuth connections: valid access tokens (refreshed under a shared lock), needs_reauth. */
+  connections: Connections;
 }
 
 export interface Processor {

@@ -1,10 +1,10 @@
-import { DelayedError } from "bullmq";
 import { JOB_PAYLOADS, QUEUES, WebhookPayload } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload, WebhookSender } from "@trendgate/connector-webhook";
 import {
   isTransientDbError, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
 import { BatchWriter, DestinationLimiter, nextRetryDelayMs, type RetrySchedule } from "@trendgate/delivery";
+import { deferJob } from "../outbox/defer.ts";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 
@@ -76,10 +76,8 @@ export const webhookDelivery: ProcessorFactory = {
         if (body === null) return { skipped: "delivery deleted" };
 
         const host = new URL(entry.sub.url).host;
-        if (!limiter.tryAcquire(entry.sub.id, host)) { // this endpoint or host is busy: give the slot to others, try again shortly
-          await job.moveToDelayed(Date.now() + 100 + Math.round(Math.random() * 400), token);
-          throw new DelayedError();
-        }
+        if (!limiter.tryAcquire(entry.sub.id, host)) // this endpoint or host is busy: give the slot to others, try again shortly
+          return deferJob(job, token, 100 + Math.round(Math.random() * 400));
         let sent;
         try {
           sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, body, data.trigger === "test");

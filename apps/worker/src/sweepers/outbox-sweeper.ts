@@ -1,41 +1,59 @@
-import { QUEUES, WebhookPayload, type TrendEvent } from "@trendgate/contracts";
+import { QUEUES, WebhookPayload, type OutboxQueueName, type TrendEvent } from "@trendgate/contracts";
 import { requeueDeliveries, serializePayload, type DeliveryJob } from "@trendgate/connector-webhook";
 import { findOverdueDeliveries, findUndispatchedTrendEvents, pendingDeliveries, type OverdueDelivery } from "@trendgate/db";
 import { enqueueTrendEvents } from "@trendgate/trends";
+import { outboxSweepSource } from "../outbox/sweep-source.ts";
 import type { WorkerDeps } from "../processors/types.ts";
 
 const LOCK_KEY = 0x7467_0001; // pg advisory lock id: one sweeper at a time across the fleet
-/** Overdue deliveries handled per step: one query, a pipelined state check, one pending re-check, one addBulk. */
+/** Overdue rows handled per step: one query, a pipelined state check, one pending re-check, one addBulk. */
 const CHUNK = 1000;
-/** A pass stops starting new steps after this long; the next pass (SWEEP_INTERVAL_MS later) goes on. */
+/** A source's pass stops starting new steps after this long; the next pass (SWEEP_INTERVAL_MS later) goes on. */
 const PASS_BUDGET_MS = 5000;
 const EVENT_BATCH = 500;
 
-/**
- * The outbox sweeper: Postgres is the record of what must be delivered, Redis only schedules it. Every
- * SWEEP_INTERVAL_MS one worker process (whichever takes the advisory lock) re-queues deliveries that are overdue by
- * SWEEP_GRACE_SECONDS and trend events never matched, because their job was lost (Redis flushed or restarted
- * without persistence, a crash between commit and enqueue). Job ids make this idempotent: a job still queued is
- * left alone.
- *
- * Set-based, so that recovering from a Redis loss takes seconds, not minutes: overdue rows are read CHUNK at a time
- * (keyset-paged, so rows whose new jobs are still waiting are not read again in the same pass), their jobs' states
- * looked up together (one pipeline), the rows re-read once in one query, and the lost ones queued with one addBulk,
- * while the next chunk is read. The lock is a session-level advisory lock on one pooled connection, held only for
- * the pass (bounded by PASS_BUDGET_MS); the queries run on other connections in autocommit: no transaction stays
- * open across the Redis calls, so the sweeper never holds back vacuum or pins a snapshot.
- */
+/** One kind of row the sweeper re-queues: keyset-paged overdue rows, and how to re-queue a page of them. */
+export interface SweepSource<R> {
+  name: string;
+  /** Overdue rows after `after` (null: from the start), oldest first, at most `limit`. */
+  find(after: R | null, limit: number): Promise<R[]>;
+  /** Re-queues the rows whose jobs are lost; returns how many it queued. */
+  requeue(rows: R[]): Promise<number>;
+}
+
 /** Marks a promise as handled now (it is awaited later): a rejection meanwhile must not count as unhandled. */
 function quiet<T>(p: Promise<T>): Promise<T> {
   p.catch(() => {});
   return p;
 }
 
+/**
+ * The outbox sweeper: Postgres is the record of what must be sent, Redis only schedules it. Every SWEEP_INTERVAL_MS
+ * one worker process (whichever takes the advisory lock) re-queues, from each of its sources, rows that are overdue
+ * by SWEEP_GRACE_SECONDS because their job was lost (Redis flushed or restarted without persistence, a crash between
+ * commit and enqueue), and trend events never matched. Sources: webhook deliveries (webhook_deliveries), and one per
+ * outbox queue (outbox_messages) that this process runs. Job ids make this idempotent: a job still queued is left alone.
+ *
+ * Set-based, so that recovering from a Redis loss takes seconds, not minutes: overdue rows are read CHUNK at a time
+ * (keyset-paged, so rows whose new jobs are still waiting are not read again in the same pass), their jobs' states
+ * looked up together (one pipeline, requeueLost), the rows re-read once in one query, and the lost ones queued with
+ * one addBulk, while the next chunk is read. The lock is a session-level advisory lock on one pooled connection,
+ * held only for the pass (each source bounded by PASS_BUDGET_MS); the queries run on other connections in
+ * autocommit: no transaction stays open across the Redis calls, so the sweeper never holds back vacuum or pins a
+ * snapshot.
+ */
 export class OutboxSweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly deps: WorkerDeps, private readonly what: { deliveries: boolean; events: boolean }) {}
+  private readonly deliveries: SweepSource<OverdueDelivery>;
+  private readonly outbox: SweepSource<unknown>[];
+
+  /** `outbox`: the outbox queues whose messages this sweeper re-queues (those its process runs). */
+  constructor(private readonly deps: WorkerDeps, private readonly what: { deliveries: boolean; events: boolean; outbox?: readonly OutboxQueueName[] }) {
+    this.deliveries = webhookDeliveriesSource(deps);
+    this.outbox = (what.outbox ?? []).map((q) => outboxSweepSource(deps, q) as SweepSource<unknown>);
+  }
 
   start() {
     const tick = () => {
@@ -52,8 +70,8 @@ export class OutboxSweeper {
     await this.running;
   }
 
-  /** One pass; returns how many jobs it re-queued. */
-  async sweep(): Promise<{ deliveries: number; events: number }> {
+  /** One pass; returns how many jobs it re-queued (`outbox`: over all its outbox queues). */
+  async sweep(): Promise<{ deliveries: number; events: number; outbox: number }> {
     const client = await this.deps.db.$pool.connect();
     // A checked-out client has no error listener of its own: without one, a connection cut while we wait on Redis
     // would be an unhandled 'error' event (a crash). The next query on it fails instead, and it is discarded below.
@@ -62,12 +80,19 @@ export class OutboxSweeper {
     client.on("error", onError);
     try {
       const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [LOCK_KEY]);
-      if (!rows[0].locked) return { deliveries: 0, events: 0 };
+      if (!rows[0].locked) return { deliveries: 0, events: 0, outbox: 0 };
       try {
-        const deliveries = this.what.deliveries ? await this.sweepDeliveries() : 0;
+        const deliveries = this.what.deliveries ? await sweepSource(this.deliveries) : 0;
         const events = this.what.events ? await this.sweepEvents() : 0;
-        if (deliveries || events) this.deps.logger.info({ deliveries, events }, "outbox sweeper re-queued lost jobs");
-        return { deliveries, events };
+        const perQueue: Record<string, number> = {};
+        let outbox = 0;
+        for (const source of this.outbox) {
+          const n = await sweepSource(source);
+          if (n) perQueue[source.name] = n;
+          outbox += n;
+        }
+        if (deliveries || events || outbox) this.deps.logger.info({ deliveries, events, outbox: perQueue }, "outbox sweeper re-queued lost jobs");
+        return { deliveries, events, outbox };
       } finally {
         await client.query("SELECT pg_advisory_unlock($1)", [LOCK_KEY]).catch((err) => { broken ??= err; });
       }
@@ -78,31 +103,6 @@ export class OutboxSweeper {
       client.off("error", onError);
       client.release(broken); // a broken connection is closed, and its session lock goes with it
     }
-  }
-
-  private async sweepDeliveries(): Promise<number> {
-    const { db, queues, config } = this.deps;
-    const started = Date.now();
-    const find = (after: OverdueDelivery | null) => quiet(findOverdueDeliveries(db.$pool, config.SWEEP_GRACE_SECONDS, CHUNK, after));
-    const requeue = (rows: OverdueDelivery[]) => quiet(requeueDeliveries(queues, rows.map((d): DeliveryJob => ({
-      delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1,
-      trigger: d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : "trend_event",
-      body: serializePayload(WebhookPayload.parse(d.payload), config.DELIVERY_BODY_MAX_BYTES),
-    })), (js) => pendingDeliveries(db.$pool, js.map((j) => ({ id: j.delivery_id, attempts: j.attempt - 1 })))));
-    // Two steps overlap: while one chunk's jobs are being added to Redis, the next chunk is read from Postgres.
-    let next = find(null);
-    let adding: Promise<number> = Promise.resolve(0);
-    let queued = 0;
-    for (;;) {
-      const rows = await next;
-      if (!rows.length) break;
-      const more = rows.length === CHUNK && Date.now() - started < PASS_BUDGET_MS;
-      if (more) next = find(rows[rows.length - 1]);
-      queued += await adding; // one chunk at a time in Redis
-      adding = requeue(rows);
-      if (!more) break;
-    }
-    return queued + (await adding);
   }
 
   private async sweepEvents(): Promise<number> {
@@ -122,4 +122,39 @@ export class OutboxSweeper {
     }
     return lost.length;
   }
+}
+
+/**
+ * One source's share of a pass. Two steps overlap: while one chunk's jobs are being added to Redis, the next chunk
+ * is read from Postgres; one chunk at a time in Redis.
+ */
+async function sweepSource<R>(source: SweepSource<R>): Promise<number> {
+  const started = Date.now();
+  const find = (after: R | null) => quiet(source.find(after, CHUNK));
+  let next = find(null);
+  let adding: Promise<number> = Promise.resolve(0);
+  let queued = 0;
+  for (;;) {
+    const rows = await next;
+    if (!rows.length) break;
+    const more = rows.length === CHUNK && Date.now() - started < PASS_BUDGET_MS;
+    if (more) next = find(rows[rows.length - 1]);
+    queued += await adding;
+    adding = quiet(source.requeue(rows));
+    if (!more) break;
+  }
+  return queued + (await adding);
+}
+
+/** Webhook deliveries: their own table, their job payload carrying the body; the same lost-job rule (requeueLost). */
+function webhookDeliveriesSource({ db, queues, config }: WorkerDeps): SweepSource<OverdueDelivery> {
+  return {
+    name: QUEUES.webhookDeliveries,
+    find: (after, limit) => findOverdueDeliveries(db.$pool, config.SWEEP_GRACE_SECONDS, limit, after),
+    requeue: (rows) => requeueDeliveries(queues, rows.map((d): DeliveryJob => ({
+      delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1,
+      trigger: d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : "trend_event",
+      body: serializePayload(WebhookPayload.parse(d.payload), config.DELIVERY_BODY_MAX_BYTES),
+    })), (js) => pendingDeliveries(db.$pool, js.map((j) => ({ id: j.delivery_id, attempts: j.attempt - 1 })))),
+  };
 }

@@ -74,6 +74,10 @@ export interface ChatInteractions {
   verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer, signingSecret: string, now?: Date): { ok: true } | { ok: false; reason: string };
   /** The button press in a verified body, or null when it is not one of ours (other interaction types). */
   parse(rawBody: Buffer): ChatInteraction | null;
+  /** Whether a press comes from the workspace a connection is connected to (its stored `account` facts). */
+  fromWorkspaceOf(interaction: ChatInteraction, account: Record<string, unknown>): boolean;
+  /** The response body that shows `text` to the presser only. */
+  privateReply(text: string): Record<string, unknown>;
 }
 
 export interface ChatConnector {

@@ -2,3 +2,4 @@ export * from "./errors.ts";
 export * from "./manifest.ts";
 export * from "./tokens.ts";
 export * from "./provider-config.ts";
+export * from "./oauth/index.ts";

@@ -1,6 +1,6 @@
 import type { OutboundResult } from "@trendgate/delivery";
 
-// The social/search connector kind: a provider client turns a provider's API into observations of topics, which
+// The social/search connector kind's data types: a provider client turns a provider's API into observations of topics, which
 // become signals (packages/contracts/src/signals.ts) for trend detection. One folder per provider under src/.
 
 /** One observation of a topic by a provider, before it becomes a signal. */
@@ -35,24 +35,8 @@ export interface Page<T> {
   quota: QuotaState;
 }
 
-export type ProviderErrorKind =
-  | "unauthorized" // 401/403 bad or expired credentials: the connection needs re-authorization
-  | "rate_limited" // 429 or equivalent: retry after retryAfterMs
-  | "quota_exhausted" // daily quota spent: do not retry before resetAt
-  | "bad_request" // our request is wrong: do not retry
-  | "unavailable"; // 5xx, network: retry with backoff
-
-/** Every provider client maps its provider's error shapes onto this. */
-export class ProviderError extends Error {
-  constructor(
-    readonly provider: string,
-    readonly kind: ProviderErrorKind,
-    message: string,
-    readonly detail: { status?: number | null; retryAfterMs?: number; resetAt?: Date; providerCode?: string } = {},
-  ) {
-    super(`${provider}: ${message}`);
-  }
-}
+// One error class for every connector: the kind's vocabulary lives in @trendgate/connector-core.
+export { ProviderError, type ProviderErrorKind } from "@trendgate/connector-core";
 
 /** What each provider client is given: where the provider lives and how to call out (the shared guarded client). */
 export interface ProviderContext {

@@ -1,5 +1,6 @@
 import { parseRetryAfter, type OutboundResult } from "@trendgate/delivery";
 import { ProviderError, type ProviderErrorKind } from "../types.ts";
+import { TRENDS_RATE_LIMIT } from "./manifest.ts";
 
 // Google API errors: HTTP {error:{code, message, status, errors?, details?}}, and inside a finished operation a
 // google.rpc.Status {code (gRPC number), message}. Retry hints come as Retry-After or a RetryInfo detail ("30s").
@@ -28,7 +29,7 @@ export function trendsHttpError(r: OutboundResult): ProviderError {
   const text = `${status}${code ? ` ${code}` : ""}: ${e?.message ?? r.body.slice(0, 200)}`;
   const detail = { status, providerCode: code };
   if (status === 429) {
-    const seconds = parseRetryAfter(r.headers["retry-after"]);
+    const seconds = parseRetryAfter(r.headers[TRENDS_RATE_LIMIT.retryAfterHeader]);
     const retryAfterMs = seconds !== null ? seconds * 1000 : retryInfoMs(e) ?? DEFAULT_RETRY_MS;
     return new ProviderError("google-trends", "rate_limited", text, { ...detail, retryAfterMs });
   }

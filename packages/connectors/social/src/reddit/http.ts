@@ -1,21 +1,18 @@
 import type { OutboundResult } from "@trendgate/delivery";
 import { header, num, parseJson } from "../http-helpers.ts";
 import { ProviderError, type ProviderContext, type QuotaState } from "../types.ts";
+import { REDDIT_RATE_LIMIT as RL, REDDIT_USED_HEADER, redditManifest } from "./manifest.ts";
 
-
-export const PROVIDER = "reddit";
-
-
-
+export const PROVIDER = redditManifest.id;
 
 /**
  * Reddit sends requests used and remaining in the window (remaining as a float, "598.0") and the seconds until it
  * resets; it sends no limit, so the limit is used + remaining.
  */
 export function readQuota(headers: OutboundResult["headers"]): QuotaState {
-  const used = num(header(headers, "x-ratelimit-used"));
-  const remaining = num(header(headers, "x-ratelimit-remaining"));
-  const reset = num(header(headers, "x-ratelimit-reset"));
+  const used = num(header(headers, REDDIT_USED_HEADER));
+  const remaining = num(header(headers, RL.remainingHeader));
+  const reset = num(header(headers, RL.resetHeader));
   return {
     limit: used !== null && remaining !== null ? Math.round(used + remaining) : null,
     remaining: remaining === null ? null : Math.floor(remaining),
@@ -69,7 +66,7 @@ export function toProviderError(res: OutboundResult, what: string): ProviderErro
     return new ProviderError(PROVIDER, "unauthorized", `${what}: Reddit refused this token (403 ${authError ?? said}); it may lack a scope`, detail);
   }
   if (status === 429) {
-    const reset = num(header(res.headers, "x-ratelimit-reset"));
+    const reset = num(header(res.headers, RL.resetHeader));
     return new ProviderError(PROVIDER, "rate_limited", `${what}: Reddit rate limit reached (429 ${said})`, {
       ...detail,
       retryAfterMs: reset === null ? DEFAULT_RETRY_MS : reset * 1000,

@@ -1,9 +1,9 @@
 import type { OutboundResult } from "@trendgate/delivery";
 import { header, num, parseJson } from "../http-helpers.ts";
 import { ProviderError, type ProviderContext, type QuotaState } from "../types.ts";
+import { X_RATE_LIMIT as RL, xManifest } from "./manifest.ts";
 
-
-export const PROVIDER = "x";
+export const PROVIDER = xManifest.id;
 
 /** X's error bodies: RFC 7807-style problems, with `errors[]` for invalid parameters. */
 interface XProblem {
@@ -15,12 +15,12 @@ interface XProblem {
 
 
 
-/** X reports the current endpoint's 15-minute (or 24-hour) window; `x-rate-limit-reset` is epoch seconds. */
+/** The window's quota, from the headers the manifest names (the reset is epoch seconds). */
 export function readQuota(headers: OutboundResult["headers"]): QuotaState {
-  const reset = num(header(headers, "x-rate-limit-reset"));
+  const reset = num(header(headers, RL.resetHeader));
   return {
-    limit: num(header(headers, "x-rate-limit-limit")),
-    remaining: num(header(headers, "x-rate-limit-remaining")),
+    limit: num(header(headers, RL.limitHeader)),
+    remaining: num(header(headers, RL.remainingHeader)),
     resetAt: reset === null ? null : new Date(reset * 1000),
     cost: 1,
   };
@@ -54,7 +54,7 @@ export function toProviderError(res: OutboundResult, what: string): ProviderErro
     return new ProviderError(PROVIDER, "unauthorized", `${what}: X refused this token (403 ${said}); check the token type and scopes`, detail);
   }
   if (status === 429) {
-    const reset = num(header(res.headers, "x-rate-limit-reset"));
+    const reset = num(header(res.headers, RL.resetHeader));
     // Measured against our clock: X's reset is an absolute time, so skew between the clocks shifts the wait.
     const retryAfterMs = reset === null ? DEFAULT_RETRY_MS : Math.max(0, reset * 1000 - Date.now());
     return new ProviderError(PROVIDER, "rate_limited", `${what}: X rate limit reached (429 ${said})`, {

@@ -1,5 +1,6 @@
 import { parseRetryAfter, type OutboundResult } from "@trendgate/delivery";
 import { ProviderError } from "../types.ts";
+import { YOUTUBE_RATE_LIMIT } from "./manifest.ts";
 
 // Google's JSON error body: {error:{code, message, errors:[{domain, reason, message}], status?, details?}}.
 // Keys that are wrong come in two shapes: the classic 400 `keyInvalid` reason, and the newer 400 `badRequest`
@@ -41,7 +42,7 @@ export function youtubeError(r: OutboundResult, onQuotaExceeded: () => Date): Pr
 
   if (has(QUOTA_REASONS)) return new ProviderError("youtube", "quota_exhausted", text, { ...detail, resetAt: onQuotaExceeded() });
   if (status === 429 || has(RATE_REASONS)) {
-    const seconds = parseRetryAfter(r.headers["retry-after"]);
+    const seconds = parseRetryAfter(r.headers[YOUTUBE_RATE_LIMIT.retryAfterHeader]);
     return new ProviderError("youtube", "rate_limited", text, { ...detail, retryAfterMs: seconds === null ? DEFAULT_RATE_LIMIT_RETRY_MS : seconds * 1000 });
   }
   // A bad key is a 400 too, but no change to the request fixes it: the connection needs a new key.

@@ -1,0 +1,126 @@
+import type { z } from "zod";
+import { isOAuth, type OAuthManifest } from "@trendgate/connector-core";
+import { callbackAnswer, ConnectionsError } from "@trendgate/connections";
+import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/connectors";
+import { AuthorizationQuery, AuthorizationStart, CALLBACK_ERRORS, ConnectionStatus, Disconnected, OAUTH_CALLBACK_PATH, OAuthCallbackQuery } from "@trendgate/contracts";
+import { ApiError, notFound } from "../../http/api-error.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import { validateRequest } from "../../http/validate.ts";
+import { basePathOf } from "./paths.ts";
+
+// The browser OAuth flow of every OAuth provider in the registry, generated from its manifest under its base path:
+//   GET    {base}/auth        the consent page's URL and a one-time state (spec 4.3-4.5: e.g. /api/integrations/chat/auth)
+//   GET    {base}/connection  the connection's status (never its tokens)
+//   DELETE {base}/connection  revoke at the provider where possible, delete the tokens
+// and the one public callback every provider sends the browser back to. The lifecycle itself is @trendgate/connections.
+
+const TAG = "Connections";
+const generated = new WeakSet<RouteDef>();
+
+function startError(err: unknown): unknown {
+  if (!(err instanceof ConnectionsError)) return err;
+  if (err.code === "provider_not_configured") return new ApiError("provider_not_configured", err.message);
+  if (err.code === "return_url_not_allowed") {
+    return new ApiError("validation_failed", err.message, { errors: [{ location: "query", path: "return_url", message: err.message, code: "custom" }] });
+  }
+  return err;
+}
+
+function providerRoutes(m: OAuthManifest): RouteDef[] {
+  const base = basePathOf(m);
+  const name = m.displayName;
+  return [
+    defineRoute({
+      method: "get", path: `${base}/auth`, operationId: `get${m.operationName}Authorization`, tag: TAG, auth: "apiKey",
+      summary: `Start connecting ${name}: the authorization URL to open in a browser`,
+      description:
+        `Answers the URL of ${name}'s consent page and the flow's state. Open the URL in the user's browser; ${name} sends it back to ` +
+        `\`GET ${OAUTH_CALLBACK_PATH}\`, which stores the connection (tokens encrypted, never returned) and shows a page, or redirects ` +
+        `to \`return_url\`. The state works once and expires after OAUTH_STATE_TTL_SECONDS (10 minutes by default). ` +
+        `Answers 501 \`provider_not_configured\` naming the variables to set when this server has no ${name} OAuth client.`,
+      query: AuthorizationQuery,
+      responses: {
+        200: { description: "The authorization URL and its state", schema: AuthorizationStart },
+        501: { description: `No ${name} OAuth client is configured (\`provider_not_configured\`; the detail names the variables)` },
+      },
+      async handler({ deps, auth, query }) {
+        try {
+          const body = await deps.connections.startAuthorization(auth.accountId, m.id, { returnUrl: query.return_url });
+          return { status: 200, body, headers: { "Cache-Control": "no-store" } };
+        } catch (err) {
+          throw startError(err);
+        }
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${base}/connection`, operationId: `get${m.operationName}Connection`, tag: TAG, auth: "apiKey",
+      summary: `Status of the ${name} connection`,
+      description: "`status` is `connected`, `needs_reauth` (authorize again) or `error` (refresh failing, retried); `last_error` says why. 404 when not connected.",
+      responses: { 200: { description: "The connection", schema: ConnectionStatus } },
+      async handler({ deps, auth }) {
+        const status = await deps.connections.status(auth.accountId, m.id);
+        if (!status) throw notFound(`${name} connection`);
+        return { status: 200, body: status };
+      },
+    }),
+    defineRoute({
+      method: "delete", path: `${base}/connection`, operationId: `delete${m.operationName}Connection`, tag: TAG, auth: "apiKey",
+      summary: `Disconnect ${name}`,
+      description: `Revokes the tokens at ${name} where it has a revocation call, then deletes them here. 204 when revoked (or nothing to revoke ` +
+        "at the provider); 200 with `revocation: failed` when revoking failed: the connection is deleted here anyway. 404 when not connected.",
+      responses: {
+        200: { description: "Disconnected, but revoking at the provider failed", schema: Disconnected },
+        204: { description: "Disconnected" },
+      },
+      async handler({ deps, auth }) {
+        const r = await deps.connections.disconnect(auth.accountId, m.id);
+        if (!r) throw notFound(`${name} connection`);
+        return r.revocation === "failed" ? { status: 200, body: r } : { status: 204 };
+      },
+    }),
+  ];
+}
+
+const callbackRoute = defineRoute({
+  method: "get", path: OAUTH_CALLBACK_PATH, operationId: "completeOAuthAuthorization", tag: TAG, auth: "public", raw: true,
+  summary: "Where providers send the browser back after consent (no API key)",
+  description:
+    "Checks the one-time state, exchanges the code, stores the connection, and answers a small HTML page saying what was connected " +
+    "or what went wrong; or, when a `return_url` was given at `auth`, a 303 to it with `?connection=<provider>&status=connected|error` " +
+    `and \`error=<code>\`. Codes: ${Object.entries(CALLBACK_ERRORS).map(([k, v]) => `\`${k}\`: ${v}`).join("; ")}. ` +
+    "Every failure is recorded as a `connection.failed` account event when the state names the account. " +
+    "A request with neither `state` nor `error` is not a provider's redirect: 400 problem.",
+  query: OAuthCallbackQuery,
+  responses: {
+    200: { description: "HTML page: connected" },
+    303: { description: "Redirect to the `return_url` given at `auth`", headers: { Location: "return_url with connection, status and error" } },
+    400: { description: "HTML page: unknown, used or expired state, or the provider's error; or a problem when the request is not a provider's redirect" },
+    403: { description: "HTML page: the user declined (`access_denied`)" },
+    501: { description: "HTML page: the provider's client is no longer configured" },
+    502: { description: "HTML page: exchanging the code failed" },
+  },
+  async handler({ deps, req, res }) {
+    const [query] = validateRequest([{ location: "query", schema: OAuthCallbackQuery, value: req.query }]) as [z.infer<typeof OAuthCallbackQuery>];
+    if (!query.state && !query.error) {
+      throw new ApiError("bad_request", "This is where OAuth providers send the browser back: it needs `state` with `code` (or `error`)");
+    }
+    const answer = callbackAnswer(await deps.connections.completeAuthorization(query));
+    res.status(answer.status).set(answer.headers).send(answer.body);
+  },
+});
+
+/** The callback and the routes of every OAuth provider in `registry`. */
+export function oauthRoutes(registry: ConnectorRegistry): RouteDef[] {
+  const routes = [callbackRoute, ...registry.manifests().filter(isOAuth).flatMap(providerRoutes)];
+  for (const r of routes) generated.add(r);
+  return routes;
+}
+
+/** The OAuth routes of the registry (in allRoutes, hence in the OpenAPI document). */
+export const connectionRoutes = oauthRoutes(defaultRegistry);
+
+/** `routes` with the OAuth routes of `registry` in place of the default registry's (a gateway given fixture providers). */
+export function withOAuthRoutesOf(routes: RouteDef[], registry: ConnectorRegistry): RouteDef[] {
+  if (registry === defaultRegistry) return routes;
+  return [...routes.filter((r) => !generated.has(r)), ...oauthRoutes(registry)];
+}

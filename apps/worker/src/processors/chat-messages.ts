@@ -1,0 +1,119 @@
+import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
+import type { ChatClient, ChatMessageRef, OperatorCard } from "@trendgate/connector-chat";
+import { QUEUES } from "@trendgate/contracts";
+import {
+  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, type OperatorItemRow, type OutboxMessage,
+} from "@trendgate/db";
+import { ChatMessagePayload, chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, type ChatSetup } from "@trendgate/operator";
+import { DeferError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
+import { Pacer } from "../outbox/pacer.ts";
+import type { WorkerDeps } from "./types.ts";
+
+// Operator cards in the team chat, on the shared outbox (QUEUES.chatMessages): post_item posts an item's card (or
+// updates it when it already has one), update_item re-renders it, renotify_item replies under it with the mention.
+// Every message renders the item as it is now, so a late one never shows an old state. Posts are paced to one per
+// CHAT_POST_INTERVAL_MS per channel across the fleet (../outbox/pacer.ts: a message that must wait is deferred to
+// its own slot, not failed). The outbox retries per the error's kind; credentials refused mark the connection
+// needs_reauth; a message that fails for good is shown on the item (chat.delivery_error) and in its history.
+
+type Skipped = { skipped: string };
+const skip = (why: string): Skipped => ({ skipped: why });
+
+/** Cards rendered from the same state (dates as instants). */
+const sameCard = (a: OperatorCard, b: OperatorCard) => JSON.stringify(a) === JSON.stringify(b);
+
+export function chatMessageHandler(deps: WorkerDeps): OutboxHandler {
+  const { db, config, logger } = deps;
+  const redis = deps.queues.connection;
+
+  const pacer = new Pacer(redis, config.QUEUE_PREFIX, config.CHAT_POST_INTERVAL_MS);
+  /** One post per interval per channel, fleet-wide; a message that must wait is deferred until its own slot. */
+  async function pace(message: OutboxMessage, connectionId: string, channelId: string) {
+    const wait = await pacer.reserve(`chat:${connectionId}:${channelId}`, message.id);
+    if (wait > 0) throw new DeferError(wait);
+  }
+
+  async function clientFor(setup: ChatSetup): Promise<ChatClient> {
+    const connector = deps.registry.single("chat");
+    const accessToken = await deps.connections.accessToken(setup.connection.id);
+    return connector.client({ baseUrl: baseUrlOf(connector.manifest, config.PROVIDER_ENV), accessToken });
+  }
+
+  async function post(item: OperatorItemRow, setup: ChatSetup, client: ChatClient): Promise<Record<string, unknown>> {
+    const channelId = setup.channelId!;
+    const card = await operatorCard(db, item, setup.settings);
+    const ref = await client.postCard(channelId, card);
+    const stored = await storeChatMessage(db, item.id, ref.channelId, ref.ts);
+    if (!stored) return { channel: ref.channelId, ts: ref.ts, duplicate: true }; // another run posted first (at least once)
+    // A change committed while this card was on its way queued no update (there was no card yet): show it now.
+    const latest = await operatorCard(db, stored, setup.settings);
+    if (!sameCard(latest, card)) await client.updateCard(ref, latest);
+    return { channel: ref.channelId, ts: ref.ts, version: latest.version };
+  }
+
+  async function update(item: OperatorItemRow, setup: ChatSetup, client: ChatClient): Promise<Record<string, unknown>> {
+    const ref: ChatMessageRef = { channelId: item.chatChannelId!, ts: item.chatMessageTs! };
+    const card = await operatorCard(db, item, setup.settings);
+    await client.updateCard(ref, card);
+    return { channel: ref.channelId, ts: ref.ts, version: card.version };
+  }
+
+  return {
+    async send(message: OutboxMessage) {
+      const parsed = ChatMessagePayload.safeParse(message.payload);
+      if (!parsed.success) return skip("not a chat message payload"); // retrying would not change it
+      const payload = parsed.data;
+      const item = await findOperatorItem(db, payload.item_id);
+      if (!item) return skip("item deleted");
+      const setup = await chatSetupOf(db, deps.registry, item.accountId, config.OPERATOR_RENOTIFY_SECONDS);
+      if (!setup) return skip("chat not connected");
+
+      // Decide before taking a token or a pacing slot whether there is anything to send.
+      switch (payload.type) {
+        case "post_item":
+          if (!hasCard(item) && !setup.channelId) return skip("no channel saved");
+          break;
+        case "update_item":
+          if (!hasCard(item)) return skip("no card yet (its post shows the latest state)");
+          if (payload.version !== undefined && payload.version < item.version) return skip(`superseded by version ${item.version}`);
+          if (await hasNewerPendingChatUpdate(db, QUEUES.chatMessages, item.id, message.id)) return skip("superseded by a newer update");
+          break;
+        case "renotify_item":
+          if (!hasCard(item)) return skip("no card to reply under");
+          if (item.state !== "open") return skip(`item is ${item.state}`);
+          break;
+      }
+
+      // Posts and replies take a pacing slot first, before a token or a card is made (a deferred message costs little).
+      if (payload.type === "renotify_item") await pace(message, setup.connection.id, item.chatChannelId!);
+      else if (!hasCard(item)) await pace(message, setup.connection.id, setup.channelId!);
+      try {
+        const client = await clientFor(setup);
+        if (payload.type === "renotify_item") {
+          const reply = await client.postReply({ channelId: item.chatChannelId!, ts: item.chatMessageTs! }, renotifyText(item, setup.settings));
+          return { channel: reply.channelId, ts: reply.ts };
+        }
+        return hasCard(item) ? await update(item, setup, client) : await post(item, setup, client);
+      } catch (err) {
+        if (err instanceof ProviderError && err.kind === "unauthorized")
+          await deps.connections.markNeedsReauth(setup.connection.id, err.message).catch((e) => logger.warn({ err: String(e) }, "needs_reauth not recorded"));
+        throw err;
+      }
+    },
+
+    /** A message that failed for good is kept in the item's history (the API shows it as chat.delivery_error). */
+    async onFinal(message, outcome, error) {
+      if (outcome !== "failed") return;
+      const payload = ChatMessagePayload.safeParse(message.payload);
+      if (!payload.success) return;
+      const item = await findOperatorItem(db, payload.data.item_id);
+      if (!item) return;
+      await db.$transaction((tx) => appendOperatorItemEvents(tx, [{
+        itemId: item.id, accountId: item.accountId, action: "delivery_failed", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
+        version: item.version, data: { message_id: message.id, type: payload.data.type, error: error?.message ?? message.lastError ?? "failed" },
+      }]));
+    },
+  };
+}
+
+export const chatMessages = outboxProcessor(QUEUES.chatMessages, chatMessageHandler);

@@ -1,0 +1,12 @@
+import type { ChatConnector } from "../kind.ts";
+import { SlackChatClient } from "./client.ts";
+import { slackInteractions } from "./interactions.ts";
+import { manifest } from "./manifest.ts";
+
+export const slack: ChatConnector = {
+  manifest,
+  client: (ctx) => new SlackChatClient(ctx),
+  interactions: slackInteractions,
+};
+
+export { CHAT_SETTINGS_DEFAULTS, type ChatSettings } from "./schemas.ts";

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { CategoryPath, Severity, text } from "@trendgate/contracts";
+
+// The request bodies of the chat routes while Slack is the chat provider: which channel receives operator cards,
+// and which trend events become operator items there. Defaults are applied when a field is left out, so a stored
+// settings object is always complete.
+
+/** A Slack conversation id a bot can post to: public (C…) or private (C…, or G… on older workspaces). */
+export const SLACK_CHANNEL_ID = /^[CG][A-Z0-9]{8,20}$/;
+
+/** The mentions a critical card may carry: `<!here>`, `<!channel>`, a user `<@U…>` or a user group `<!subteam^S…>`. */
+export const SLACK_MENTION = /^(?:<!here>|<!channel>|<@[UW][A-Z0-9]{2,20}>|<!subteam\^S[A-Z0-9]{2,20}>)$/;
+
+export const ChatSaveChannelBody = z
+  .object({
+    channel_id: text({ min: 1, max: 24, trim: true })
+      .regex(SLACK_CHANNEL_ID, "a Slack channel id such as C0123456789 (from GET /api/integrations/chat/channels)")
+      .meta({ description: "The channel operator cards are posted to. A public channel the bot is not in is joined; for a private channel, invite the bot first (`/invite @<bot>`)", example: "C0123456789" }),
+  })
+  .strict()
+  .meta({ id: "ChatSaveChannelBody" });
+
+export const CHAT_SETTINGS_DEFAULTS = {
+  min_severity: "high",
+  categories: [] as string[],
+  velocity_alerts: true,
+  critical_mention: null as string | null,
+  renotify_minutes: null as number | null,
+} as const;
+
+export const ChatSettingsBody = z
+  .object({
+    min_severity: Severity.default(CHAT_SETTINGS_DEFAULTS.min_severity)
+      .meta({ description: "Trend events at or above this severity become operator items (default `high`)" }),
+    categories: z.array(CategoryPath).max(50).default([])
+      .meta({ description: "Only trends in these categories or their sub-categories (`tech` matches `tech/ai`); default `[]`: every category" }),
+    velocity_alerts: z.boolean().default(CHAT_SETTINGS_DEFAULTS.velocity_alerts)
+      .meta({ description: "Whether a velocity change of an open item's trend updates its card (default `true`)" }),
+    critical_mention: text({ min: 1, max: 40, trim: true })
+      .regex(SLACK_MENTION, "one of <!here>, <!channel>, <@U…> (a user) or <!subteam^S…> (a user group)")
+      .nullable()
+      .default(null)
+      .meta({ description: "Mention added to critical cards, e.g. `<!here>`, `<!channel>`, `<@U0123ABCD>`, `<!subteam^S0123ABCD>` (default `null`: none)" }),
+    renotify_minutes: z.number().int().min(5).max(1440).nullable().default(null)
+      .meta({ description: "Minutes after which an unacknowledged critical item is posted again in its thread, 5-1440 (default `null`: the server's OPERATOR_RENOTIFY_SECONDS)" }),
+  })
+  .strict()
+  .meta({ id: "ChatSettingsBody" });
+
+export type ChatSettings = z.output<typeof ChatSettingsBody>;

@@ -1,0 +1,10 @@
+import type { SocialConnector } from "../kind.ts";
+import { googleTrendsManifest } from "./manifest.ts";
+import { validateAction } from "./validate.ts";
+
+/** Not polled: it validates terms on demand. */
+export const googleTrends: SocialConnector = {
+  manifest: googleTrendsManifest,
+  connectionNote: "Google Trends is not polled: it validates terms on demand (official Trends API, alpha).",
+  actions: [validateAction],
+};

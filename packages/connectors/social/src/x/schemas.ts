@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { storableText, text } from "@trendgate/contracts";
+import { category, ProviderUrl, secret, terms } from "../connection-fields.ts";
+import { draftDecision } from "../kind.ts";
+
+// X's request bodies: the connection (PUT …/x/connection) and a reply (POST …/x/reply).
+
+export const XConnectionBody = z
+  .object({
+    credentials: z.object({
+      bearer_token: secret.meta({ description: "App-only bearer token: recent search" }),
+      user_token: secret.optional().meta({ description: "User-context OAuth 2.0 token with tweet.write: needed for replies" }),
+    }).strict(),
+    terms: terms(1),
+    options: z.object({
+      category,
+      max_pages: z.number().int().min(1).max(10).default(3).meta({ description: "Pages of recent search per term and poll (each page is billed)" }),
+      page_size: z.number().int().min(10).max(100).default(100),
+    }).strict().default({ max_pages: 3, page_size: 100 }),
+    base_url: ProviderUrl.nullable().optional(),
+  })
+  .strict()
+  .meta({ id: "XConnectionBody" });
+
+// Response routing on X: draft a reply, then a person approves (queued, posted by a worker) or rejects it.
+export const XReplyDraftBody = z
+  .object({
+    in_reply_to_id: z.string().check(storableText).regex(/^\d{1,19}$/, "an X post id (digits)"),
+    text: text({ min: 1, max: 280, trim: true }),
+  })
+  .strict()
+  .meta({ id: "XReplyDraft", description: "Draft a reply: stored awaiting approval, not posted" });
+export const XReplyDecisionBody = draftDecision("XReplyDecision");
+export const XReplyBody = z.union([XReplyDraftBody, XReplyDecisionBody]).meta({ id: "XReplyBody" });
+
+export interface XOptions { category?: string; max_pages?: number; page_size?: number }

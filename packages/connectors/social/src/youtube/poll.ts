@@ -1,0 +1,64 @@
+import type { PollOutcome, SocialConnectionState, SocialContext } from "../kind.ts";
+import { quotaJson } from "../quota-json.ts";
+import { ProviderError, type Observation, type QuotaState } from "../types.ts";
+import { YouTubeClient } from "./client.ts";
+import { QuotaLedger, type QuotaSnapshot } from "./quota.ts";
+import type { YouTubeConnectionOptions } from "./schemas.ts";
+
+/** Per term: each followed video's last engagement total, the hour (UTC) of its last signal, and when it was last seen. */
+type YouTubeCursor = Record<string, { videos?: Record<string, { total: number; hour: string | null; seen: string }> }>;
+
+const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000).toISOString().slice(0, 16) + "Z";
+
+/**
+ * One search page per term (videos published in the last published_within_days days) plus their statistics.
+ * A video's engagement is a running total, so the signal is the increase since the last reading kept in the cursor,
+ * with id `${videoId}@${hour}` (the hour it was measured, UTC): at most one signal per video and hour. A video seen
+ * for the first time counts its whole total (it is recent). A poll within an hour that already has a signal for the
+ * video emits nothing and keeps the old reading, so the next hour carries the whole increase. Units are counted by a
+ * QuotaLedger whose snapshot is kept in `quota.ledger`, so the count survives restarts and is shared by every worker
+ * that polls this connection.
+ */
+export async function pollYouTube(ctx: SocialContext, conn: SocialConnectionState): Promise<PollOutcome> {
+  const now = ctx.now;
+  const options = conn.options as YouTubeConnectionOptions;
+  const ledger = new QuotaLedger();
+  const saved = (conn.quota as { ledger?: QuotaSnapshot }).ledger;
+  if (saved) ledger.restore(saved);
+  const yt = new YouTubeClient(ctx, { apiKey: conn.credentials.api_key, ledger, now: () => now });
+  const cursor: YouTubeCursor = { ...conn.cursor };
+  const observations: Observation[] = [];
+  let last: { search: QuotaState; videos: QuotaState } | undefined;
+  const out = (error?: ProviderError): PollOutcome => ({
+    observations, cursor, error,
+    quota: { ledger: ledger.snapshot(), last: last ? { search: quotaJson(last.search), videos: quotaJson(last.videos) } : (conn.quota.last ?? null) },
+  });
+  const days = options.published_within_days ?? 2;
+  const hour = hourOf(now);
+  for (const term of conn.terms) {
+    let page;
+    try {
+      page = await yt.topicMomentum({ q: term, publishedAfter: new Date(now.getTime() - days * 86_400_000), regionCode: options.region_code, observedAt: now });
+    } catch (e) {
+      if (e instanceof ProviderError) return out(e);
+      throw e;
+    }
+    last = page.quota;
+    const videos = { ...cursor[term]?.videos };
+    for (const o of page.items) {
+      const prev = videos[o.externalId];
+      const delta = prev ? o.count - prev.total : o.count;
+      if (prev && prev.hour === hour) { prev.seen = now.toISOString(); continue; }
+      if (delta > 0) {
+        observations.push({ ...o, externalId: `${o.externalId}@${hour}`, count: delta });
+        videos[o.externalId] = { total: o.count, hour, seen: now.toISOString() };
+      } else {
+        videos[o.externalId] = { total: o.count, hour: prev?.hour ?? null, seen: now.toISOString() };
+      }
+    }
+    // Forget videos not seen for longer than they can still be found.
+    for (const [id, v] of Object.entries(videos)) if (Date.parse(v.seen) < now.getTime() - (days + 1) * 86_400_000) delete videos[id];
+    cursor[term] = { videos };
+  }
+  return out();
+}

@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { storableText } from "@trendgate/contracts";
+import { category, ProviderUrl, secret, terms } from "../connection-fields.ts";
+
+// YouTube's connection body (PUT …/youtube/connection).
+
+export const YouTubeConnectionBody = z
+  .object({
+    credentials: z.object({ api_key: secret.meta({ description: "YouTube Data API v3 key" }) }).strict(),
+    terms: terms(1),
+    options: z.object({
+      category,
+      published_within_days: z.number().int().min(1).max(30).default(2).meta({ description: "Only videos published this recently are followed" }),
+      region_code: z.string().check(storableText).regex(/^[A-Z]{2}$/).optional(),
+    }).strict().default({ published_within_days: 2 }),
+    base_url: ProviderUrl.nullable().optional(),
+  })
+  .strict()
+  .meta({ id: "YouTubeConnectionBody" });
+
+export interface YouTubeConnectionOptions { published_within_days?: number; region_code?: string }

@@ -1,0 +1,44 @@
+import { z } from "zod";
+import { decimalInt, text } from "./common.ts";
+
+// The team-chat connector's responses (spec section 4.5). Its request bodies (the channel selection and the
+// settings) are the chat provider's manifest schemas (`schemas.selection`, `schemas.settings`), so they live with
+// the provider; the channel list's cursor is the provider's own, passed through unchanged.
+
+export const ChatChannelsQuery = z.object({
+  limit: decimalInt(1, 200).optional().transform((v) => v ?? 100)
+    .meta({ description: "Page size (default 100, maximum 200); the provider may return fewer" }),
+  cursor: text({ min: 1, max: 1000 }).optional().meta({ description: "`next_cursor` of the previous page" }),
+});
+
+export const ChatChannel = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    is_private: z.boolean(),
+    is_member: z.boolean().meta({ description: "The app's bot is in the channel (a public one it is not in is joined when saved)" }),
+  })
+  .meta({ id: "ChatChannel" });
+export type ChatChannel = z.infer<typeof ChatChannel>;
+
+export const ChatChannelList = z
+  .object({
+    data: z.array(ChatChannel),
+    next_cursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next page; null on the last page" }),
+  })
+  .meta({ id: "ChatChannelList", description: "Channels the app can see (public and private, archived ones left out)" });
+
+export const ChatSavedChannel = z
+  .object({
+    channel_id: z.string(),
+    channel_name: z.string(),
+    is_private: z.boolean(),
+    joined: z.boolean().meta({ description: "The bot joined the (public) channel just now" }),
+  })
+  .meta({ id: "ChatSavedChannel", description: "The alerts channel: operator items are posted there" });
+export type ChatSavedChannel = z.infer<typeof ChatSavedChannel>;
+
+/** What an interactivity request is answered with when nothing could be done (shown only to the presser). */
+export const ChatInteractionReply = z
+  .object({ text: z.string() }).catchall(z.unknown())
+  .meta({ id: "ChatInteractionReply" });

@@ -1,0 +1,102 @@
+import type { Config } from "@trendgate/config";
+import type { ConnectorRegistry } from "@trendgate/connectors";
+import { SNOOZE_MINUTES, type OperatorActionName, type OperatorItemState, type Severity } from "@trendgate/contracts";
+import {
+  addOutboxMessages, appendOperatorItemEvents, lockOperatorItem, updateOperatorItemAtVersion, type OperatorItemRow, type OutboxRow,
+  type Prisma, type Tx,
+} from "@trendgate/db";
+import { chatMessage, hasCard } from "./messages.ts";
+import { chatSetupOf } from "./settings.ts";
+import { transition, type Change } from "./state-machine.ts";
+
+export interface OperatorDeps {
+  registry: ConnectorRegistry;
+  config: Pick<Config, "OPERATOR_RENOTIFY_SECONDS">;
+}
+
+/** Who changed an item: `key:<api key id>`, `chat:<team>/<user>` or `system`. */
+export const keyActor = (keyId: string) => `key:${keyId}`;
+export const chatActor = (teamId: string, userId: string) => `chat:${teamId}/${userId}`;
+export const SYSTEM_ACTOR = "system";
+
+export interface ActionInput {
+  itemId: string;
+  /** Only an item of this account (REST). Chat interactions look the item up first and check the workspace. */
+  accountId?: string;
+  action: OperatorActionName;
+  /** The version the actor saw; a card without one counts as stale. */
+  version: number | undefined;
+  snoozeMinutes?: number;
+  note?: string;
+  actor: string;
+  /** A display name for the actor (a chat user's name), kept in the history. */
+  actorName?: string;
+}
+
+export type ActionResult =
+  | { ok: true; item: OperatorItemRow; outbox: OutboxRow[] }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "version_conflict"; item: OperatorItemRow }
+  | { ok: false; reason: "invalid_transition"; item: OperatorItemRow; allowed: OperatorActionName[] };
+
+export interface CommitInput {
+  change: Change;
+  actor: string;
+  now: Date;
+  renotifyMs: number;
+  snoozeMinutes?: number;
+  /** Kept on the history entry. */
+  data?: Record<string, unknown>;
+  /** Other columns changed in the same update (a reopening event's figures). */
+  extra?: Prisma.OperatorItemUpdateManyMutationInput;
+}
+
+/**
+ * Moves a locked item through the state machine: the versioned update (version + 1) and its history entry. Returns
+ * null when the transition is not allowed or the item is no longer at the version read.
+ */
+export async function commitTransition(tx: Tx, item: OperatorItemRow, c: CommitInput): Promise<{ item: OperatorItemRow; from: OperatorItemState } | { refused: OperatorActionName[] } | null> {
+  const t = transition(
+    { state: item.state as OperatorItemState, severity: ((c.extra?.severity as Severity | undefined) ?? item.severity) as Severity, acknowledgedAt: item.acknowledgedAt, acknowledgedBy: item.acknowledgedBy },
+    c.change,
+    { now: c.now, actor: c.actor, renotifyMs: c.renotifyMs, snoozeMinutes: c.snoozeMinutes },
+  );
+  if (!t.ok) return { refused: t.allowed };
+  const updated = await updateOperatorItemAtVersion(tx, item.id, item.version, { ...c.extra, ...t.patch });
+  if (!updated) return null;
+  await appendOperatorItemEvents(tx, [{
+    itemId: item.id, accountId: item.accountId, action: c.change, fromState: t.from, toState: t.to, actor: c.actor,
+    version: updated.version, data: c.data,
+  }]);
+  return { item: updated, from: t.from };
+}
+
+/**
+ * An operator action (REST or chat button), in the caller's transaction: checks the version the actor saw, applies
+ * the state machine, appends the history entry and, when the item has a card, queues its update (dispatch the
+ * returned outbox rows after the commit).
+ */
+export async function applyActionIn(tx: Tx, deps: OperatorDeps, input: ActionInput, now = new Date()): Promise<ActionResult> {
+  const item = await lockOperatorItem(tx, input.itemId, input.accountId);
+  if (!item) return { ok: false, reason: "not_found" };
+  if (input.version !== item.version) return { ok: false, reason: "version_conflict", item };
+  const setup = await chatSetupOf(tx, deps.registry, item.accountId, deps.config.OPERATOR_RENOTIFY_SECONDS);
+  const snoozeMinutes = input.action === "snooze" ? input.snoozeMinutes ?? SNOOZE_MINUTES.default : undefined;
+  const data: Record<string, unknown> = {};
+  if (input.note) data.note = input.note;
+  if (input.actorName) data.actor_name = input.actorName;
+  if (snoozeMinutes !== undefined) data.snooze_minutes = snoozeMinutes;
+  const done = await commitTransition(tx, item, {
+    change: input.action, actor: input.actor, now, data, snoozeMinutes,
+    renotifyMs: setup?.settings.renotifyMs ?? deps.config.OPERATOR_RENOTIFY_SECONDS * 1000,
+  });
+  if (!done) return { ok: false, reason: "version_conflict", item: (await lockOperatorItem(tx, item.id)) ?? item };
+  if ("refused" in done) return { ok: false, reason: "invalid_transition", item, allowed: done.refused };
+  const outbox = hasCard(done.item) ? await addOutboxMessages(tx, [chatMessage(done.item, "update_item", setup?.connection.id ?? null)]) : [];
+  return { ok: true, item: done.item, outbox };
+}
+
+/** Queues a refresh of the item's card (a stale card was pressed): it will show the current state. */
+export async function queueCardRefresh(tx: Tx, item: OperatorItemRow, connectionId: string | null): Promise<OutboxRow[]> {
+  return hasCard(item) ? addOutboxMessages(tx, [chatMessage(item, "update_item", connectionId)]) : [];
+}

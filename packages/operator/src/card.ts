@@ -1,0 +1,53 @@
+import type { OperatorCard } from "@trendgate/connector-chat";
+import type { OperatorItemState, Severity } from "@trendgate/contracts";
+import type { Db, OperatorItemRow } from "@trendgate/db";
+import type { OperatorSettings } from "./settings.ts";
+
+// What a chat card shows of an item. Actors are shown by name: a chat user by the name the interaction carried
+// (kept in the history), an API key by its id.
+
+/** A readable name for an actor (`key:<id>`, `chat:<team>/<user>`, `system`). */
+export function actorLabel(actor: string | null, name?: unknown): string | null {
+  if (!actor) return null;
+  if (typeof name === "string" && name) return name;
+  if (actor.startsWith("key:")) return `API key ${actor.slice(4)}`;
+  if (actor.startsWith("chat:")) return `user ${actor.slice(actor.indexOf("/") + 1)}`;
+  return "Trendgate";
+}
+
+/** The display names of whoever acknowledged and resolved the item, from the latest such history entries. */
+async function actorNames(db: Db, item: OperatorItemRow): Promise<{ acknowledge?: unknown; resolve?: unknown }> {
+  if (!item.acknowledgedBy && !item.resolvedBy) return {};
+  const rows = await db.operatorItemEvent.findMany({
+    where: { itemId: item.id, action: { in: ["acknowledge", "resolve"] } }, orderBy: { id: "desc" }, take: 20, select: { action: true, actor: true, data: true },
+  });
+  const nameOf = (action: string, actor: string | null) =>
+    (rows.find((r) => r.action === action && r.actor === actor)?.data as { actor_name?: unknown } | undefined)?.actor_name;
+  return { acknowledge: nameOf("acknowledge", item.acknowledgedBy), resolve: nameOf("resolve", item.resolvedBy) };
+}
+
+export async function operatorCard(db: Db, item: OperatorItemRow, settings: OperatorSettings | null): Promise<OperatorCard> {
+  const names = await actorNames(db, item);
+  return {
+    itemId: item.id,
+    version: item.version,
+    state: item.state as OperatorItemState,
+    severity: item.severity as Severity,
+    title: item.title,
+    category: item.category,
+    summary: item.summary,
+    velocity: item.velocity,
+    briefingUrl: item.briefingUrl,
+    occurrences: item.occurrences,
+    acknowledgedBy: actorLabel(item.acknowledgedBy, names.acknowledge),
+    resolvedBy: actorLabel(item.resolvedBy, names.resolve),
+    snoozedUntil: item.snoozedUntil,
+    mention: item.severity === "critical" ? settings?.criticalMention ?? null : null,
+  };
+}
+
+/** The threaded reply of a re-notification: service text only (no trend text, so nothing to escape). */
+export function renotifyText(item: OperatorItemRow, settings: OperatorSettings | null): string {
+  const mention = settings?.criticalMention ? `${settings.criticalMention} ` : "";
+  return `${mention}Reminder ${item.renotifyCount}: this critical item is still open and nobody has acknowledged it.`;
+}

@@ -1,0 +1,7 @@
+export * from "./state-machine.ts";
+export * from "./settings.ts";
+export * from "./messages.ts";
+export * from "./apply.ts";
+export * from "./intake.ts";
+export * from "./tick.ts";
+export * from "./card.ts";

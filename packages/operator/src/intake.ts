@@ -1,0 +1,86 @@
+import { QUEUES, severityRank, type TrendEvent } from "@trendgate/contracts";
+import {
+  addOutboxMessages, appendOperatorItemEvents, hasPendingChatPost, insertOperatorItemIfAbsent, lockOperatorItemByDedupKey,
+  operatorItemSawEvent, updateOperatorItem, type Db, type OperatorItemRow, type OutboxRow, type Tx,
+} from "@trendgate/db";
+import { commitTransition, SYSTEM_ACTOR, type OperatorDeps } from "./apply.ts";
+import { chatMessage, hasCard, type ChatMessageType } from "./messages.ts";
+import { categoryMatches, chatSetups, type ChatSetup } from "./settings.ts";
+import { renotifyAtFor } from "./state-machine.ts";
+
+// Trend events -> operator items, one item per trend (dedup key `trend:<trend_id>`):
+// - an event at or above the settings' min_severity, in one of their categories, opens an item (posted once a
+//   channel is saved); an open critical item is re-notified after the delay until someone acknowledges it;
+// - any later event of the trend updates the item's figures (severity, velocity, summary) and counts an occurrence;
+//   its card is updated when velocity_alerts is on or the severity rose;
+// - an event that would open an item reopens a resolved one.
+// Each event is applied once per item (its id is kept in the history), so a re-run of an event batch counts nothing twice.
+
+export const trendDedupKey = (trendId: string) => `trend:${trendId}`;
+
+export interface IntakeResult {
+  /** Items opened, updated or reopened. */
+  changed: number;
+  /** Outbox rows to dispatch. */
+  outbox: OutboxRow[];
+}
+
+export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: TrendEvent[], now = new Date()): Promise<IntakeResult> {
+  const setups = await chatSetups(db, deps.registry, events.map((e) => e.account_id), deps.config.OPERATOR_RENOTIFY_SECONDS);
+  const result: IntakeResult = { changed: 0, outbox: [] };
+  for (const e of events) {
+    const setup = setups.get(e.account_id);
+    if (!setup) continue;
+    const rows = await db.$transaction((tx) => intakeOne(tx, setup, e, now));
+    if (rows) { result.changed++; result.outbox.push(...rows); }
+  }
+  return result;
+}
+
+/** One event in one transaction; returns the outbox rows it added, or null when nothing changed. */
+async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date): Promise<OutboxRow[] | null> {
+  const s = setup.settings;
+  const opens = severityRank(e.severity) >= severityRank(s.minSeverity) && categoryMatches(s.categories, e.category);
+  const dedupKey = trendDedupKey(e.trend_id);
+  const figures = { severity: e.severity, title: e.trend_name, category: e.category, summary: e.summary, velocity: e.velocity, briefingUrl: e.source_link || null };
+  const eventData = { event_id: e.id, event_type: e.type, severity: e.severity, velocity: e.velocity };
+  const message = (item: OperatorItemRow, type: ChatMessageType) => addOutboxMessages(tx, [chatMessage(item, type, setup.connection.id)]);
+  // A card when there is none yet (first post, a post that failed, or a channel saved since), else an update.
+  const show = async (item: OperatorItemRow, update: boolean): Promise<OutboxRow[]> => {
+    if (hasCard(item)) return update ? message(item, "update_item") : [];
+    if (!setup.channelId || await hasPendingChatPost(tx, QUEUES.chatMessages, item.id)) return [];
+    return message(item, "post_item");
+  };
+
+  if (opens) {
+    const created = await insertOperatorItemIfAbsent(tx, {
+      accountId: e.account_id, dedupKey, trendId: e.trend_id, ...figures, renotifyAt: renotifyAtFor("open", e.severity, now, s.renotifyMs),
+    });
+    if (created) {
+      await appendOperatorItemEvents(tx, [{ itemId: created.id, accountId: created.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: created.version, data: eventData }]);
+      return show(created, false);
+    }
+  }
+  const item = await lockOperatorItemByDedupKey(tx, e.account_id, dedupKey);
+  if (!item || await operatorItemSawEvent(tx, item.id, e.id)) return null;
+
+  if (item.state === "resolved") {
+    if (!opens) return null;
+    const done = await commitTransition(tx, item, {
+      change: "reopen", actor: SYSTEM_ACTOR, now, renotifyMs: s.renotifyMs,
+      data: { ...eventData, reason: "its trend fired again" }, extra: { ...figures, occurrences: { increment: 1 } },
+    });
+    return done && "item" in done ? show(done.item, true) : null;
+  }
+
+  const rose = severityRank(e.severity) > severityRank(item.severity as TrendEvent["severity"]);
+  // Re-notification follows the severity while the item is open: it starts when the trend turns critical.
+  const renotifyAt = item.state !== "open" ? item.renotifyAt
+    : e.severity === "critical" ? item.renotifyAt ?? renotifyAtFor("open", "critical", now, s.renotifyMs) : null;
+  const updated = await updateOperatorItem(tx, item.id, { ...figures, occurrences: { increment: 1 }, renotifyAt });
+  await appendOperatorItemEvents(tx, [{
+    itemId: item.id, accountId: item.accountId, action: "updated", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
+    version: updated.version, data: { ...eventData, previous_severity: item.severity, previous_velocity: item.velocity },
+  }]);
+  return show(updated, rose || s.velocityAlerts);
+}

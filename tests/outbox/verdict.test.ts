@@ -1,0 +1,28 @@
+import { ProviderError } from "@trendgate/connector-core";
+import { judgeFailure } from "../../apps/worker/src/outbox/verdict.ts";
+
+// Retry or give up, for every outbox queue, from the error vocabulary alone (no database needed).
+
+const schedule = { delaysSeconds: [5, 30], jitter: 0, maxRetryAfterSeconds: 3600 };
+const now = Date.parse("2026-11-23T12:00:00Z");
+
+test("a spent quota waits for its reset, a rate limit for its Retry-After, each at least the planned delay", () => {
+  const quota = judgeFailure(new ProviderError("slack", "quota_exhausted", "daily limit", { resetAt: new Date(now + 600_000) }), schedule, 1, now);
+  expect(quota).toMatchObject({ outcome: "retrying", delayMs: 600_000, errorClass: "quota_exhausted" });
+  const limited = judgeFailure(new ProviderError("slack", "rate_limited", "slow down", { status: 429, retryAfterMs: 2000 }), schedule, 1, now);
+  expect(limited).toMatchObject({ outcome: "retrying", delayMs: 5000, responseStatus: 429 }); // the schedule's 5 s is longer
+  const capped = judgeFailure(new ProviderError("slack", "rate_limited", "slow down", { retryAfterMs: 86_400_000 }), schedule, 2, now);
+  expect(capped.delayMs).toBe(3_600_000); // never more than maxRetryAfterSeconds
+});
+
+test("the last attempt of the schedule gives up, and terminal kinds give up at once", () => {
+  expect(judgeFailure(new ProviderError("slack", "unavailable", "HTTP 502"), schedule, 3, now)).toMatchObject({ outcome: "failed", delayMs: null });
+  for (const kind of ["unauthorized", "bad_request", "not_found"] as const)
+    expect(judgeFailure(new ProviderError("slack", kind, kind), schedule, 1, now)).toMatchObject({ outcome: "failed", delayMs: null, errorClass: kind });
+});
+
+test("anything that is not a ProviderError is retried as unavailable and flagged for the log", () => {
+  expect(judgeFailure(new TypeError("x is undefined"), schedule, 1, now)).toMatchObject({
+    outcome: "retrying", delayMs: 5000, errorClass: "unavailable", errorMessage: "x is undefined", unexpected: true,
+  });
+});
