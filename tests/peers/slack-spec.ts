@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv-draft-04";
 
 /**
@@ -20,7 +21,11 @@ import Ajv, { type ValidateFunction } from "ajv-draft-04";
  *     from `Authorization: Bearer` (required with JSON bodies).
  */
 
-export const SLACK_SPEC_FILE = new URL("../../../shared/vendor-specs/slack-web-api.openapi2.json", import.meta.url);
+// Slack's own API description, read where the vendor specs live beside the checkout (../shared/vendor-specs), or
+// from VENDOR_SPECS_DIR.
+export const SLACK_SPEC_FILE = process.env.VENDOR_SPECS_DIR
+  ? path.join(process.env.VENDOR_SPECS_DIR, "slack-web-api.openapi2.json")
+  : new URL("../../../shared/vendor-specs/slack-web-api.openapi2.json", import.meta.url);
 
 const COMMON_ERRORS = [
   "access_denied", "account_inactive", "deprecated_endpoint", "ekm_access_denied", "enterprise_is_restricted",
@@ -70,6 +75,7 @@ export class SlackSpec {
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(file: URL | string = SLACK_SPEC_FILE) {
+    if (!fs.existsSync(file)) throw new Error(`Slack's API description is not at ${String(file)}: put the vendor specs beside the checkout (../shared/vendor-specs) or set VENDOR_SPECS_DIR`);
     this.doc = JSON.parse(fs.readFileSync(file, "utf8"));
     this.ajv = new Ajv({ strict: false, allErrors: true });
     this.ajv.addFormat("uri", (s: string) => URL.canParse(s));
