@@ -12,6 +12,8 @@ export const QUEUES = {
   socialPoll: "social-poll",
   // Outbox queues (one per kind of outbound job; rows in outbox_messages, drained by apps/worker/src/outbox):
   chatMessages: "chat-messages",
+  workflowPushes: "workflow-pushes",
+  conversionEvents: "conversion-events",
   // The operator queue's clock: snoozes that ended, critical items to re-notify.
   operatorTicks: "operator-ticks",
 } as const;
@@ -21,7 +23,7 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
  * The queues drained by the shared outbox (apps/worker/src/outbox): rows in outbox_messages, one job per attempt,
  * re-queued by the outbox sweeper when lost. A new kind of outbound job adds its queue here.
  */
-export const OUTBOX_QUEUES = [QUEUES.chatMessages] as const;
+export const OUTBOX_QUEUES = [QUEUES.chatMessages, QUEUES.workflowPushes, QUEUES.conversionEvents] as const;
 export type OutboxQueueName = (typeof OUTBOX_QUEUES)[number];
 
 /** One attempt of one outbox message; the worker loads the row (payload, connection) from Postgres. */
@@ -58,6 +60,8 @@ export const JOB_PAYLOADS = {
     action_id: z.string().optional(),
   }),
   [QUEUES.chatMessages]: OutboxJob,
+  [QUEUES.workflowPushes]: OutboxJob,
+  [QUEUES.conversionEvents]: OutboxJob,
   // {} = the scheduler's tick.
   [QUEUES.operatorTicks]: z.object({}),
 } satisfies Record<QueueName, z.ZodType>;

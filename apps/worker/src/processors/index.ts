@@ -1,4 +1,5 @@
 import { chatMessages } from "./chat-messages.ts";
+import { conversionEvents } from "./conversion-events.ts";
 import { operatorTicks } from "./operator-ticks.ts";
 import { signalsIngest } from "./signals-ingest.ts";
 import { socialPoll } from "./social-poll.ts";
@@ -6,6 +7,7 @@ import { trendDetection } from "./trend-detection.ts";
 import { trendEvents } from "./trend-events.ts";
 import type { ProcessorFactory } from "./types.ts";
 import { webhookDelivery } from "./webhook-delivery.ts";
+import { workflowPushes } from "./workflow-pushes.ts";
 
-export const ALL_PROCESSORS: ProcessorFactory[] = [signalsIngest, trendDetection, trendEvents, webhookDelivery, socialPoll, chatMessages, operatorTicks];
+export const ALL_PROCESSORS: ProcessorFactory[] = [signalsIngest, trendDetection, trendEvents, webhookDelivery, socialPoll, chatMessages, conversionEvents, operatorTicks, workflowPushes];
 export type { Processor, ProcessorFactory, WorkerDeps } from "./types.ts";

@@ -5,6 +5,7 @@ import { intakeTrendEvents } from "@trendgate/operator";
 import { dispatchOutbox } from "@trendgate/queues";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
+import { queueTrendEventPushes } from "./workflow-pushes.ts";
 
 type Sub = { id: string; status: string; triggerType: string; thresholdValue: number; category: string | null; deliveryMode: string; cooldownSeconds: number };
 
@@ -79,7 +80,16 @@ export const trendEvents: ProcessorFactory = {
         } catch (err) {
           logger.warn({ err: String(err) }, "operator intake failed for this event batch");
         }
-        return { events: events.length, deliveries: jobs.length, operator_items: operatorItems };
+        // The selected workflow (n8n) gets each event once, as its default_event; never failing this job either.
+        let workflowPushes = 0;
+        try {
+          const rows = await queueTrendEventPushes(db, deps.registry, events);
+          workflowPushes = rows.length;
+          await dispatchOutbox(queues, rows);
+        } catch (err) {
+          logger.warn({ err: String(err) }, "workflow pushes not queued for this event batch");
+        }
+        return { events: events.length, deliveries: jobs.length, operator_items: operatorItems, workflow_pushes: workflowPushes };
       },
     };
   },

@@ -1,12 +1,14 @@
 import type { ConnectorKind, ProviderManifest } from "@trendgate/connector-core";
 import { slack, type ChatConnector } from "@trendgate/connector-chat";
+import { redditAds, type ConversionsConnector } from "@trendgate/connector-conversions";
 import { googleTrends, reddit, x, youtube, type SocialConnector } from "@trendgate/connector-social";
+import { n8n, type WorkflowConnector } from "@trendgate/connector-workflow";
 
 // The registry: every provider, one line each. Routes, the OpenAPI document, provider lists and worker dispatch
 // are generated from it (no `if (provider === ...)` outside a provider's folder). Adding a provider: add its folder
 // under packages/connectors/<kind>/src/<provider>/, export it from its kind's index, and add it here.
 
-export type Connector = SocialConnector | ChatConnector;
+export type Connector = SocialConnector | ChatConnector | ConversionsConnector | WorkflowConnector;
 
 export const CONNECTORS: readonly Connector[] = [
   x,
@@ -14,11 +16,15 @@ export const CONNECTORS: readonly Connector[] = [
   youtube,
   googleTrends,
   slack,
+  n8n,
+  redditAds,
 ];
 
 export interface ConnectorsByKind {
   social: SocialConnector;
   chat: ChatConnector;
+  workflow: WorkflowConnector;
+  conversions: ConversionsConnector;
 }
 
 export class ConnectorRegistry {

@@ -1,0 +1,157 @@
+import { z } from "zod";
+import type { ConversionPush, ConversionsConnector } from "@trendgate/connector-conversions";
+import { registry } from "@trendgate/connectors";
+import { Id, QUEUES } from "@trendgate/contracts";
+import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
+import { ApiError, notFound } from "../../http/api-error.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import type { GatewayDeps } from "../../app.ts";
+import { dispatchAfterCommit } from "../operator.ts";
+import { basePathOf } from "./paths.ts";
+
+// The community-ads connector's routes (spec section 4.3), besides the OAuth routes the framework generates for it
+// (GET {base}/auth, GET/DELETE {base}/connection): a conversion access token instead of OAuth, the selection
+// (ad account, pixel, default event), the push (queued on the shared outbox, sent in batches per pixel by the
+// conversion-events worker) and one pushed event's delivery record. Bodies are the provider's schemas.
+
+const ADS = registry.single("conversions");
+const BASE = basePathOf(ADS.manifest);
+const TAG = "Community-ads connector";
+const NAME = ADS.manifest.displayName;
+const SelectionBody = ADS.manifest.schemas.selection!;
+const TokenBody = ADS.tokenBody;
+const PushBody = ADS.pushBody;
+
+const connectorOf = (deps: GatewayDeps): ConversionsConnector => deps.registry.single("conversions");
+
+export const CommunityAdsSelection = z.object({ account_id: z.string(), pixel_id: z.string(), event_name: z.string() }).meta({ id: "CommunityAdsSelection" });
+export const CommunityAdsPushAccepted = z.object({
+  id: z.string().meta({ description: "The queued event's id (GET .../events/{id})" }),
+  status: z.enum(["pending", "succeeded", "failed", "cancelled"]),
+  conversion_id: z.string(),
+  duplicate: z.boolean().meta({ description: "An event with this conversion_id was already pushed: nothing new was queued" }),
+}).meta({ id: "CommunityAdsPushAccepted" });
+export const CommunityAdsEvent = z.object({
+  id: z.string(), status: z.string(), event_name: z.string(), conversion_id: z.string(), pixel_id: z.string(), test_id: z.string().nullable(),
+  attempts: z.array(z.object({ attempt: z.number(), outcome: z.string(), response_status: z.number().nullable(), error: z.string().nullable(), at: z.string() })),
+  last_error: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
+}).meta({ id: "CommunityAdsEvent" });
+export const CommunityAdsTokenSaved = z.object({ provider: z.string(), status: z.string(), credential: z.literal("conversion_access_token") }).meta({ id: "CommunityAdsTokenSaved" });
+
+const authorizeFirst = `authorize via GET ${BASE}/auth or store a conversion access token with PUT ${BASE}/token`;
+
+async function connectionOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ConversionsConnector; conn: ConnectionRow }> {
+  const connector = connectorOf(deps);
+  const conn = await deps.connections.find(accountId, connector.manifest.id);
+  if (!conn) throw new ApiError("not_connected", `${NAME} is not connected: ${authorizeFirst}`);
+  return { connector, conn };
+}
+
+const fieldError = (path: string, message: string, code = "custom") =>
+  new ApiError("validation_failed", `${path}: ${message}`, { errors: [{ location: "body", path, message, code }] });
+
+type Selection = { account_id: string; pixel_id: string; event_name: string };
+const selectionOf = (conn: ConnectionRow): Selection | null => {
+  const s = (conn.selection ?? {}) as Partial<Selection>;
+  return s.pixel_id && s.account_id && s.event_name ? (s as Selection) : null;
+};
+
+/** The payload of a queued conversion event (what the worker batches on: connection, pixel, test id). */
+export interface ConversionMessagePayload { pixel_id: string; ad_account_id: string; test_id: string | null; event: ConversionPush }
+
+export const communityAdsRoutes: RouteDef[] = [
+  defineRoute({
+    method: "put", path: `${BASE}/token`, operationId: "putCommunityAdsToken", tag: TAG, auth: "apiKey",
+    summary: `Connect ${NAME} with a conversion access token (instead of the browser flow)`,
+    description:
+      `Stores a conversion access token made in ${NAME}'s Events Manager (it does not expire; deleting it there revokes it) as the ` +
+      "account's connection, encrypted and never returned. It replaces an OAuth connection and vice versa (one connection per account); " +
+      "the saved selection is kept. A token the provider later refuses sets the connection to `needs_reauth`: queued events wait.",
+    body: TokenBody,
+    responses: { 200: { description: "Stored", schema: CommunityAdsTokenSaved } },
+    async handler({ deps, auth, body }) {
+      const connector = connectorOf(deps);
+      const token = (body as { access_token: string }).access_token;
+      const row = await deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
+        accountId: auth.accountId, provider: connector.manifest.id, kind: connector.manifest.kind,
+        credentialsSealed: deps.secrets.seal(JSON.stringify({ access_token: token, token_type: "bearer" })),
+        tokenExpiresAt: null, scopes: ["adsconversions"], externalAccount: {},
+      }));
+      return { status: 200, body: { provider: row.provider, status: row.status, credential: "conversion_access_token" as const } };
+    },
+  }),
+  defineRoute({
+    method: "put", path: `${BASE}/selection`, operationId: "putCommunityAdsSelection", tag: TAG, auth: "apiKey",
+    summary: "Choose the ad account, the pixel and the default event",
+    description: "Formats are checked (`t2_…` or bare account id, `a2_…` pixel id); `event_name` is a standard type (`purchase`, `lead`, `sign_up`, `add_to_cart`, ...) or your own name, sent as CUSTOM. Needs a connection (409 `not_connected`).",
+    body: SelectionBody,
+    responses: { 200: { description: "The saved selection", schema: CommunityAdsSelection }, 409: { description: "`not_connected`" } },
+    async handler({ deps, auth, body }) {
+      const { conn } = await connectionOf(deps, auth.accountId);
+      await deps.db.connection.update({ where: { id: conn.id }, data: { selection: body as Prisma.InputJsonValue } });
+      return { status: 200, body };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/push`, operationId: "pushCommunityAdsEvent", tag: TAG, auth: "apiKey", idempotent: "transactional",
+    summary: "Queue a conversion event",
+    description:
+      `202: the event is queued and sent to the selected pixel in a batch (v3 Conversions API). Personal identifiers are sent ` +
+      "SHA-256-hashed (normalised first), the user agent as is. `event_at` must be at most 7 days old and not in the future (422 naming " +
+      "`data.event_at`). Events are de-duplicated on `conversion_id` (a second push answers the first one's id with `duplicate: true`). " +
+      "Needs a connection and a selection (409). With Idempotency-Key, a retried request answers the same.",
+    body: PushBody,
+    responses: {
+      202: { description: "Queued", schema: CommunityAdsPushAccepted },
+      409: { description: "`not_connected`: no connection or no selection" },
+      422: { description: "`validation_failed`: e.g. `data.event_at` out of range" },
+    },
+    async handler({ deps, auth, body, atomically }) {
+      const { connector, conn } = await connectionOf(deps, auth.accountId);
+      const selection = selectionOf(conn);
+      if (!selection) throw new ApiError("not_connected", `No pixel is selected: PUT ${BASE}/selection first`);
+      const b = body as { event_name?: string; test_id?: string; data: Record<string, unknown> & { event_at?: number; conversion_id?: string } };
+      const now = Date.now();
+      const eventAt = b.data.event_at ?? now;
+      if (eventAt < now - connector.limits.maxEventAgeMs) throw fieldError("data.event_at", `${new Date(eventAt).toISOString()} is more than 7 days old; ${NAME} refuses older events`, "too_old");
+      // Not in the future: our clock is the reference (the provider tolerates a few minutes of skew; we allow none beyond 1 min).
+      if (eventAt > now + 60_000) throw fieldError("data.event_at", `${new Date(eventAt).toISOString()} is in the future`, "in_future");
+      const id = newId("obx");
+      const conversionId = b.data.conversion_id ?? id;
+      const payload: ConversionMessagePayload = {
+        pixel_id: selection.pixel_id, ad_account_id: selection.account_id, test_id: b.test_id ?? null,
+        event: connector.hashIdentifiers({ event_name: b.event_name ?? selection.event_name, data: { ...b.data, event_at: eventAt, conversion_id: conversionId } }),
+      };
+      const dedupKey = `${conn.id}:${b.test_id ? `test:${b.test_id}:` : ""}${conversionId}`;
+      let rows: OutboxRow[] = [];
+      const reply = await atomically(async (tx) => {
+        rows = await addOutboxMessages(tx, [{ queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: selection.pixel_id, dedupKey, payload }]);
+        if (rows.length) return { status: 202, body: { id: rows[0].id, status: "pending", conversion_id: conversionId, duplicate: false } };
+        const first = await tx.outboxMessage.findUnique({ where: { queue_dedupKey: { queue: QUEUES.conversionEvents, dedupKey } } });
+        return { status: 202, body: { id: first?.id ?? id, status: first?.status ?? "pending", conversion_id: conversionId, duplicate: true } };
+      });
+      await dispatchAfterCommit(deps, rows);
+      return reply;
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/events/{id}`, operationId: "getCommunityAdsEvent", tag: TAG, auth: "apiKey",
+    summary: "One pushed conversion event and its delivery attempts",
+    params: z.object({ id: Id.meta({ description: "An event id from the push" }) }),
+    responses: { 200: { description: "The event", schema: CommunityAdsEvent }, 404: { description: "No such event" } },
+    async handler({ deps, auth, params }) {
+      const m = await deps.db.outboxMessage.findFirst({ where: { id: params.id, accountId: auth.accountId, queue: QUEUES.conversionEvents } });
+      if (!m) throw notFound("Event");
+      const attempts = await deps.db.outboxAttempt.findMany({ where: { messageId: m.id }, orderBy: { attempt: "asc" } });
+      const p = m.payload as unknown as ConversionMessagePayload;
+      return {
+        status: 200,
+        body: {
+          id: m.id, status: m.status, event_name: p.event.event_name, conversion_id: p.event.data.conversion_id, pixel_id: p.pixel_id, test_id: p.test_id,
+          attempts: attempts.map((a) => ({ attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, error: a.errorMessage, at: a.createdAt.toISOString() })),
+          last_error: m.lastError, created_at: m.createdAt.toISOString(), completed_at: m.completedAt?.toISOString() ?? null,
+        },
+      };
+    },
+  }),
+];

@@ -1,0 +1,300 @@
+import { z } from "zod";
+import { ProviderError } from "@trendgate/connector-core";
+import { instanceBase, WorkflowPushPayload, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { registry } from "@trendgate/connectors";
+import { QUEUES, text } from "@trendgate/contracts";
+import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
+import { OutboundClient } from "@trendgate/delivery";
+import { ApiError } from "../../http/api-error.ts";
+import { assertPublicDestination } from "../../http/outbound-url.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import type { GatewayDeps } from "../../app.ts";
+import { dispatchAfterCommit } from "../operator.ts";
+import { basePathOf } from "./paths.ts";
+
+// The workflow connector's routes (spec section 4.2), in the order of use: connect (an API key checked with one real
+// call, stored sealed), list workflows (the provider's cursor pages behind our own cursor), save the selection
+// (checked at the provider: the workflow exists and has a trigger that accepts pushes), push (queued on the shared
+// outbox; the worker apps/worker/src/processors/workflow-pushes.ts sends it), and the pushes' executions.
+
+const WF = registry.single("workflow");
+const BASE = basePathOf(WF.manifest);
+const TAG = "Workflow connector";
+const NAME = WF.manifest.displayName;
+const ConnectBody = WF.manifest.schemas.connection!;
+const SelectionBody = WF.manifest.schemas.selection!;
+
+const connectorOf = (deps: GatewayDeps): WorkflowConnector => deps.registry.single("workflow");
+const connectFirst = `connect first: POST ${BASE}/connect`;
+
+// The gateway's outbound client for provider APIs: the same guard and limits as the workers' (one per gateway).
+const outbound = new WeakMap<GatewayDeps, OutboundClient>();
+function outboundOf(deps: GatewayDeps): OutboundClient {
+  let c = outbound.get(deps);
+  if (!c) {
+    c = new OutboundClient({
+      guard: deps.guard, connectTimeoutMs: deps.config.OUTBOUND_CONNECT_TIMEOUT_MS, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS,
+      maxResponseBytes: deps.config.CONNECTOR_RESPONSE_MAX_BYTES, userAgent: "Trendgate/0.1 (+https://trendgate.dev)",
+    });
+    outbound.set(deps, c);
+  }
+  return c;
+}
+
+const clientWith = (deps: GatewayDeps, baseUrl: string, apiKey: string): WorkflowClient =>
+  connectorOf(deps).client({ baseUrl, apiKey, request: (m, u, i) => outboundOf(deps).request(m, u, i) });
+
+interface Connected { conn: ConnectionRow; base: string; client: WorkflowClient; includeMetadata: boolean }
+
+async function connectionOf(deps: GatewayDeps, accountId: string): Promise<Connected> {
+  const connector = connectorOf(deps);
+  const conn = await deps.connections.find(accountId, connector.manifest.id);
+  if (!conn) throw new ApiError("not_connected", `${NAME} is not connected: ${connectFirst}`);
+  if (conn.status === "needs_reauth") throw new ApiError("not_connected", `${NAME} refused the stored API key (${conn.lastError ?? "unauthorized"}): connect again with a valid key (POST ${BASE}/connect)`);
+  const base = String((conn.externalAccount as Record<string, unknown>).api_base_url ?? "");
+  const creds = JSON.parse(deps.secrets.open(conn.credentialsSealed)) as WorkflowCredentials;
+  const includeMetadata = (conn.settings as Record<string, unknown> | null)?.include_metadata === true;
+  return { conn, base, client: clientWith(deps, base, creds.api_key), includeMetadata };
+}
+
+/** A provider failure on a connected instance, as the caller's problem. */
+async function providerProblem(deps: GatewayDeps, conn: ConnectionRow, err: unknown): Promise<never> {
+  if (!(err instanceof ProviderError)) throw err;
+  switch (err.kind) {
+    case "unauthorized":
+      await deps.connections.markNeedsReauth(conn.id, err.message);
+      throw new ApiError("not_connected", `${NAME} refused the stored API key (${err.message}): connect again with a valid key (POST ${BASE}/connect)`);
+    case "rate_limited":
+    case "quota_exhausted":
+    case "unavailable": {
+      const seconds = Math.max(1, Math.ceil((err.detail.retryAfterMs ?? 5000) / 1000));
+      throw new ApiError("service_unavailable", `${NAME} is unavailable right now (${err.message}); retry later`, { headers: { "Retry-After": String(seconds) } });
+    }
+    default:
+      throw new ApiError("provider_error", `${NAME} refused the request: ${err.message}`);
+  }
+}
+
+const field = (path: string, message: string, code: string) => ({ errors: [{ location: "body" as const, path, message, code }] });
+
+/** Why a key check failed, naming the cause (the key, the address, the network). */
+function connectProblem(err: unknown): never {
+  if (!(err instanceof ProviderError)) throw err;
+  if (err.kind === "unauthorized")
+    throw new ApiError("provider_credentials_rejected", `${NAME} refused the API key (HTTP ${err.detail.status}): create one under Settings → n8n API and paste it whole`, field("api_key", "refused by the instance", "credentials_rejected"));
+  if (err.detail.providerCode === "not_n8n_api")
+    throw new ApiError("not_a_provider_api", err.message, field("api_base_url", "not the n8n public API", "not_n8n_api"));
+  if (err.kind === "unavailable" && err.detail.status === null)
+    throw new ApiError("provider_unreachable", err.message, field("api_base_url", "not reachable", "unreachable"));
+  if (err.kind === "unavailable" || err.kind === "rate_limited") {
+    const seconds = Math.max(1, Math.ceil((err.detail.retryAfterMs ?? 5000) / 1000));
+    throw new ApiError("service_unavailable", `${NAME} answered HTTP ${err.detail.status} to the key check; try again later`, { headers: { "Retry-After": String(seconds) } });
+  }
+  throw new ApiError("provider_error", `${NAME} refused the key check: ${err.message}`);
+}
+
+// -- our cursor over the provider's --------------------------------------------------------------------------------
+
+const encodeCursor = (base: string, cursor: string) => Buffer.from(JSON.stringify({ b: base, c: cursor })).toString("base64url");
+function decodeCursor(base: string, raw: string): string {
+  try {
+    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as { b?: unknown; c?: unknown };
+    if (v.b === base && typeof v.c === "string" && v.c) return v.c;
+  } catch { /* refused below */ }
+  throw new ApiError("validation_failed", "cursor: not a cursor of this listing (use next_cursor as given)", { errors: [{ location: "query", path: "cursor", message: "unknown cursor", code: "invalid_cursor" }] });
+}
+
+// -- schemas of answers ----------------------------------------------------------------------------------------------
+
+const WorkflowConnection = z.object({
+  provider: z.string(), status: z.string(), api_base_url: z.string(), include_metadata: z.boolean(), connected_at: z.string(),
+}).meta({ id: "WorkflowConnection" });
+
+const WorkflowItem = z.object({
+  id: z.string(), name: z.string(), active: z.boolean(), tags: z.array(z.string()),
+  can_receive_pushes: z.boolean().meta({ description: "It has an enabled Webhook trigger node listening to POST (or PUT/PATCH)" }),
+  push_url: z.string().nullable().meta({ description: "The trigger's production URL (`{instance}/webhook/{path}`); answers only while the workflow is active" }),
+}).meta({ id: "WorkflowItem" });
+const WorkflowList = z.object({ data: z.array(WorkflowItem), next_cursor: z.string().nullable() }).meta({ id: "WorkflowList" });
+const WorkflowsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(250).default(50),
+  cursor: text({ min: 1, max: 2048 }).optional(),
+});
+
+const WorkflowSelection = z.object({
+  workflow_id: z.string(), workflow_name: z.string(), default_event: z.string(), api_base_url: z.string(),
+  push_url: z.string(), push_method: z.string(), push_url_overridden: z.boolean(), auto_push: z.boolean(),
+  workflow_active: z.boolean().meta({ description: "Pushes fail (404 from n8n) until the workflow is activated" }),
+}).meta({ id: "WorkflowSelection" });
+
+const PushBody = z.object({
+  event: text({ min: 1, max: 64, trim: true }).optional().meta({ description: "Event name (default: the selection's default_event)", example: "trend_lifecycle" }),
+  data: z.record(text({ min: 1, max: 256 }), z.unknown())
+    // Postgres' jsonb (the outbox) refuses NUL and lone surrogates anywhere in the payload: refuse them here as a 422.
+    .refine((d) => !/\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(d)), "must not contain NUL characters or lone surrogates")
+    .meta({ description: "Free-form payload handed to the workflow", example: { trend: "AI agents", category: "tech/ai" } }),
+}).strict().meta({ id: "WorkflowPushBody" });
+const PushAccepted = z.object({ id: z.string(), event: z.string(), status: z.literal("queued") }).meta({ id: "WorkflowPushAccepted" });
+
+const PushAttempt = z.object({
+  attempt: z.number(), outcome: z.string(), response_status: z.number().nullable(), error_class: z.string().nullable(),
+  error_message: z.string().nullable(), duration_ms: z.number(), next_retry_at: z.string().nullable(), created_at: z.string(),
+});
+const PushExecution = z.object({
+  id: z.string().meta({ description: "The push's event id (sent as X-Trendgate-Event-Id)" }),
+  event: z.string(), source: z.string(), status: z.enum(["pending", "succeeded", "failed", "cancelled"]), attempts: z.array(PushAttempt),
+  last_error: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
+}).meta({ id: "WorkflowPushExecution" });
+const ExecutionList = z.object({ data: z.array(PushExecution), next_cursor: z.string().nullable() }).meta({ id: "WorkflowPushExecutionList" });
+const ExecutionsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: text({ min: 1, max: 64 }).optional(),
+  status: z.enum(["pending", "succeeded", "failed", "cancelled"]).optional(),
+});
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+type StoredSelection = z.infer<typeof WorkflowSelection>;
+const selectionOf = (conn: ConnectionRow): StoredSelection | null => {
+  const s = conn.selection as Partial<StoredSelection> | null;
+  return s && typeof s.workflow_id === "string" && typeof s.push_url === "string" ? (s as StoredSelection) : null;
+};
+
+export const workflowRoutes: RouteDef[] = [
+  defineRoute({
+    method: "post", path: `${BASE}/connect`, operationId: "connectWorkflow", tag: TAG, auth: "apiKey",
+    summary: `Connect an ${NAME} instance with an API key`,
+    description:
+      `The address must be public; the key is checked with one call (\`GET {api_base_url}/api/v1/workflows?limit=1\` with \`X-N8N-API-KEY\`) ` +
+      "and stored encrypted, never returned. Nothing is stored when the check fails: 422 `provider_credentials_rejected` (the instance answered 401), " +
+      "422 `not_a_provider_api` (the address does not answer as n8n's public API), 422 `provider_unreachable` (no answer at that address), 503 (n8n answered 5xx; retry later). " +
+      "Connecting again replaces the key; a different instance clears the saved selection.",
+    body: ConnectBody,
+    responses: {
+      200: { description: "Connected", schema: WorkflowConnection },
+      422: { description: "`provider_credentials_rejected`, `not_a_provider_api`, `provider_unreachable` or a blocked address" },
+      503: { description: "`service_unavailable`: n8n answered 5xx or 429 to the key check" },
+    },
+    async handler({ deps, auth, body }) {
+      const b = body as { api_key: string; api_base_url: string; include_metadata: boolean };
+      assertPublicDestination(deps.guard, b.api_base_url, "api_base_url");
+      const base = instanceBase(b.api_base_url);
+      await clientWith(deps, base, b.api_key).verify().catch(connectProblem);
+      const connector = connectorOf(deps);
+      const row = await deps.db.$transaction(async (tx) => {
+        const saved = await saveAuthorizedConnection(tx, {
+          accountId: auth.accountId, provider: connector.manifest.id, kind: connector.manifest.kind,
+          credentialsSealed: deps.secrets.seal(JSON.stringify({ api_key: b.api_key } satisfies WorkflowCredentials)),
+          tokenExpiresAt: null, scopes: [], externalAccount: { api_base_url: base },
+        });
+        return tx.connection.update({ where: { id: saved.id }, data: { settings: { include_metadata: b.include_metadata } as Prisma.InputJsonValue } });
+      });
+      return { status: 200, body: { provider: row.provider, status: row.status, api_base_url: base, include_metadata: b.include_metadata, connected_at: row.updatedAt.toISOString() } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/workflows`, operationId: "listWorkflows", tag: TAG, auth: "apiKey",
+    summary: `The connected ${NAME} instance's workflows`,
+    description: `One page at a time in ${NAME}'s order; pass \`next_cursor\` back as \`cursor\`. A workflow can receive pushes when it has an enabled Webhook trigger node that accepts POST (or PUT/PATCH); \`push_url\` is its production URL.`,
+    query: WorkflowsQuery,
+    responses: { 200: { description: "A page of workflows", schema: WorkflowList }, 409: { description: "`not_connected`" } },
+    async handler({ deps, auth, query }) {
+      const { conn, base, client } = await connectionOf(deps, auth.accountId);
+      const cursor = query.cursor ? decodeCursor(base, query.cursor) : undefined;
+      const page = await client.listWorkflows({ cursor, limit: query.limit }).catch((err) => providerProblem(deps, conn, err));
+      return {
+        status: 200,
+        body: {
+          data: page.workflows.map((w) => ({ id: w.id, name: w.name, active: w.active, tags: w.tags, can_receive_pushes: w.trigger !== null, push_url: w.trigger?.url ?? null })),
+          next_cursor: page.nextCursor ? encodeCursor(base, page.nextCursor) : null,
+        },
+      };
+    },
+  }),
+  defineRoute({
+    method: "put", path: `${BASE}/selection`, operationId: "putWorkflowSelection", tag: TAG, auth: "apiKey",
+    summary: "Choose the workflow pushes go to",
+    description:
+      `Checked at ${NAME}: the workflow exists and has a Webhook trigger node accepting POST (422 naming \`workflow_id\` otherwise). ` +
+      "`push_url` overrides the derived production URL (a reverse proxy, a renamed webhook prefix). `auto_push` (default true) sends every trend event as `default_event`. " +
+      "An inactive workflow can be selected, but pushes fail until it is activated.",
+    body: SelectionBody,
+    responses: { 200: { description: "The saved selection", schema: WorkflowSelection }, 409: { description: "`not_connected`" } },
+    async handler({ deps, auth, body }) {
+      const b = body as { workflow_id: string; workflow_name: string; default_event: string; api_base_url: string; push_url?: string | null; auto_push: boolean };
+      assertPublicDestination(deps.guard, b.push_url, "push_url");
+      const { conn, base, client } = await connectionOf(deps, auth.accountId);
+      if (instanceBase(b.api_base_url) !== base)
+        throw new ApiError("validation_failed", `api_base_url: the connected instance is ${base}`, field("api_base_url", `not the connected instance (${base}); connect that one first`, "instance_mismatch"));
+      const wf = await client.getWorkflow(b.workflow_id).catch((err) => {
+        if (err instanceof ProviderError && err.kind === "not_found")
+          throw new ApiError("validation_failed", `workflow_id: no workflow ${b.workflow_id} on ${base}`, field("workflow_id", "no such workflow", "not_found"));
+        return providerProblem(deps, conn, err);
+      });
+      if (!wf.trigger)
+        throw new ApiError("validation_failed", `workflow_id: "${wf.name}" has no Webhook trigger node accepting POST; add one (HTTP Method POST) and activate the workflow`, field("workflow_id", "no Webhook trigger accepting POST", "no_webhook_trigger"));
+      const selection: StoredSelection = {
+        workflow_id: wf.id, workflow_name: wf.name || b.workflow_name, default_event: b.default_event, api_base_url: base,
+        push_url: b.push_url ?? wf.trigger.url, push_method: wf.trigger.method, push_url_overridden: Boolean(b.push_url), auto_push: b.auto_push, workflow_active: wf.active,
+      };
+      await deps.db.connection.update({ where: { id: conn.id }, data: { selection: selection as Prisma.InputJsonValue } });
+      return { status: 200, body: selection };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/push`, operationId: "pushToWorkflow", tag: TAG, auth: "apiKey", idempotent: "transactional",
+    summary: "Push a payload to the selected workflow",
+    description:
+      "Queued (202) on the outbox and POSTed to the workflow's webhook as `{event, data}` (plus `metadata` when the connection has include_metadata), " +
+      "with `X-Trendgate-Event-Id` set to the answer's `id` for de-duplication on the workflow's side. 5xx and network failures are retried; " +
+      "a 404 (workflow inactive) fails at once with a message saying to activate it. Every attempt is listed by GET …/executions.",
+    body: PushBody,
+    responses: { 202: { description: "Queued", schema: PushAccepted }, 409: { description: "`not_connected`, or no workflow selected" } },
+    async handler({ deps, auth, body, atomically }) {
+      const connector = connectorOf(deps);
+      const conn = await deps.connections.find(auth.accountId, connector.manifest.id);
+      if (!conn) throw new ApiError("not_connected", `${NAME} is not connected: ${connectFirst}`);
+      const selection = selectionOf(conn);
+      if (!selection) throw new ApiError("conflict", `No workflow selected: PUT ${BASE}/selection first`);
+      const payload: WorkflowPushPayload = { event_id: newId("wfe"), event: body.event ?? selection.default_event, data: body.data, source: "api" };
+      let rows: OutboxRow[] = [];
+      const reply = await atomically(async (tx) => {
+        rows = await addOutboxMessages(tx, [{ queue: QUEUES.workflowPushes, accountId: auth.accountId, connectionId: conn.id, dedupKey: payload.event_id, payload }]);
+        return { status: 202, body: { id: payload.event_id, event: payload.event, status: "queued" as const } };
+      });
+      await dispatchAfterCommit(deps, rows);
+      return reply;
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/executions`, operationId: "listWorkflowPushExecutions", tag: TAG, auth: "apiKey",
+    summary: "Pushes to the workflow and every attempt at each, newest first",
+    description: "Both API pushes and automatic trend-event pushes, with each attempt's outcome, HTTP status and error. Pass `next_cursor` back as `cursor`.",
+    query: ExecutionsQuery,
+    responses: { 200: { description: "A page of pushes", schema: ExecutionList } },
+    async handler({ deps, auth, query }) {
+      const messages = await deps.db.outboxMessage.findMany({
+        where: { accountId: auth.accountId, queue: QUEUES.workflowPushes, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
+        orderBy: { id: "desc" }, take: query.limit + 1,
+      });
+      const more = messages.length > query.limit;
+      const pageRows = messages.slice(0, query.limit);
+      const attempts = pageRows.length
+        ? await deps.db.outboxAttempt.findMany({ where: { messageId: { in: pageRows.map((m) => m.id) } }, orderBy: { attempt: "asc" } })
+        : [];
+      const data = pageRows.map((m) => {
+        const p = WorkflowPushPayload.safeParse(m.payload);
+        return {
+          id: p.success ? p.data.event_id : m.id, event: p.success ? p.data.event : "", source: p.success ? p.data.source : "unknown",
+          status: m.status as "pending" | "succeeded" | "failed" | "cancelled",
+          attempts: attempts.filter((a) => a.messageId === m.id).map((a) => ({
+            attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, error_class: a.errorClass, error_message: a.errorMessage,
+            duration_ms: a.durationMs, next_retry_at: iso(a.nextRetryAt), created_at: a.createdAt.toISOString(),
+          })),
+          last_error: m.lastError, created_at: m.createdAt.toISOString(), completed_at: iso(m.completedAt),
+        };
+      });
+      return { status: 200, body: { data, next_cursor: more ? pageRows[pageRows.length - 1].id : null } };
+    },
+  }),
+];

@@ -1,0 +1,2 @@
+export * from "./kind.ts";
+export { redditAds } from "./reddit-ads/index.ts";

@@ -1,0 +1,137 @@
+import { createHash } from "node:crypto";
+import { ProviderError, type ProviderErrorKind } from "@trendgate/connector-core";
+import type { ConversionPush, ConversionResult, ConversionsClient } from "../kind.ts";
+import { trackingTypeOf } from "./schemas.ts";
+
+// Reddit Ads Conversions API v3 (providers.md §2): POST {base}/api/v3/pixels/{pixel_id}/conversion_events with a
+// Bearer token and `{data: {test_id?, events: [...]}}`. Personal identifiers leave hashed (SHA-256 hex of the
+// normalised value; a value that already is a SHA-256 hex is passed through), the user agent raw. One request per
+// call, no retries here: the outbox decides when to try again.
+
+const PROVIDER = "reddit_ads";
+const USER_AGENT = "trendgate/0.1 (conversions connector)";
+const TIMEOUT_MS = 15_000;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+const hashed = (v: unknown, normalise: (s: string) => string): string | undefined => {
+  if (typeof v !== "string" || !v.trim()) return undefined;
+  const n = normalise(v.trim());
+  return SHA256_HEX.test(n) ? n : sha256(n);
+};
+export const normalise = {
+  email: (s: string) => s.toLowerCase(),
+  phone: (s: string) => (SHA256_HEX.test(s.toLowerCase()) ? s.toLowerCase() : `+${s.replace(/\D/g, "")}`),
+  externalId: (s: string) => (SHA256_HEX.test(s.toLowerCase()) ? s.toLowerCase() : s),
+  ip: (s: string) => s.toLowerCase(),
+};
+
+/** The push with its personal identifiers already hashed (done at push time, so raw ones are never stored). */
+export function hashIdentifiers(e: ConversionPush): ConversionPush {
+  const d = { ...e.data } as Record<string, unknown> & ConversionPush["data"];
+  const set = (k: string, v: string | undefined) => { if (v === undefined) delete d[k]; else d[k] = v; };
+  set("email", hashed(d.email, normalise.email));
+  set("external_id", hashed(d.external_id, normalise.externalId));
+  set("ip_address", hashed(d.ip_address, normalise.ip));
+  set("phone", hashed(d.phone, normalise.phone));
+  return { ...e, data: d };
+}
+
+/** The v3 event for one push. */
+export function v3Event(e: ConversionPush): Record<string, unknown> {
+  const d = e.data as Record<string, any>;
+  const user: Record<string, unknown> = {};
+  const put = (k: string, v: unknown) => { if (v !== undefined) user[k] = v; };
+  put("email", hashed(d.email, normalise.email));
+  put("external_id", hashed(d.external_id, normalise.externalId));
+  put("ip_address", hashed(d.ip_address, normalise.ip));
+  put("phone_number", hashed(d.phone, normalise.phone));
+  put("user_agent", d.user_agent);
+  put("uuid", d.uuid);
+  const metadata: Record<string, unknown> = { conversion_id: d.conversion_id };
+  for (const k of ["value", "currency", "item_count", "products"]) if (d[k] !== undefined) metadata[k] = d[k];
+  return {
+    event_at: d.event_at,
+    action_source: d.action_source ?? "WEBSITE",
+    type: trackingTypeOf(e.event_name),
+    ...(d.click_id ? { click_id: d.click_id } : {}),
+    user,
+    metadata,
+  };
+}
+
+export function v3Body(events: ConversionPush[], testId?: string) {
+  return { data: { ...(testId ? { test_id: testId } : {}), events: events.map(v3Event) } };
+}
+
+type ErrorBody = { error?: { code?: unknown; message?: unknown; fields?: { field?: unknown; message?: unknown }[] } };
+
+function retryAfterMs(h: Headers): number | undefined {
+  const ra = h.get("retry-after");
+  if (ra) {
+    const s = Number(ra);
+    if (Number.isFinite(s) && s >= 0) return s * 1000;
+    const t = Date.parse(ra);
+    if (Number.isFinite(t)) return Math.max(0, t - Date.now());
+  }
+  const reset = Number(h.get("x-ratelimit-reset"));
+  if (Number.isFinite(reset) && reset > 0) return reset > 1e9 ? Math.max(0, reset * 1000 - Date.now()) : reset * 1000;
+  return undefined;
+}
+
+const kindOfStatus = (s: number): ProviderErrorKind =>
+  s === 401 ? "unauthorized" : s === 404 ? "not_found" : s === 429 ? "rate_limited" : s >= 500 || s === 408 ? "unavailable" : "bad_request";
+
+export class RedditAdsConversionsClient implements ConversionsClient {
+  constructor(private readonly ctx: { baseUrl: string; accessToken: string }) {}
+
+  async sendBatch(pixelId: string, events: ConversionPush[], opts: { testId?: string } = {}): Promise<ConversionResult[]> {
+    const url = new URL(`api/v3/pixels/${encodeURIComponent(pixelId)}/conversion_events`, this.ctx.baseUrl.endsWith("/") ? this.ctx.baseUrl : `${this.ctx.baseUrl}/`);
+    const what = `conversion_events (${events.length} events)`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "content-type": "application/json", "user-agent": USER_AGENT },
+        body: JSON.stringify(v3Body(events, opts.testId)),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      const code = /TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error";
+      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${code})`, { status: null, providerCode: code });
+    }
+    const raw = await res.text().catch(() => "");
+    if (res.ok) return events.map(() => ({ ok: true }));
+
+    let body: ErrorBody = {};
+    try { body = JSON.parse(raw) as ErrorBody; } catch { /* not JSON: the status says it all */ }
+    const code = typeof body.error?.code === "string" || typeof body.error?.code === "number" ? String(body.error.code) : `http_${res.status}`;
+    const message = typeof body.error?.message === "string" ? body.error.message.slice(0, 500) : `HTTP ${res.status}`;
+    const kind = kindOfStatus(res.status);
+
+    // Validation errors that name events (`data.events[3].event_at`): those events failed, the others did not reach
+    // Reddit (it refuses the whole request) and are reported as unavailable so the caller sends them again.
+    if ((res.status === 400 || res.status === 422) && Array.isArray(body.error?.fields)) {
+      const perEvent = new Map<number, string[]>();
+      for (const f of body.error!.fields!) {
+        const m = typeof f.field === "string" ? /events\[(\d+)\]\.?(.*)$/.exec(f.field) : null;
+        if (!m || Number(m[1]) >= events.length) continue;
+        const list = perEvent.get(Number(m[1])) ?? perEvent.set(Number(m[1]), []).get(Number(m[1]))!;
+        list.push(`${m[2] || "event"}: ${typeof f.message === "string" ? f.message.slice(0, 200) : "invalid"}`);
+      }
+      if (perEvent.size) {
+        return events.map((_, i) => {
+          const errs = perEvent.get(i);
+          return errs
+            ? { ok: false, error: new ProviderError(PROVIDER, "bad_request", `refused the event: ${errs.join("; ")}`, { status: res.status, providerCode: code }) }
+            : { ok: false, error: new ProviderError(PROVIDER, "unavailable", "not sent: another event of its batch was refused; sent again without it", { status: res.status, providerCode: "batch_refused" }) };
+        });
+      }
+    }
+    const extra = res.status === 403 ? " (the token has no access to this pixel)" : res.status === 404 ? " (unknown pixel)" : "";
+    throw new ProviderError(PROVIDER, kind, `${what}: ${code}: ${message}${extra}`, {
+      status: res.status, providerCode: code, ...(kind === "rate_limited" ? { retryAfterMs: retryAfterMs(res.headers) } : {}),
+    });
+  }
+}

@@ -1,0 +1,17 @@
+import type { ProviderManifest } from "@trendgate/connector-core";
+import { N8nConnectBody, N8nSelectionBody } from "./schemas.ts";
+
+// n8n as the workflow provider (facts: ../shared/notes/providers.md §1). The user gives the instance's address and
+// an API key (X-N8N-API-KEY); there is no browser flow. The public API has no "execute workflow" endpoint: pushes go
+// to the production URL of the workflow's Webhook trigger node, which only answers while the workflow is active.
+export const manifest: ProviderManifest<"workflow"> = {
+  id: "n8n",
+  displayName: "n8n",
+  kind: "workflow",
+  operationName: "Workflow",
+  auth: { mode: "credentials" },
+  // Each user brings their own instance: the connection's api_base_url is used, this default only documents the shape.
+  baseUrl: { default: "https://example.app.n8n.cloud/", env: "N8N_API_URL" },
+  rateLimit: { retryAfterHeader: "retry-after" },
+  schemas: { connection: N8nConnectBody, selection: N8nSelectionBody },
+};

@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { OutboundUrl, text } from "@trendgate/contracts";
+
+// Request bodies of the n8n workflow connector (spec section 4.2), validated by the gateway and documented in OpenAPI.
+
+export const N8nConnectBody = z
+  .object({
+    api_key: text({ min: 1, max: 4096, trim: true })
+      .regex(/^[\x21-\x7e]+$/, "an n8n API key: visible ASCII characters only")
+      .meta({ description: "An n8n API key (n8n: Settings → n8n API → Create an API key). Stored encrypted, never returned", example: "n8n_api_2f0c1d..." }),
+    api_base_url: OutboundUrl
+      .meta({ description: "The n8n instance's address, without `/api/v1` (n8n Cloud: `https://<name>.app.n8n.cloud`)", example: "https://acme.app.n8n.cloud" }),
+    include_metadata: z.boolean().default(false)
+      .meta({ description: "Add `metadata` ({event_id, account_id, sent_at, trend_id}) to every push body (default `false`)" }),
+  })
+  .strict()
+  .meta({ id: "WorkflowConnectBody" });
+
+export const N8nSelectionBody = z
+  .object({
+    workflow_id: text({ min: 1, max: 64, trim: true }).meta({ description: "The workflow's id (from GET /api/integrations/workflow/workflows)", example: "2tUt1wbLX592XDdX" }),
+    workflow_name: text({ min: 1, max: 256, trim: true }).meta({ description: "Its name, as shown to users (n8n's current name is kept when they differ)", example: "Trend to content brief" }),
+    default_event: text({ min: 1, max: 64, trim: true }).default("trend_lifecycle")
+      .meta({ description: "The `event` name trend events are pushed with (and the default of POST …/push)", example: "trend_lifecycle" }),
+    api_base_url: OutboundUrl.meta({ description: "The instance's address; must be the connected one", example: "https://acme.app.n8n.cloud" }),
+    push_url: OutboundUrl.nullable().optional()
+      .meta({ description: "Overrides the derived production webhook URL (instances behind a proxy, or with a renamed webhook prefix)", example: "https://hooks.acme.example/webhook/trendgate" }),
+    auto_push: z.boolean().default(true).meta({ description: "Push every trend event to the workflow as `default_event` (default `true`)" }),
+  })
+  .strict()
+  .meta({ id: "WorkflowSelectionBody" });
+
+export type N8nSelection = z.output<typeof N8nSelectionBody> & { push_method?: string };

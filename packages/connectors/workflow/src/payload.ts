@@ -1,0 +1,41 @@
+import { z } from "zod";
+
+// What a workflow push carries through the shared outbox (QUEUES.workflowPushes), and the body the workflow gets.
+// The push URL, method and include_metadata are read from the connection when the push is sent, so a selection
+// changed meanwhile (a new override URL) applies to pushes still waiting.
+
+export const WorkflowPushPayload = z.object({
+  /** Our event id: sent as X-Trendgate-Event-Id (and in metadata) so the workflow can drop duplicates. */
+  event_id: z.string(),
+  event: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  /** The trend a trend-event push is about. */
+  trend_id: z.string().optional(),
+  /** `api` (POST …/push) or `trend_event` (automatic). */
+  source: z.enum(["api", "trend_event"]),
+});
+export type WorkflowPushPayload = z.infer<typeof WorkflowPushPayload>;
+
+/** The header carrying our event id on every push. */
+export const EVENT_ID_HEADER = "X-Trendgate-Event-Id";
+
+/** The JSON the workflow's trigger receives. */
+export function pushBody(p: WorkflowPushPayload, opts: { includeMetadata: boolean; accountId: string; sentAt: Date }): string {
+  return JSON.stringify({
+    event: p.event,
+    data: p.data,
+    ...(opts.includeMetadata
+      ? { metadata: { event_id: p.event_id, account_id: opts.accountId, sent_at: opts.sentAt.toISOString(), ...(p.trend_id ? { trend_id: p.trend_id } : {}) } }
+      : {}),
+  });
+}
+
+/** What a workflow connection stores besides its sealed key. */
+export interface WorkflowConnectionSettings {
+  include_metadata: boolean;
+}
+
+/** The sealed part of a workflow connection. */
+export interface WorkflowCredentials {
+  api_key: string;
+}

@@ -1,0 +1,266 @@
+// The n8n workflow connector end to end: gateway routes and the workflow-pushes worker against a local server that
+// speaks n8n's public API v1 and its production webhook URLs (tests/peers/n8n-server.ts).
+import { createServer } from "node:net";
+import { QUEUES } from "@trendgate/contracts";
+import { waitFor } from "../helpers/config.ts";
+import { startStack, trendEvent, type Stack } from "../helpers/stack.ts";
+import { startN8nServer, type N8nServer } from "../peers/n8n-server.ts";
+
+const BASE = "/api/integrations/workflow";
+let n8n: N8nServer;
+let stack: Stack;
+
+beforeAll(async () => {
+  n8n = await startN8nServer();
+  stack = await startStack({ OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1" });
+});
+afterAll(async () => { await stack.close(); await n8n.close(); });
+beforeEach(() => n8n.reset());
+
+type Account = Awaited<ReturnType<Stack["gw"]["account"]>>;
+const http = () => stack.gw.http;
+
+async function connect(a: Account, over: Record<string, unknown> = {}) {
+  const res = await http().post(`${BASE}/connect`).set(a.auth).send({ api_key: n8n.apiKey, api_base_url: n8n.url, include_metadata: false, ...over });
+  if (res.status !== 200) throw new Error(`connect: ${res.status} ${JSON.stringify(res.body)}`);
+  return res;
+}
+
+/** A connected account whose selection is a fresh active workflow with a POST webhook. */
+async function selected(over: { include_metadata?: boolean; active?: boolean; auto_push?: boolean } = {}) {
+  const a = await stack.gw.account();
+  await connect(a, { include_metadata: over.include_metadata ?? false });
+  const path = `trendgate-${Math.random().toString(36).slice(2, 10)}`;
+  const wf = n8n.addWorkflow({ name: "Trend to brief", active: over.active ?? true, webhook: { path } });
+  const res = await http().put(`${BASE}/selection`).set(a.auth).send({
+    workflow_id: wf.id, workflow_name: wf.name, default_event: "trend_lifecycle", api_base_url: n8n.url, ...(over.auto_push === undefined ? {} : { auto_push: over.auto_push }),
+  });
+  if (res.status !== 200) throw new Error(`selection: ${res.status} ${JSON.stringify(res.body)}`);
+  return { a, wf, path };
+}
+
+const executions = async (a: Account) => (await http().get(`${BASE}/executions`).set(a.auth)).body.data as any[];
+const execution = (a: Account, id: string, done = (e: any) => e.status !== "pending") =>
+  waitFor(async () => { const e = (await executions(a)).find((x) => x.id === id); return e && done(e) ? e : null; }, { timeoutMs: 20_000 });
+
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+describe("connect", () => {
+  test("a good key is checked with one real call, stored sealed and never returned", async () => {
+    const a = await stack.gw.account();
+    const res = await connect(a, { include_metadata: true });
+    expect(res.body).toEqual({ provider: "n8n", status: "connected", api_base_url: n8n.url, include_metadata: true, connected_at: expect.any(String) });
+    expect(n8n.apiCalls).toEqual(["GET /api/v1/workflows?limit=1"]);
+    expect(JSON.stringify(res.body)).not.toContain(n8n.apiKey);
+    const row = await stack.gw.deps.db.connection.findFirst({ where: { accountId: a.accountId, provider: "n8n" } });
+    expect(row).toMatchObject({ kind: "workflow", status: "connected" });
+    expect(row!.credentialsSealed).not.toContain(n8n.apiKey);
+  });
+
+  test("a wrong key, an address that is not n8n, an unreachable one and a private one each say why, and store nothing", async () => {
+    const a = await stack.gw.account();
+    const wrong = await http().post(`${BASE}/connect`).set(a.auth).send({ api_key: "n8n_api_wrong", api_base_url: n8n.url, include_metadata: false });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body).toMatchObject({ code: "provider_credentials_rejected", detail: expect.stringContaining("401") });
+    expect(wrong.body.errors[0]).toMatchObject({ path: "api_key" });
+
+    const notN8n = await http().post(`${BASE}/connect`).set(a.auth).send({ api_key: n8n.apiKey, api_base_url: `${n8n.url}/somewhere-else`, include_metadata: false });
+    expect(notN8n.status).toBe(422);
+    expect(notN8n.body).toMatchObject({ code: "not_a_provider_api", detail: expect.stringContaining("n8n public API") });
+
+    const down = await http().post(`${BASE}/connect`).set(a.auth).send({ api_key: n8n.apiKey, api_base_url: `http://127.0.0.1:${await closedPort()}`, include_metadata: false });
+    expect(down.status).toBe(422);
+    expect(down.body).toMatchObject({ code: "provider_unreachable", detail: expect.stringContaining("not reachable") });
+
+    n8n.failApi(503, 1);
+    const failing = await http().post(`${BASE}/connect`).set(a.auth).send({ api_key: n8n.apiKey, api_base_url: n8n.url, include_metadata: false });
+    expect(failing.status).toBe(503);
+    expect(failing.body).toMatchObject({ code: "service_unavailable", detail: expect.stringContaining("503") });
+
+    const priv = await http().post(`${BASE}/connect`).set(a.auth).send({ api_key: n8n.apiKey, api_base_url: "http://10.0.0.7:5678", include_metadata: false });
+    expect(priv.status).toBe(422);
+    expect(priv.body.errors[0]).toMatchObject({ path: "api_base_url", code: "blocked_destination" });
+
+    for (const r of [wrong, notN8n, down, failing, priv]) expect(JSON.stringify(r.body)).not.toContain(n8n.apiKey);
+    expect(await stack.gw.deps.db.connection.count({ where: { accountId: a.accountId } })).toBe(0);
+  });
+
+  test("before connecting, the workflow routes answer 409 not_connected and say how to connect", async () => {
+    const a = await stack.gw.account();
+    for (const res of [
+      await http().get(`${BASE}/workflows`).set(a.auth),
+      await http().put(`${BASE}/selection`).set(a.auth).send({ workflow_id: "x", workflow_name: "x", default_event: "e", api_base_url: n8n.url }),
+      await http().post(`${BASE}/push`).set(a.auth).send({ event: "e", data: {} }),
+    ]) {
+      expect(res.status).toBe(409);
+      expect(res.body).toMatchObject({ code: "not_connected", detail: expect.stringContaining(`${BASE}/connect`) });
+    }
+  });
+});
+
+describe("workflows and selection", () => {
+  test("workflows come page by page through n8n's cursor, with whether each can receive pushes and its production URL", async () => {
+    const a = await stack.gw.account();
+    await connect(a);
+    const hook = n8n.addWorkflow({ id: "wf001", name: "Brief writer", tags: ["content"], webhook: { path: "trend-brief" } });
+    n8n.addWorkflow({ id: "wf002", name: "Nightly report", active: false });
+    n8n.addWorkflow({ id: "wf003", name: "GET only", webhook: { path: "ping", method: "GET" } });
+    const p1 = await http().get(`${BASE}/workflows?limit=2`).set(a.auth);
+    expect(p1.status).toBe(200);
+    expect(p1.body.data).toEqual([
+      { id: hook.id, name: "Brief writer", active: true, tags: ["content"], can_receive_pushes: true, push_url: `${n8n.url}/webhook/trend-brief` },
+      { id: "wf002", name: "Nightly report", active: false, tags: [], can_receive_pushes: false, push_url: null },
+    ]);
+    expect(p1.body.next_cursor).toEqual(expect.any(String));
+    const p2 = await http().get(`${BASE}/workflows?limit=2&cursor=${encodeURIComponent(p1.body.next_cursor)}`).set(a.auth);
+    expect(p2.body).toEqual({ data: [expect.objectContaining({ id: "wf003", can_receive_pushes: false, push_url: null })], next_cursor: null });
+    expect(n8n.apiCalls.slice(-2)).toEqual(["GET /api/v1/workflows?limit=2", expect.stringMatching(/^GET \/api\/v1\/workflows\?limit=2&cursor=/)]);
+    const bad = await http().get(`${BASE}/workflows?cursor=bm9wZQ`).set(a.auth);
+    expect(bad.status).toBe(422);
+  });
+
+  test("the selection is checked at n8n: unknown workflow, no webhook trigger, another instance are refused; push_url may be overridden", async () => {
+    const a = await stack.gw.account();
+    await connect(a);
+    const hook = n8n.addWorkflow({ name: "Brief writer", webhook: { path: "brief" } });
+    const plain = n8n.addWorkflow({ name: "Cron only" });
+    const sel = (over: Record<string, unknown>) => http().put(`${BASE}/selection`).set(a.auth)
+      .send({ workflow_id: hook.id, workflow_name: "Brief writer", default_event: "trend_lifecycle", api_base_url: n8n.url, ...over });
+
+    const unknown = await sel({ workflow_id: "nope" });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors[0]).toMatchObject({ path: "workflow_id", code: "not_found" });
+    const noHook = await sel({ workflow_id: plain.id });
+    expect(noHook.status).toBe(422);
+    expect(noHook.body.errors[0]).toMatchObject({ path: "workflow_id", code: "no_webhook_trigger" });
+    const other = await sel({ api_base_url: "https://other.app.n8n.cloud" });
+    expect(other.status).toBe(422);
+    expect(other.body.errors[0]).toMatchObject({ path: "api_base_url" });
+
+    const ok = await sel({});
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({
+      workflow_id: hook.id, workflow_name: "Brief writer", default_event: "trend_lifecycle", api_base_url: n8n.url, push_url: `${n8n.url}/webhook/brief`,
+      push_method: "POST", push_url_overridden: false, auto_push: true, workflow_active: true,
+    });
+    const overridden = await sel({ push_url: `${n8n.url}/webhook/brief` + "?via=proxy" });
+    expect(overridden.body).toMatchObject({ push_url: `${n8n.url}/webhook/brief?via=proxy`, push_url_overridden: true });
+  });
+});
+
+describe("push", () => {
+  test("a push is queued (202) and POSTed to the workflow's webhook with our event id; include_metadata adds who and when", async () => {
+    const { a, path } = await selected({ include_metadata: true, auto_push: false });
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ event: "trend_lifecycle", data: { trend: "AI agents", category: "tech/ai" } });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ id: expect.stringMatching(/^wfe_/), event: "trend_lifecycle", status: "queued" });
+    const got = await waitFor(async () => n8n.pushes.find((p) => p.path === path));
+    expect(got.method).toBe("POST");
+    expect(got.headers["x-trendgate-event-id"]).toBe(res.body.id);
+    expect(got.body).toEqual({
+      event: "trend_lifecycle", data: { trend: "AI agents", category: "tech/ai" },
+      metadata: { event_id: res.body.id, account_id: a.accountId, sent_at: expect.any(String) },
+    });
+    const e = await execution(a, res.body.id);
+    expect(e).toMatchObject({ status: "succeeded", source: "api", event: "trend_lifecycle", attempts: [{ attempt: 1, outcome: "succeeded", error_class: null }] });
+  });
+
+  test("without include_metadata the body is exactly {event, data}; event defaults to the selection's default_event", async () => {
+    const { a, path } = await selected({ auto_push: false });
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ data: { trend: "Heat pumps" } });
+    expect(res.body.event).toBe("trend_lifecycle");
+    const got = await waitFor(async () => n8n.pushes.find((p) => p.path === path));
+    expect(got.body).toEqual({ event: "trend_lifecycle", data: { trend: "Heat pumps" } });
+  });
+
+  test("an inactive workflow's 404 fails the push at once with a message saying to activate the workflow", async () => {
+    const { a } = await selected({ active: false, auto_push: false });
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ event: "trend_lifecycle", data: { trend: "x" } });
+    const e = await execution(a, res.body.id);
+    expect(e.status).toBe("failed");
+    expect(e.attempts).toHaveLength(1);
+    expect(e.attempts[0]).toMatchObject({ outcome: "failed", error_class: "bad_request", error_message: expect.stringContaining("activate the workflow"), next_retry_at: null });
+    expect(e.last_error).toContain("is not registered");
+    expect(n8n.pushes).toHaveLength(0);
+  });
+
+  test("5xx answers are retried and every attempt is listed; the push arrives once", async () => {
+    const { a, path } = await selected({ auto_push: false });
+    n8n.failWebhook(503, 2);
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ event: "trend_lifecycle", data: { n: 1 } });
+    const e = await execution(a, res.body.id);
+    expect(e.status).toBe("succeeded");
+    expect(e.attempts.map((x: any) => [x.outcome, x.error_class])).toEqual([["retrying", "unavailable"], ["retrying", "unavailable"], ["succeeded", null]]);
+    expect(n8n.pushes.filter((p) => p.path === path)).toHaveLength(1);
+  });
+
+  test("a 429 is retried after Retry-After", async () => {
+    const { a, path } = await selected({ auto_push: false });
+    n8n.failWebhook(429, 1, 1);
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ event: "trend_lifecycle", data: { n: 2 } });
+    const e = await execution(a, res.body.id);
+    expect(e.status).toBe("succeeded");
+    expect(e.attempts[0]).toMatchObject({ outcome: "retrying", error_class: "rate_limited", response_status: 429 });
+    expect(n8n.pushes.filter((p) => p.path === path)).toHaveLength(1);
+  });
+
+  test("the same push sent twice with one Idempotency-Key is queued and sent once", async () => {
+    const { a, path } = await selected({ auto_push: false });
+    const send = () => http().post(`${BASE}/push`).set(a.auth).set("Idempotency-Key", "push-once-1").send({ event: "trend_lifecycle", data: { n: 3 } });
+    const first = await send();
+    const second = await send();
+    expect(first.status).toBe(202);
+    expect(second.status).toBe(202);
+    expect(second.body.id).toBe(first.body.id);
+    await execution(a, first.body.id);
+    expect(n8n.pushes.filter((p) => p.path === path)).toHaveLength(1);
+    expect(await stack.gw.deps.db.outboxMessage.count({ where: { accountId: a.accountId, queue: QUEUES.workflowPushes } })).toBe(1);
+  });
+
+  test("a payload Postgres cannot store (NUL) is refused with 422 and queues nothing", async () => {
+    const { a } = await selected({ auto_push: false });
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ event: "trend_lifecycle", data: { note: "a\u0000b" } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0]).toMatchObject({ path: "data" });
+    expect(await stack.gw.deps.db.outboxMessage.count({ where: { accountId: a.accountId } })).toBe(0);
+  });
+
+  test("a push without a selected workflow answers 409 and queues nothing", async () => {
+    const a = await stack.gw.account();
+    await connect(a);
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ event: "x", data: {} });
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toContain(`${BASE}/selection`);
+  });
+});
+
+describe("trend events", () => {
+  test("each trend event reaches the selected workflow once, as default_event with the trend payload", async () => {
+    const { a, path } = await selected({});
+    const e = trendEvent(a.accountId, { trend_id: `trend_wf_${Date.now()}` });
+    await stack.publish(e);
+    await stack.publish(e); // the same event again: no second push
+    const got = await waitFor(async () => n8n.pushes.find((p) => p.path === path));
+    expect(got.headers["x-trendgate-event-id"]).toBe(e.id);
+    expect(got.body).toMatchObject({ event: "trend_lifecycle", data: { id: e.id, trend_id: e.trend_id, trend_name: e.trend_name, velocity: e.velocity } });
+    const ex = await execution(a, e.id);
+    expect(ex).toMatchObject({ status: "succeeded", source: "trend_event" });
+    await waitFor(async () => (await stack.gw.deps.queues.get(QUEUES.trendEvents).getJobCountByTypes("waiting", "active", "delayed")) === 0);
+    expect(n8n.pushes.filter((p) => p.path === path)).toHaveLength(1);
+  });
+
+  test("with auto_push off, trend events are not pushed", async () => {
+    const { a, path } = await selected({ auto_push: false });
+    const e = trendEvent(a.accountId, { trend_id: `trend_wf_off_${Date.now()}` });
+    await stack.publish(e);
+    await waitFor(async () => (await stack.gw.deps.queues.get(QUEUES.trendEvents).getJobCountByTypes("waiting", "active", "delayed")) === 0);
+    expect(await executions(a)).toEqual([]);
+    expect(n8n.pushes.filter((p) => p.path === path)).toHaveLength(0);
+  });
+});
