@@ -10,6 +10,7 @@ import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
+import { providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
 // The team-chat connector's own routes (spec section 4.5), besides the connection routes every OAuth provider gets
 // (auth, connection status, disconnect): list channels, save the alerts channel, settings, and the public endpoint
@@ -42,23 +43,8 @@ async function connectionOf(deps: GatewayDeps, accountId: string): Promise<{ con
   return { connector, conn };
 }
 
-/** A provider failure as the caller's problem: credentials refused -> needs_reauth (409); transient -> 503. */
-async function providerProblem(deps: GatewayDeps, conn: ConnectionRow, err: unknown): Promise<never> {
-  if (!(err instanceof ProviderError)) throw err;
-  switch (err.kind) {
-    case "unauthorized":
-      await deps.connections.markNeedsReauth(conn.id, err.message);
-      throw new ApiError("not_connected", `${NAME} refused the connection's credentials (${err.message}): ${authorizeAgain}`);
-    case "rate_limited":
-    case "quota_exhausted":
-    case "unavailable": {
-      const seconds = Math.max(1, Math.ceil((err.detail.retryAfterMs ?? 5000) / 1000));
-      throw new ApiError("service_unavailable", `${NAME} is unavailable right now (${err.message}); retry later`, { headers: { "Retry-After": String(seconds) } });
-    }
-    default:
-      throw new ApiError("provider_error", `${NAME} refused the request: ${err.message}`);
-  }
-}
+/** A provider failure as the caller's problem (./provider-problem.ts). */
+const providerProblem = (deps: GatewayDeps, conn: ConnectionRow, err: unknown) => sharedProviderProblem(deps, conn, err, { name: NAME, reconnect: authorizeAgain });
 
 async function clientOf(deps: GatewayDeps, accountId: string) {
   const { connector, conn } = await connectionOf(deps, accountId);

@@ -11,6 +11,7 @@ import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
+import { providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
 // The workflow connector's routes (spec section 4.2), in the order of use: connect (an API key checked with one real
 // call, stored sealed), list workflows (the provider's cursor pages behind our own cursor), save the selection
@@ -57,23 +58,8 @@ async function connectionOf(deps: GatewayDeps, accountId: string): Promise<Conne
   return { conn, base, client: clientWith(deps, base, creds.api_key), includeMetadata };
 }
 
-/** A provider failure on a connected instance, as the caller's problem. */
-async function providerProblem(deps: GatewayDeps, conn: ConnectionRow, err: unknown): Promise<never> {
-  if (!(err instanceof ProviderError)) throw err;
-  switch (err.kind) {
-    case "unauthorized":
-      await deps.connections.markNeedsReauth(conn.id, err.message);
-      throw new ApiError("not_connected", `${NAME} refused the stored API key (${err.message}): connect again with a valid key (POST ${BASE}/connect)`);
-    case "rate_limited":
-    case "quota_exhausted":
-    case "unavailable": {
-      const seconds = Math.max(1, Math.ceil((err.detail.retryAfterMs ?? 5000) / 1000));
-      throw new ApiError("service_unavailable", `${NAME} is unavailable right now (${err.message}); retry later`, { headers: { "Retry-After": String(seconds) } });
-    }
-    default:
-      throw new ApiError("provider_error", `${NAME} refused the request: ${err.message}`);
-  }
-}
+/** A provider failure as the caller's problem (./provider-problem.ts). */
+const providerProblem = (deps: GatewayDeps, conn: ConnectionRow, err: unknown) => sharedProviderProblem(deps, conn, err, { name: NAME, reconnect: `connect again with a valid key (POST ${BASE}/connect)` });
 
 const field = (path: string, message: string, code: string) => ({ errors: [{ location: "body" as const, path, message, code }] });
 
