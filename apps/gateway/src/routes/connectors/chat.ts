@@ -10,7 +10,7 @@ import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
-import { providerProblem as sharedProviderProblem } from "./provider-problem.ts";
+import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
 // The team-chat connector's own routes (spec section 4.5), besides the connection routes every OAuth provider gets
 // (auth, connection status, disconnect): list channels, save the alerts channel, settings, and the public endpoint
@@ -31,15 +31,14 @@ const authorizeAgain = `authorize via GET ${BASE}/auth`;
 /** The account's chat connection (409 `not_connected` without one), in whatever state: settings need no provider call. */
 async function connectionRowOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ChatConnector; conn: ConnectionRow }> {
   const connector = connectorOf(deps);
-  const conn = await deps.connections.find(accountId, connector.manifest.id);
-  if (!conn) throw new ApiError("not_connected", `${connector.manifest.displayName} is not connected: ${authorizeAgain}`);
+  const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: connector.manifest.displayName, reconnect: authorizeAgain, usable: false });
   return { connector, conn };
 }
 
 /** The account's chat connection, usable at the provider (409 `not_connected` when missing or waiting for re-authorization). */
 async function connectionOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ChatConnector; conn: ConnectionRow }> {
-  const { connector, conn } = await connectionRowOf(deps, accountId);
-  if (conn.status === "needs_reauth") throw new ApiError("not_connected", `The ${connector.manifest.displayName} connection needs re-authorization (${conn.lastError ?? "credentials refused"}): ${authorizeAgain}`);
+  const connector = connectorOf(deps);
+  const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: connector.manifest.displayName, reconnect: authorizeAgain, usable: true });
   return { connector, conn };
 }
 

@@ -8,6 +8,7 @@ import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
+import { connectionOrConflict } from "./provider-problem.ts";
 
 // The community-ads connector's routes (spec section 4.3), besides the OAuth routes the framework generates for it
 // (GET {base}/auth, GET/DELETE {base}/connection): a conversion access token instead of OAuth, the selection
@@ -42,8 +43,7 @@ const authorizeFirst = `authorize via GET ${BASE}/auth or store a conversion acc
 
 async function connectionOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ConversionsConnector; conn: ConnectionRow }> {
   const connector = connectorOf(deps);
-  const conn = await deps.connections.find(accountId, connector.manifest.id);
-  if (!conn) throw new ApiError("not_connected", `${NAME} is not connected: ${authorizeFirst}`);
+  const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: NAME, reconnect: authorizeFirst, usable: false });
   return { connector, conn };
 }
 

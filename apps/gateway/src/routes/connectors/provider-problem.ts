@@ -24,3 +24,15 @@ export async function providerProblem(deps: GatewayDeps, conn: ConnectionRow, er
       throw new ApiError("provider_error", `${p.name} refused the request: ${err.message}`);
   }
 }
+
+/**
+ * The account's connection to a provider, or 409 `not_connected` saying how to connect. With `usable`, a connection
+ * waiting for re-authorization is refused the same way (routes that call the provider need working credentials).
+ */
+export async function connectionOrConflict(deps: GatewayDeps, accountId: string, providerId: string, p: { name: string; reconnect: string; usable: boolean }): Promise<ConnectionRow> {
+  const conn = await deps.connections.find(accountId, providerId);
+  if (!conn) throw new ApiError("not_connected", `${p.name} is not connected: ${p.reconnect}`);
+  if (p.usable && conn.status === "needs_reauth")
+    throw new ApiError("not_connected", `The ${p.name} connection needs re-authorization (${conn.lastError ?? "credentials refused"}): ${p.reconnect}`);
+  return conn;
+}

@@ -11,7 +11,7 @@ import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
-import { providerProblem as sharedProviderProblem } from "./provider-problem.ts";
+import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
 // The workflow connector's routes (spec section 4.2), in the order of use: connect (an API key checked with one real
 // call, stored sealed), list workflows (the provider's cursor pages behind our own cursor), save the selection
@@ -49,9 +49,7 @@ interface Connected { conn: ConnectionRow; base: string; client: WorkflowClient;
 
 async function connectionOf(deps: GatewayDeps, accountId: string): Promise<Connected> {
   const connector = connectorOf(deps);
-  const conn = await deps.connections.find(accountId, connector.manifest.id);
-  if (!conn) throw new ApiError("not_connected", `${NAME} is not connected: ${connectFirst}`);
-  if (conn.status === "needs_reauth") throw new ApiError("not_connected", `${NAME} refused the stored API key (${conn.lastError ?? "unauthorized"}): connect again with a valid key (POST ${BASE}/connect)`);
+  const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: NAME, reconnect: connectFirst, usable: true });
   const base = String((conn.externalAccount as Record<string, unknown>).api_base_url ?? "");
   const creds = JSON.parse(deps.secrets.open(conn.credentialsSealed)) as WorkflowCredentials;
   const includeMetadata = (conn.settings as Record<string, unknown> | null)?.include_metadata === true;
