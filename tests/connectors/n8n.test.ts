@@ -264,3 +264,35 @@ describe("trend events", () => {
     expect(n8n.pushes.filter((p) => p.path === path)).toHaveLength(0);
   });
 });
+
+describe("connection", () => {
+  test("GET shows the key connection without the key; DELETE answers 204, cancels its waiting pushes and disconnects", async () => {
+    const { a } = await selected({});
+    const status = await http().get(`${BASE}/connection`).set(a.auth);
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ provider: "n8n", kind: "workflow", status: "connected", account: { api_base_url: n8n.url }, last_error: null });
+    expect(JSON.stringify(status.body)).not.toContain(n8n.apiKey);
+
+    // A push that waits for its retry (n8n asked for an hour's pause) when the connection is deleted.
+    n8n.failWebhook(429, 1, 3600);
+    const pushed = await http().post(`${BASE}/push`).set(a.auth).send({ event: "e", data: { n: 1 } });
+    expect(pushed.status).toBe(202);
+    await execution(a, pushed.body.id, (e) => e.attempts.length === 1);
+
+    const del = await http().delete(`${BASE}/connection`).set(a.auth);
+    expect(del.status).toBe(204);
+    expect((await executions(a)).find((x) => x.id === pushed.body.id)).toMatchObject({ status: "cancelled", completed_at: expect.any(String) });
+    expect((await http().get(`${BASE}/connection`).set(a.auth)).status).toBe(404);
+    expect((await http().delete(`${BASE}/connection`).set(a.auth)).status).toBe(404);
+    expect(await stack.gw.deps.db.connection.count({ where: { accountId: a.accountId, provider: "n8n" } })).toBe(0);
+    const again = await http().post(`${BASE}/push`).set(a.auth).send({ event: "e", data: {} });
+    expect(again.status).toBe(409);
+  });
+
+  test("another account's DELETE does not touch this connection", async () => {
+    const { a } = await selected({});
+    const other = await stack.gw.account();
+    expect((await http().delete(`${BASE}/connection`).set(other.auth)).status).toBe(404);
+    expect((await http().get(`${BASE}/connection`).set(a.auth)).body.status).toBe("connected");
+  });
+});

@@ -2,6 +2,8 @@
 // access token), the selection, pushes queued on the shared outbox and sent in batches per pixel by the worker,
 // against the local Reddit stand-in (tests/peers/reddit-ads-server.ts), which validates bodies like the v3 API.
 import crypto from "node:crypto";
+import { redditAds } from "@trendgate/connector-conversions";
+import { testIdPlacementOf } from "../../packages/connectors/conversions/src/reddit-ads/config.ts";
 import { QUEUES } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import { startStack, type Stack } from "../helpers/stack.ts";
@@ -133,7 +135,7 @@ test("the same push with the same Idempotency-Key sends one event; test mode car
   await settled(a, t.body.id);
   const events = reddit.received.filter((r) => r.pixelId === a.pixelId);
   expect(events).toHaveLength(2);
-  expect(events.find((e) => e.event.metadata.conversion_id === "t1")!.testId).toBe("t2_test_42");
+  expect(events.find((e) => e.event.metadata.conversion_id === "t1")).toMatchObject({ testId: "t2_test_42", testIdIn: "body" }); // the default placement
   expect(events.find((e) => e.event.metadata.conversion_id !== "t1")!.testId).toBeNull();
   expect(events.find((e) => e.event.metadata.conversion_id !== "t1")!.event.type).toEqual({ tracking_type: "SIGN_UP" });
 });
@@ -188,4 +190,67 @@ test("an expiring OAuth token is refreshed (raw Basic client auth, as Reddit com
   await stack.gw.deps.queues.get(QUEUES.conversionEvents).promoteJobs();
   await settled(b, w.body.id);
   expect(reddit.unique(b.pixelId).has("after-revoke")).toBe(true);
+});
+
+test("GET events lists the account's pushed events newest first, page by page, filtered by status, each as GET events/{id} answers it", async () => {
+  const a = await connectedAccount();
+  const ids: string[] = [];
+  for (const c of ["list-1", "list-2", "list-3"]) ids.push((await push(a, { data: { conversion_id: c } })).body.id);
+  for (const id of ids) await settled(a, id);
+  const list = (q: string) => stack.gw.http.get(`${BASE}/events${q}`).set(a.auth);
+
+  const first = await list("?limit=2");
+  expect(first.status).toBe(200);
+  expect(first.body.data.map((e: any) => e.id)).toEqual([ids[2], ids[1]]);
+  expect(first.body.next_cursor).toEqual(expect.any(String));
+  for (const e of first.body.data) expect(e).toEqual(await event(a, e.id));
+  const second = await list(`?limit=2&cursor=${first.body.next_cursor}`);
+  expect(second.body.data.map((e: any) => e.conversion_id)).toEqual(["list-1"]);
+  expect(second.body.next_cursor).toBeNull();
+
+  expect((await list("?status=succeeded")).body.data.map((e: any) => e.id)).toEqual([...ids].reverse());
+  expect((await list("?status=failed")).body).toEqual({ data: [], next_cursor: null });
+  expect((await list("?status=sent")).status).toBe(422);
+  expect((await list("?limit=0")).status).toBe(422);
+  const other = await stack.gw.account();
+  expect((await stack.gw.http.get(`${BASE}/events`).set(other.auth)).body.data).toEqual([]);
+});
+
+describe("test_id placement (REDDIT_ADS_TEST_ID_PLACEMENT)", () => {
+  const events = (conversion_id: string) => [{ event_name: "purchase", data: { conversion_id, event_at: Date.now() - 60_000 } }];
+  const clientWith = (env: Record<string, string>) => {
+    const ctx = { baseUrl: reddit.url, accessToken: reddit.addConversionToken(), env };
+    return redditAds.client(ctx);
+  };
+
+  test.each([
+    [{}, "body"],
+    [{ REDDIT_ADS_TEST_ID_PLACEMENT: "body" }, "body"],
+    [{ REDDIT_ADS_TEST_ID_PLACEMENT: "query" }, "query"],
+  ] as const)("with %j a test event reaches Reddit with its test_id in the %s", async (env, where) => {
+    const pixelId = pixel();
+    const conversionId = `placed-${where}-${Object.keys(env).length}`;
+    const out = await clientWith(env).sendBatch(pixelId, events(conversionId), { testId: "t2_test_7" });
+    expect(out).toEqual([{ ok: true }]);
+    expect(reddit.unique(pixelId).get(conversionId)).toMatchObject({ testId: "t2_test_7", testIdIn: where });
+    await clientWith(env).sendBatch(pixelId, events(`${conversionId}-real`)); // without a test id: none anywhere
+    expect(reddit.unique(pixelId).get(`${conversionId}-real`)).toMatchObject({ testId: null, testIdIn: null });
+  });
+
+  test("an unknown placement is refused naming the variable; Reddit refuses a test_id given in both places or an unknown parameter", async () => {
+    expect(() => testIdPlacementOf({ REDDIT_ADS_TEST_ID_PLACEMENT: "header" })).toThrow(/REDDIT_ADS_TEST_ID_PLACEMENT must be body or query/);
+    const token = reddit.addConversionToken();
+    const pixelId = pixel();
+    const send = (query: string, data: Record<string, unknown>) => fetch(`${reddit.url}/api/v3/pixels/${pixelId}/conversion_events${query}`, {
+      method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ data: { ...data, events: [{ event_at: Date.now(), action_source: "WEBSITE", type: { tracking_type: "PURCHASE" }, user: {}, metadata: { conversion_id: "x1" } }] } }),
+    });
+    const both = await send("?test_id=t2_a", { test_id: "t2_a" });
+    expect(both.status).toBe(400);
+    expect(await both.json()).toMatchObject({ error: { code: "VALIDATION_ERROR", fields: [{ field: "test_id" }] } });
+    const unknown = await send("?test=t2_a", {});
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ error: { code: "VALIDATION_ERROR", fields: [{ field: "test" }] } });
+    expect(reddit.unique(pixelId).size).toBe(0);
+  });
 });

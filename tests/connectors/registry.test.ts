@@ -34,7 +34,7 @@ test("every provider has a unique, well-formed id and the registry accepts the l
 test("every configuration variable a manifest names is documented in .env.example", () => {
   const missing: string[] = [];
   for (const { manifest: m } of CONNECTORS) {
-    const vars = [m.baseUrl.env, ...(isOAuth(m) ? Object.values(m.auth.env) : [])].filter((v): v is string => !!v);
+    const vars = [m.baseUrl.env, ...Object.values(m.env ?? {}), ...(isOAuth(m) ? Object.values(m.auth.env) : [])].filter((v): v is string => !!v);
     for (const v of vars) if (!documented.has(v)) missing.push(`${m.id}: ${v}`);
   }
   expect(missing).toEqual([]);

@@ -10,7 +10,8 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   with addConversionToken); the body validated like the v3 API: `data.events` 1..1000, `event_at` in ms within
 //   7 days back and 5 minutes ahead, UPPER_SNAKE tracking types (CUSTOM needs custom_event_name), action_source enum,
 //   hashed identifiers are 64 hex, metadata.conversion_id; errors `{error:{code,message,fields:[{field,message}]}}`.
-//   It de-duplicates on (pixel, conversion_id) like Reddit, and counts what arrived.
+//   It de-duplicates on (pixel, conversion_id) like Reddit, and counts what arrived. A test event's id is accepted as
+//   `data.test_id` or as `?test_id=` (both at once, or any other query parameter, is a 400 naming it).
 // - The token endpoint compares the Basic credentials raw, as Reddit does (see reddit-ads/hooks.ts: the RFC's
 //   form-urlencoding of `-` and `_` in client ids would be refused).
 
@@ -19,7 +20,13 @@ const ACTION_SOURCES = new Set(["WEBSITE", "APP", "OTHER", "PHYSICAL_STORE"]);
 const HEX64 = /^[0-9a-f]{64}$/;
 const EVENT_KEYS = new Set(["event_at", "action_source", "type", "click_id", "user", "metadata"]);
 
-export interface ReceivedEvent { pixelId: string; testId: string | null; event: Record<string, any> }
+export interface ReceivedEvent {
+  pixelId: string;
+  testId: string | null;
+  /** Where the test id came: the body's `data.test_id` or the query's `test_id`. */
+  testIdIn: "body" | "query" | null;
+  event: Record<string, any>;
+}
 
 export interface RedditAdsServer {
   url: string;
@@ -157,11 +164,17 @@ export async function startRedditAdsServer(): Promise<RedditAdsServer> {
       const data = body?.data;
       if (!data || typeof data !== "object" || Object.keys(body).length !== 1) return apiError(res, 400, "VALIDATION_ERROR", "body must be {data}", [{ field: "data", message: "required" }]);
       for (const k of Object.keys(data)) if (k !== "events" && k !== "test_id") return apiError(res, 400, "VALIDATION_ERROR", "unknown field", [{ field: `data.${k}`, message: "unknown field" }]);
+      for (const k of url.searchParams.keys()) if (k !== "test_id") return apiError(res, 400, "VALIDATION_ERROR", "unknown query parameter", [{ field: k, message: "unknown query parameter" }]);
+      const queryTestId = url.searchParams.get("test_id");
+      if (queryTestId !== null && data.test_id !== undefined) return apiError(res, 400, "VALIDATION_ERROR", "test_id given twice", [{ field: "test_id", message: "give it as data.test_id or as ?test_id=, not both" }]);
+      if (queryTestId === "" || (data.test_id !== undefined && (typeof data.test_id !== "string" || !data.test_id))) return apiError(res, 400, "VALIDATION_ERROR", "invalid test_id", [{ field: queryTestId === "" ? "test_id" : "data.test_id", message: "must be a non-empty string" }]);
+      const testId: string | null = queryTestId ?? data.test_id ?? null;
+      const testIdIn = queryTestId !== null ? "query" as const : data.test_id !== undefined ? "body" as const : null;
       if (!Array.isArray(data.events) || data.events.length < 1 || data.events.length > 1000) return apiError(res, 400, "VALIDATION_ERROR", "events must hold 1 to 1000 events", [{ field: "data.events", message: "1 to 1000 events" }]);
       const now = Date.now();
       const fields = data.events.flatMap((e: unknown, i: number) => validateEvent(e, i, now));
       if (fields.length) return apiError(res, 400, "VALIDATION_ERROR", "invalid events", fields);
-      for (const event of data.events) received.push({ pixelId, testId: data.test_id ?? null, event });
+      for (const event of data.events) received.push({ pixelId, testId, testIdIn, event });
       requests.push({ pixelId, size: data.events.length, token: bearer! });
       // Accepted now; the answer may be held (server.delayMs): the window a kill -9 of the sender can fall into.
       inFlight += data.events.length;

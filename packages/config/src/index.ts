@@ -103,9 +103,16 @@ export const ConfigSchema = z.object({
   OAUTH_RETURN_ORIGINS: csv.default([]),
   OAUTH_REFRESH_BUFFER_SECONDS: int(0, 86_400).default(900),
   OAUTH_REFRESH_LOCK_TIMEOUT_MS: int(100, 120_000).default(15_000),
-  // The outbox of chat messages (and, next, workflow pushes, conversions, ads applies): attempt 1 at once, then these.
+  // The outbox of chat messages, workflow pushes and conversion events (ads applies next): attempt 1 at once, then these.
   OUTBOX_RETRY_SCHEDULE_SECONDS: seconds.default([5, 30, 120, 600, 1800, 3600] as never),
   OUTBOX_CONCURRENCY: int(1, 1000).default(20),
+  // Attempt records of concurrent jobs are written together: up to this many, or after this wait.
+  OUTBOX_RECORD_BATCH_SIZE: int(1, 5000).default(1000),
+  OUTBOX_RECORD_BATCH_WAIT_MS: int(0, 1000).default(2),
+  // A new conversion event waits this long for others to share its request (batched per pixel).
+  CONVERSION_BATCH_WAIT_MS: int(0, 60_000).default(200),
+  // Conversion events of a connection that needs re-authorization look again this often.
+  CONVERSION_REAUTH_RECHECK_SECONDS: int(1, 3600).default(30),
   CHAT_POST_INTERVAL_MS: int(0, 60_000).default(1000),
   OPERATOR_TICK_SECONDS: int(1, 3600).default(30),
   OPERATOR_RENOTIFY_SECONDS: int(60, 7 * 86_400).default(900),

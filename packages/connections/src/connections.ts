@@ -1,10 +1,10 @@
 import type { AuthorizationStart, ConnectionStatus, Disconnected } from "@trendgate/contracts";
-import { deleteConnection, findConnection, setConnectionNeedsReauth, type ConnectionRow } from "@trendgate/db";
+import { cancelConnectionOutboxMessages, deleteConnection, findConnection, setConnectionNeedsReauth, type ConnectionRow } from "@trendgate/db";
 import { completeAuthorization, startAuthorization, type CallbackOutcome, type CallbackQuery } from "./authorize.ts";
 import { tell, type ConnectionsDeps } from "./context.ts";
 import { openTokens } from "./credentials.ts";
 import { ConnectionsError } from "./errors.ts";
-import { oauthClient, oauthManifest } from "./providers.ts";
+import { isOAuthProvider, oauthClient } from "./providers.ts";
 import { toConnectionStatus } from "./status.ts";
 import { TokenKeeper } from "./token-keeper.ts";
 
@@ -41,24 +41,31 @@ export class Connections {
   }
 
   /**
-   * Revokes at the provider where it can, then deletes the connection (and its tokens) whatever the revocation's
-   * outcome: a user who disconnects must not stay connected because the provider is down. Null when not connected.
+   * Revokes at the provider where it can (OAuth providers; credentials such as an API key have nothing to revoke:
+   * `not_supported`), then deletes the connection (and its credentials) whatever the revocation's outcome: a user who
+   * disconnects must not stay connected because the provider is down. In the same transaction its pending outbox
+   * messages are cancelled: a later connection is a new row, so they could never be sent. Null when not connected.
    */
   async disconnect(accountId: string, providerId: string): Promise<Disconnected | null> {
-    oauthManifest(this.deps.providers, providerId); // unknown provider: ConnectionsError
+    const oauth = isOAuthProvider(this.deps.providers, providerId); // unknown provider: ConnectionsError
     const row = await this.find(accountId, providerId);
     if (!row) return null;
-    let revocation: Disconnected["revocation"];
+    let revocation: Disconnected["revocation"] = "not_supported";
     let revocationError: string | null = null;
-    try {
-      const client = oauthClient(this.deps.providers, providerId, this.deps.config.PROVIDER_ENV, this.deps.config.OUTBOUND_TIMEOUT_MS);
-      revocation = await client.revoke(openTokens(this.deps.secrets, row.credentialsSealed));
-    } catch (err) {
-      revocation = "failed";
-      revocationError = err instanceof ConnectionsError || err instanceof Error ? err.message : String(err);
-      this.deps.logger.warn({ provider: providerId, account_id: accountId, err: revocationError }, "revoking at the provider failed; deleting the tokens anyway");
+    if (oauth) {
+      try {
+        const client = oauthClient(this.deps.providers, providerId, this.deps.config.PROVIDER_ENV, this.deps.config.OUTBOUND_TIMEOUT_MS);
+        revocation = await client.revoke(openTokens(this.deps.secrets, row.credentialsSealed));
+      } catch (err) {
+        revocation = "failed";
+        revocationError = err instanceof ConnectionsError || err instanceof Error ? err.message : String(err);
+        this.deps.logger.warn({ provider: providerId, account_id: accountId, err: revocationError }, "revoking at the provider failed; deleting the tokens anyway");
+      }
     }
-    await deleteConnection(this.deps.db, row.id);
+    await this.deps.db.$transaction(async (tx) => {
+      await cancelConnectionOutboxMessages(tx, row.id);
+      await deleteConnection(tx, row.id);
+    });
     await tell(this.deps, accountId, "connection.disconnected", { provider: providerId, revocation, ...(revocationError ? { revocation_error: revocationError } : {}) });
     return { provider: providerId, revocation, revocation_error: revocationError };
   }

@@ -13,6 +13,13 @@ export function oauthManifest(providers: ProviderLookup, id: string): OAuthManif
   return m;
 }
 
+/** Whether the provider connects through OAuth (else through credentials); ConnectionsError when unknown. */
+export function isOAuthProvider(providers: ProviderLookup, id: string): boolean {
+  const m = providers.get(id)?.manifest;
+  if (!m) throw new ConnectionsError("unknown_provider", `No provider ${id} in the registry`);
+  return isOAuth(m);
+}
+
 /** The provider's OAuth client built from configuration, or ConnectionsError naming the variables to set. */
 export function oauthClient(providers: ProviderLookup, id: string, env: Readonly<Record<string, string | undefined>>, timeoutMs: number): OAuth2Client {
   const m = oauthManifest(providers, id);

@@ -11,7 +11,10 @@ export interface BatchWriterOptions {
   retryDelaysMs?: number[];
 }
 
-interface Pending<T> { item: T; resolve(): void; reject(e: unknown): void }
+/** Re-tries of a database write that failed transiently (ms, +-25 %): about 6 s in all, well inside a job's lock. */
+export const TRANSIENT_RETRY_DELAYS_MS = [25, 50, 100, 200, 400, 800, 1600, 3200];
+
+interface Pending<T, R> { item: T; resolve(r: R): void; reject(e: unknown): void }
 
 /**
  * Collects items from concurrent jobs and writes them together (at most `maxItems`, or after `maxWaitMs`). Each
@@ -24,19 +27,21 @@ interface Pending<T> { item: T; resolve(): void; reject(e: unknown): void }
  * half written on its own, so one bad item fails alone instead of taking its whole batch down. At most
  * `maxConcurrent` batches are written at once (they may commit in any order), so a burst never takes every
  * connection of the pool.
+ *
+ * `write` may answer one result per item, in order (e.g. what each row's update returned): add() resolves with it.
  */
-export class BatchWriter<T> {
-  private queue: Pending<T>[] = [];
+export class BatchWriter<T, R = void> {
+  private queue: Pending<T, R>[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly maxConcurrent: number;
 
-  constructor(private readonly write: (items: T[]) => Promise<void>, private readonly opts: BatchWriterOptions) {
+  constructor(private readonly write: (items: T[]) => Promise<R[] | void>, private readonly opts: BatchWriterOptions) {
     this.maxConcurrent = Math.max(1, opts.maxConcurrent ?? 4);
   }
 
-  add(item: T): Promise<void> {
-    return new Promise((resolve, reject) => {
+  add(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (this.queue.length >= this.opts.maxItems) this.pump(false);
       else this.timer ??= setTimeout(() => { this.timer = null; this.pump(true); }, this.opts.maxWaitMs);
@@ -67,12 +72,12 @@ export class BatchWriter<T> {
   }
 
   /** Writes one batch and settles its items; never rejects. */
-  private async writeBatch(batch: Pending<T>[]): Promise<void> {
+  private async writeBatch(batch: Pending<T, R>[]): Promise<void> {
     const delays = this.opts.retryDelaysMs ?? [];
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.write(batch.map((p) => p.item));
-        for (const p of batch) p.resolve();
+        const out = await this.write(batch.map((p) => p.item));
+        batch.forEach((p, i) => p.resolve((out ? out[i] : undefined) as R));
         return;
       } catch (err) {
         const transient = this.opts.isTransient?.(err) ?? false;

@@ -11,6 +11,13 @@ export class DeferError extends Error {
 }
 
 /**
+ * Thrown by an outbox handler when another job carries this message's attempt (a batched send holds its lease): this
+ * job ends without a record. If that job dies before recording, the message stays pending and the outbox sweeper
+ * re-queues it (a job that completed `{skipped}` counts as not sent).
+ */
+export class HandedOffError extends Error {}
+
+/**
  * Moves a running job back to delayed until `Date.now() + ms`, keeping its attempt (BullMQ's moveToDelayed, then
  * DelayedError so the worker neither completes nor fails it). Shared by the outbox and webhook deliveries.
  */

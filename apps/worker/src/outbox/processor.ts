@@ -1,19 +1,20 @@
 import type { Job } from "bullmq";
 import { OutboxJob, type OutboxQueueName } from "@trendgate/contracts";
-import { isTransientDbError, loadOutboxMessage, recordOutboxAttempt, type OutboxAttemptRecord, type OutboxMessage, type RecordedAttempt } from "@trendgate/db";
-import type { RetrySchedule } from "@trendgate/delivery";
+import { isTransientDbError, loadOutboxMessage, recordOutboxAttempts, type OutboxAttemptRecord, type OutboxMessage, type RecordedAttempt } from "@trendgate/db";
+import { BatchWriter, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { queueOutboxAttempt } from "@trendgate/queues";
 import type { ProcessorFactory, WorkerDeps } from "../processors/types.ts";
-import { DeferError, deferJob } from "./defer.ts";
+import { DeferError, deferJob, HandedOffError } from "./defer.ts";
 import { judgeFailure } from "./verdict.ts";
 
 /** Spread of each retry delay (+-), so that messages failing together do not retry in lockstep. */
 export const OUTBOX_RETRY_JITTER = 0.2;
 /** The longest Retry-After (or quota reset) honoured; beyond it the schedule's own delay is used. */
 export const OUTBOX_MAX_RETRY_AFTER_SECONDS = 86_400;
-/** Re-tries of an attempt record that failed transiently (ms): about 6 s in all, well inside a job's lock. */
-const RECORD_RETRY_DELAYS_MS = [25, 50, 100, 200, 400, 800, 1600, 3200];
+
+/** How one attempt at a message ended: what send returned, or what it threw. */
+export type SendOutcome = { ok: true; result?: Record<string, unknown> | void; durationMs: number } | { ok: false; error: unknown; durationMs: number };
 
 export interface OutboxContext {
   /** The running job and its lock token (for handlers that manage the job themselves). */
@@ -24,13 +25,20 @@ export interface OutboxContext {
   /** No retry follows if this attempt fails with a retryable error. */
   lastAttempt: boolean;
   logger: Logger;
+  /**
+   * Records an attempt at another message that this send carried too (a batched request), exactly as the processor
+   * records its own: the attempt row, the next attempt queued, onFinal. Only applies while that message has fewer
+   * attempts (a message recorded meanwhile is left as it is).
+   */
+  settle(message: OutboxMessage, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt>;
 }
 
 export type FinalOutcome = "succeeded" | "failed";
 
 /**
  * Sends the messages of one outbox queue. `send` throws a ProviderError to say how it failed (its kind decides retry
- * or not), or a DeferError to run the same attempt later without counting it; what it returns is kept on the message
+ * or not), a DeferError to run the same attempt later without counting it, or a HandedOffError when another job
+ * carries the attempt; what it returns is kept on the message
  * (`result`).
  */
 export interface OutboxHandler {
@@ -66,10 +74,53 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
         maxRetryAfterSeconds: OUTBOX_MAX_RETRY_AFTER_SECONDS,
       };
       const log = logger.child({ queue });
+      // Attempt records of concurrent jobs commit together. A write that fails transiently is tried again here (it
+      // is idempotent); one that still fails fails its job, which runs again, finds the attempt unrecorded and sends
+      // it again (at least once, never unrecorded).
+      const writer = new BatchWriter<OutboxAttemptRecord, RecordedAttempt>((records) => recordOutboxAttempts(db, records), {
+        maxItems: config.OUTBOX_RECORD_BATCH_SIZE, maxWaitMs: config.OUTBOX_RECORD_BATCH_WAIT_MS,
+        maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: TRANSIENT_RETRY_DELAYS_MS,
+      });
+
+      /** Records one attempt (durably, before the next one is queued), queues the next one, runs onFinal. */
+      async function settle(message: OutboxMessage, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt> {
+        let record: OutboxAttemptRecord;
+        let error: Error | null = null;
+        if (outcome.ok) {
+          record = { messageId: message.id, attempt, outcome: "succeeded", durationMs: outcome.durationMs, result: outcome.result ?? undefined };
+        } else {
+          const v = judgeFailure(outcome.error, schedule, attempt);
+          if (v.unexpected) log.warn({ message_id: message.id, attempt, err: String(outcome.error) }, "outbox send failed with an unmapped error; retrying as unavailable");
+          error = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+          record = {
+            messageId: message.id, attempt, outcome: v.outcome, durationMs: outcome.durationMs, responseStatus: v.responseStatus,
+            errorClass: v.errorClass, errorMessage: v.errorMessage, nextRetryAt: v.delayMs === null ? null : new Date(Date.now() + v.delayMs),
+          };
+        }
+        const saved = await writer.add(record);
+        if (!saved.recorded) return saved; // a duplicate run recorded it first
+        if (saved.status === "pending" && record.nextRetryAt) {
+          await queueOutboxAttempt(queues, queue, { message_id: message.id, attempt: attempt + 1 }, record.nextRetryAt.getTime() - Date.now())
+            .catch((err) => log.warn({ message_id: message.id, err: String(err) }, "retry not queued; the sweeper will queue it"));
+        }
+        if (saved.status === "succeeded" || saved.status === "failed") {
+          if (saved.status === "failed") log.warn({ message_id: message.id, attempt, error_class: record.errorClass }, "outbox message failed");
+          const final: OutboxMessage = {
+            ...message, status: saved.status, attempts: attempt, lastError: record.errorMessage ?? null,
+            result: (record.result ?? message.result) as OutboxMessage["result"], completedAt: new Date(),
+          };
+          try {
+            await handler.onFinal?.(final, saved.status, error);
+          } catch (err) {
+            log.warn({ message_id: message.id, err: String(err) }, "outbox onFinal hook failed");
+          }
+        }
+        return saved;
+      }
 
       return {
         concurrency: handler.concurrency ?? config.OUTBOX_CONCURRENCY,
-        close: async () => { await handler.close?.(); },
+        close: async () => { await writer.flush(); await handler.close?.(); },
         async process(job, token) {
           const data = OutboxJob.parse(job.data);
           const message = await loadOutboxMessage(db, data.message_id);
@@ -82,57 +133,21 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
           }
           if (message.attempts < data.attempt - 1) return { skipped: "an earlier attempt is not recorded" }; // its own job sends it
 
-          const ctx: OutboxContext = { job, token, attempt: data.attempt, lastAttempt: data.attempt > schedule.delaysSeconds.length, logger: log };
+          const ctx: OutboxContext = { job, token, attempt: data.attempt, lastAttempt: data.attempt > schedule.delaysSeconds.length, logger: log, settle };
           const started = Date.now();
-          let record: OutboxAttemptRecord;
-          let error: Error | null = null;
+          let outcome: SendOutcome;
           try {
-            const result = await handler.send(message, ctx);
-            record = { messageId: message.id, attempt: data.attempt, outcome: "succeeded", durationMs: Date.now() - started, result: result ?? undefined };
+            outcome = { ok: true, result: await handler.send(message, ctx), durationMs: Date.now() - started };
           } catch (err) {
             if (err instanceof DeferError) return deferJob(job, token, err.ms);
-            const v = judgeFailure(err, schedule, data.attempt);
-            if (v.unexpected) log.warn({ message_id: message.id, attempt: data.attempt, err: String(err) }, "outbox send failed with an unmapped error; retrying as unavailable");
-            error = err instanceof Error ? err : new Error(String(err));
-            record = {
-              messageId: message.id, attempt: data.attempt, outcome: v.outcome, durationMs: Date.now() - started, responseStatus: v.responseStatus,
-              errorClass: v.errorClass, errorMessage: v.errorMessage, nextRetryAt: v.delayMs === null ? null : new Date(Date.now() + v.delayMs),
-            };
+            if (err instanceof HandedOffError) return { skipped: `handed off: ${err.message}` };
+            outcome = { ok: false, error: err, durationMs: Date.now() - started };
           }
-          // Durable before the next attempt is queued. If it cannot be written even after the re-tries, the job fails
-          // and runs again: it finds the attempt unrecorded and sends it again (at least once, never unrecorded).
-          const saved = await recordWithRetries(() => recordOutboxAttempt(db, record));
-          if (!saved.recorded) return { skipped: "attempt already recorded" }; // a duplicate run recorded it first
-          if (saved.status === "pending" && record.nextRetryAt) {
-            await queueOutboxAttempt(queues, queue, { message_id: message.id, attempt: data.attempt + 1 }, record.nextRetryAt.getTime() - Date.now())
-              .catch((err) => log.warn({ message_id: message.id, err: String(err) }, "retry not queued; the sweeper will queue it"));
-          }
-          if (saved.status === "succeeded" || saved.status === "failed") {
-            if (saved.status === "failed") log.warn({ message_id: message.id, attempt: data.attempt, error_class: record.errorClass }, "outbox message failed");
-            const final: OutboxMessage = {
-              ...message, status: saved.status, attempts: data.attempt, lastError: record.errorMessage ?? null,
-              result: (record.result ?? message.result) as OutboxMessage["result"], completedAt: new Date(),
-            };
-            try {
-              await handler.onFinal?.(final, saved.status, error);
-            } catch (err) {
-              log.warn({ message_id: message.id, err: String(err) }, "outbox onFinal hook failed");
-            }
-          }
-          return { outcome: record.outcome, attempt: data.attempt };
+          const saved = await settle(message, data.attempt, outcome);
+          if (!saved.recorded) return { skipped: "attempt already recorded" };
+          return { outcome: outcome.ok ? "succeeded" : saved.status === "pending" ? "retrying" : saved.status, attempt: data.attempt };
         },
       };
     },
   };
-}
-
-async function recordWithRetries(write: () => Promise<RecordedAttempt>): Promise<RecordedAttempt> {
-  for (let i = 0; ; i++) {
-    try {
-      return await write();
-    } catch (err) {
-      if (i >= RECORD_RETRY_DELAYS_MS.length || !isTransientDbError(err)) throw err;
-      await new Promise((r) => setTimeout(r, RECORD_RETRY_DELAYS_MS[i] * (0.75 + Math.random() * 0.5)));
-    }
-  }
 }

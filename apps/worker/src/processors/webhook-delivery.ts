@@ -3,13 +3,10 @@ import { enqueueDelivery, serializePayload, WebhookSender } from "@trendgate/con
 import {
   isTransientDbError, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
-import { BatchWriter, DestinationLimiter, nextRetryDelayMs, type RetrySchedule } from "@trendgate/delivery";
+import { BatchWriter, DestinationLimiter, nextRetryDelayMs, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@trendgate/delivery";
 import { deferJob } from "../outbox/defer.ts";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
-
-/** Re-tries of an attempt batch that failed transiently (ms, +-25 %): about 6 s in all, well inside a job's lock. */
-const RECORD_RETRY_DELAYS_MS = [25, 50, 100, 200, 400, 800, 1600, 3200];
 
 /**
  * Sends one attempt of one webhook delivery and records it. Retries are new delayed jobs (one per attempt) whose
@@ -44,7 +41,7 @@ export const webhookDelivery: ProcessorFactory = {
       }
     }, {
       maxItems: config.WEBHOOK_RECORD_BATCH_SIZE, maxWaitMs: config.WEBHOOK_RECORD_BATCH_WAIT_MS,
-      maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: RECORD_RETRY_DELAYS_MS,
+      maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: TRANSIENT_RETRY_DELAYS_MS,
     });
 
     return {

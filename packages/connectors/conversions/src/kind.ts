@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ProviderError, ProviderManifest } from "@trendgate/connector-core";
+import type { ProviderEnv, ProviderError, ProviderManifest } from "@trendgate/connector-core";
 
 // The conversions connector kind: send conversion events (a purchase, a sign-up, ...) to an ads platform's
 // conversions API, in batches per pixel. A provider (packages/connectors/conversions/src/<provider>/) implements
@@ -17,6 +17,16 @@ export interface ConversionPush {
   data: Record<string, unknown> & { conversion_id: string; event_at: number };
 }
 
+/** A queued conversion event: the outbox message's payload (written by the push route, read by the worker). */
+export interface ConversionMessagePayload { pixel_id: string; ad_account_id: string; test_id: string | null; event: ConversionPush }
+
+/**
+ * The batch a queued event belongs to, kept in the message's subject_id: events are sent together only for the same
+ * connection, pixel and test id (test events never ride with real ones).
+ */
+export const conversionBatchGroup = (p: Pick<ConversionMessagePayload, "pixel_id" | "test_id">): string =>
+  p.test_id ? `${p.pixel_id}|test:${p.test_id}` : p.pixel_id;
+
 export type ConversionResult = { ok: true } | { ok: false; error: ProviderError };
 
 export interface ConversionsClient {
@@ -29,8 +39,11 @@ export interface ConversionsClient {
 
 export interface ConversionsConnector {
   manifest: ProviderManifest<"conversions">;
-  /** A client bound to one connection's access token (OAuth or a conversion access token). */
-  client(ctx: { baseUrl: string; accessToken: string }): ConversionsClient;
+  /**
+   * A client bound to one connection's access token (OAuth or a conversion access token); `env` (PROVIDER_ENV) holds
+   * the provider's own settings (manifest.env), defaults when absent.
+   */
+  client(ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }): ConversionsClient;
   /** Hashes the personal identifiers of a push as the provider wants them (at push time: raw ones are never stored). */
   hashIdentifiers(push: ConversionPush): ConversionPush;
   /** The push route's body (`{event_name?, data, test_id?}`); `data.event_at` comes out as epoch ms. */

@@ -75,6 +75,8 @@ export interface ProviderManifest<K extends ConnectorKind = ConnectorKind> {
   auth: OAuth2Auth | CredentialsAuth;
   /** The provider's API base URL and the configuration variable that overrides it. */
   baseUrl: { default: string; env: string };
+  /** The provider's own settings (name -> configuration variable), read from PROVIDER_ENV by its folder's code. */
+  env?: Record<string, string>;
   rateLimit?: RateLimitRules;
   /** Request bodies this provider's routes accept (validated, and documented in OpenAPI). */
   schemas: { connection?: z.ZodType; selection?: z.ZodType; settings?: z.ZodType };

@@ -1,19 +1,20 @@
 import { z } from "zod";
-import type { ConversionPush, ConversionsConnector } from "@trendgate/connector-conversions";
+import { conversionBatchGroup, type ConversionMessagePayload, type ConversionsConnector } from "@trendgate/connector-conversions";
 import { registry } from "@trendgate/connectors";
 import { Id, QUEUES } from "@trendgate/contracts";
-import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
+import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxMessage, type OutboxRow, type Prisma } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
+import { OutboxListQuery, outboxPage, type OutboxAttemptRow } from "./outbox-list.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict } from "./provider-problem.ts";
 
 // The community-ads connector's routes (spec section 4.3), besides the OAuth routes the framework generates for it
 // (GET {base}/auth, GET/DELETE {base}/connection): a conversion access token instead of OAuth, the selection
 // (ad account, pixel, default event), the push (queued on the shared outbox, sent in batches per pixel by the
-// conversion-events worker) and one pushed event's delivery record. Bodies are the provider's schemas.
+// conversion-events worker) and the pushed events' delivery records. Bodies are the provider's schemas.
 
 const ADS = registry.single("conversions");
 const BASE = basePathOf(ADS.manifest);
@@ -37,6 +38,7 @@ export const CommunityAdsEvent = z.object({
   attempts: z.array(z.object({ attempt: z.number(), outcome: z.string(), response_status: z.number().nullable(), error: z.string().nullable(), at: z.string() })),
   last_error: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
 }).meta({ id: "CommunityAdsEvent" });
+export const CommunityAdsEventList = z.object({ data: z.array(CommunityAdsEvent), next_cursor: z.string().nullable() }).meta({ id: "CommunityAdsEventList" });
 export const CommunityAdsTokenSaved = z.object({ provider: z.string(), status: z.string(), credential: z.literal("conversion_access_token") }).meta({ id: "CommunityAdsTokenSaved" });
 
 const authorizeFirst = `authorize via GET ${BASE}/auth or store a conversion access token with PUT ${BASE}/token`;
@@ -56,8 +58,15 @@ const selectionOf = (conn: ConnectionRow): Selection | null => {
   return s.pixel_id && s.account_id && s.event_name ? (s as Selection) : null;
 };
 
-/** The payload of a queued conversion event (what the worker batches on: connection, pixel, test id). */
-export interface ConversionMessagePayload { pixel_id: string; ad_account_id: string; test_id: string | null; event: ConversionPush }
+/** A queued conversion event as the API shows it (one event, and each item of the listing). */
+function eventOf(m: OutboxMessage, attempts: OutboxAttemptRow[]): z.infer<typeof CommunityAdsEvent> {
+  const p = m.payload as unknown as ConversionMessagePayload;
+  return {
+    id: m.id, status: m.status, event_name: p.event.event_name, conversion_id: p.event.data.conversion_id, pixel_id: p.pixel_id, test_id: p.test_id,
+    attempts: attempts.map((a) => ({ attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, error: a.errorMessage, at: a.createdAt.toISOString() })),
+    last_error: m.lastError, created_at: m.createdAt.toISOString(), completed_at: m.completedAt?.toISOString() ?? null,
+  };
+}
 
 export const communityAdsRoutes: RouteDef[] = [
   defineRoute({
@@ -125,7 +134,7 @@ export const communityAdsRoutes: RouteDef[] = [
       const dedupKey = `${conn.id}:${b.test_id ? `test:${b.test_id}:` : ""}${conversionId}`;
       let rows: OutboxRow[] = [];
       const reply = await atomically(async (tx) => {
-        rows = await addOutboxMessages(tx, [{ queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: selection.pixel_id, dedupKey, payload }]);
+        rows = await addOutboxMessages(tx, [{ queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: conversionBatchGroup(payload), dedupKey, payload }]);
         if (rows.length) return { status: 202, body: { id: rows[0].id, status: "pending", conversion_id: conversionId, duplicate: false } };
         const first = await tx.outboxMessage.findUnique({ where: { queue_dedupKey: { queue: QUEUES.conversionEvents, dedupKey } } });
         return { status: 202, body: { id: first?.id ?? id, status: first?.status ?? "pending", conversion_id: conversionId, duplicate: true } };
@@ -143,15 +152,18 @@ export const communityAdsRoutes: RouteDef[] = [
       const m = await deps.db.outboxMessage.findFirst({ where: { id: params.id, accountId: auth.accountId, queue: QUEUES.conversionEvents } });
       if (!m) throw notFound("Event");
       const attempts = await deps.db.outboxAttempt.findMany({ where: { messageId: m.id }, orderBy: { attempt: "asc" } });
-      const p = m.payload as unknown as ConversionMessagePayload;
-      return {
-        status: 200,
-        body: {
-          id: m.id, status: m.status, event_name: p.event.event_name, conversion_id: p.event.data.conversion_id, pixel_id: p.pixel_id, test_id: p.test_id,
-          attempts: attempts.map((a) => ({ attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, error: a.errorMessage, at: a.createdAt.toISOString() })),
-          last_error: m.lastError, created_at: m.createdAt.toISOString(), completed_at: m.completedAt?.toISOString() ?? null,
-        },
-      };
+      return { status: 200, body: eventOf(m, attempts) };
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/events`, operationId: "listCommunityAdsEvents", tag: TAG, auth: "apiKey",
+    summary: "Pushed conversion events and their delivery attempts, newest first",
+    description: "Each item as GET …/events/{id} answers it; `status` filters (`pending`, `succeeded`, `failed`, `cancelled`). Pass `next_cursor` back as `cursor`.",
+    query: OutboxListQuery,
+    responses: { 200: { description: "A page of events", schema: CommunityAdsEventList } },
+    async handler({ deps, auth, query }) {
+      const page = await outboxPage(deps, auth.accountId, QUEUES.conversionEvents, query);
+      return { status: 200, body: { data: page.rows.map(({ message, attempts }) => eventOf(message, attempts)), next_cursor: page.next_cursor } };
     },
   }),
 ];

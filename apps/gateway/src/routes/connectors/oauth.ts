@@ -2,17 +2,18 @@ import type { z } from "zod";
 import { isOAuth, type OAuthManifest } from "@trendgate/connector-core";
 import { callbackAnswer, ConnectionsError } from "@trendgate/connections";
 import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/connectors";
-import { AuthorizationQuery, AuthorizationStart, CALLBACK_ERRORS, ConnectionStatus, Disconnected, OAUTH_CALLBACK_PATH, OAuthCallbackQuery } from "@trendgate/contracts";
-import { ApiError, notFound } from "../../http/api-error.ts";
+import { AuthorizationQuery, AuthorizationStart, CALLBACK_ERRORS, OAUTH_CALLBACK_PATH, OAuthCallbackQuery } from "@trendgate/contracts";
+import { ApiError } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { validateRequest } from "../../http/validate.ts";
+import { connectionRoutesOf, hasConnectionRoutes } from "./connection.ts";
 import { basePathOf } from "./paths.ts";
 
 // The browser OAuth flow of every OAuth provider in the registry, generated from its manifest under its base path:
 //   GET    {base}/auth        the consent page's URL and a one-time state (spec 4.3-4.5: e.g. /api/integrations/chat/auth)
-//   GET    {base}/connection  the connection's status (never its tokens)
-//   DELETE {base}/connection  revoke at the provider where possible, delete the tokens
-// and the one public callback every provider sends the browser back to. The lifecycle itself is @trendgate/connections.
+// and the one public callback every provider sends the browser back to; with them the GET/DELETE {base}/connection
+// routes of every provider that has a connection row, OAuth or credentials (./connection.ts). The lifecycle itself is
+// @trendgate/connections.
 
 const TAG = "Connections";
 const generated = new WeakSet<RouteDef>();
@@ -26,7 +27,7 @@ function startError(err: unknown): unknown {
   return err;
 }
 
-function providerRoutes(m: OAuthManifest): RouteDef[] {
+function authRoutes(m: OAuthManifest): RouteDef[] {
   const base = basePathOf(m);
   const name = m.displayName;
   return [
@@ -50,32 +51,6 @@ function providerRoutes(m: OAuthManifest): RouteDef[] {
         } catch (err) {
           throw startError(err);
         }
-      },
-    }),
-    defineRoute({
-      method: "get", path: `${base}/connection`, operationId: `get${m.operationName}Connection`, tag: TAG, auth: "apiKey",
-      summary: `Status of the ${name} connection`,
-      description: "`status` is `connected`, `needs_reauth` (authorize again) or `error` (refresh failing, retried); `last_error` says why. 404 when not connected.",
-      responses: { 200: { description: "The connection", schema: ConnectionStatus } },
-      async handler({ deps, auth }) {
-        const status = await deps.connections.status(auth.accountId, m.id);
-        if (!status) throw notFound(`${name} connection`);
-        return { status: 200, body: status };
-      },
-    }),
-    defineRoute({
-      method: "delete", path: `${base}/connection`, operationId: `delete${m.operationName}Connection`, tag: TAG, auth: "apiKey",
-      summary: `Disconnect ${name}`,
-      description: `Revokes the tokens at ${name} where it has a revocation call, then deletes them here. 204 when revoked (or nothing to revoke ` +
-        "at the provider); 200 with `revocation: failed` when revoking failed: the connection is deleted here anyway. 404 when not connected.",
-      responses: {
-        200: { description: "Disconnected, but revoking at the provider failed", schema: Disconnected },
-        204: { description: "Disconnected" },
-      },
-      async handler({ deps, auth }) {
-        const r = await deps.connections.disconnect(auth.accountId, m.id);
-        if (!r) throw notFound(`${name} connection`);
-        return r.revocation === "failed" ? { status: 200, body: r } : { status: 204 };
       },
     }),
   ];
@@ -109,17 +84,20 @@ const callbackRoute = defineRoute({
   },
 });
 
-/** The callback and the routes of every OAuth provider in `registry`. */
+/** The callback, the authorization route of every OAuth provider in `registry` and the connection routes of every provider that has them. */
 export function oauthRoutes(registry: ConnectorRegistry): RouteDef[] {
-  const routes = [callbackRoute, ...registry.manifests().filter(isOAuth).flatMap(providerRoutes)];
+  const routes = [callbackRoute, ...registry.manifests().flatMap((m) => [
+    ...(isOAuth(m) ? authRoutes(m) : []),
+    ...(isOAuth(m) || hasConnectionRoutes(m) ? connectionRoutesOf(m) : []),
+  ])];
   for (const r of routes) generated.add(r);
   return routes;
 }
 
-/** The OAuth routes of the registry (in allRoutes, hence in the OpenAPI document). */
+/** The OAuth and connection routes of the registry (in allRoutes, hence in the OpenAPI document). */
 export const connectionRoutes = oauthRoutes(defaultRegistry);
 
-/** `routes` with the OAuth routes of `registry` in place of the default registry's (a gateway given fixture providers). */
+/** `routes` with the OAuth and connection routes of `registry` in place of the default registry's (a gateway given fixture providers). */
 export function withOAuthRoutesOf(routes: RouteDef[], registry: ConnectorRegistry): RouteDef[] {
   if (registry === defaultRegistry) return routes;
   return [...routes.filter((r) => !generated.has(r)), ...oauthRoutes(registry)];

@@ -10,6 +10,7 @@ import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
+import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
@@ -126,15 +127,10 @@ const PushAttempt = z.object({
 });
 const PushExecution = z.object({
   id: z.string().meta({ description: "The push's event id (sent as X-Trendgate-Event-Id)" }),
-  event: z.string(), source: z.string(), status: z.enum(["pending", "succeeded", "failed", "cancelled"]), attempts: z.array(PushAttempt),
+  event: z.string(), source: z.string(), status: z.enum(OUTBOX_STATUSES), attempts: z.array(PushAttempt),
   last_error: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
 }).meta({ id: "WorkflowPushExecution" });
 const ExecutionList = z.object({ data: z.array(PushExecution), next_cursor: z.string().nullable() }).meta({ id: "WorkflowPushExecutionList" });
-const ExecutionsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: text({ min: 1, max: 64 }).optional(),
-  status: z.enum(["pending", "succeeded", "failed", "cancelled"]).optional(),
-});
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -254,31 +250,23 @@ export const workflowRoutes: RouteDef[] = [
     method: "get", path: `${BASE}/executions`, operationId: "listWorkflowPushExecutions", tag: TAG, auth: "apiKey",
     summary: "Pushes to the workflow and every attempt at each, newest first",
     description: "Both API pushes and automatic trend-event pushes, with each attempt's outcome, HTTP status and error. Pass `next_cursor` back as `cursor`.",
-    query: ExecutionsQuery,
+    query: OutboxListQuery,
     responses: { 200: { description: "A page of pushes", schema: ExecutionList } },
     async handler({ deps, auth, query }) {
-      const messages = await deps.db.outboxMessage.findMany({
-        where: { accountId: auth.accountId, queue: QUEUES.workflowPushes, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
-        orderBy: { id: "desc" }, take: query.limit + 1,
-      });
-      const more = messages.length > query.limit;
-      const pageRows = messages.slice(0, query.limit);
-      const attempts = pageRows.length
-        ? await deps.db.outboxAttempt.findMany({ where: { messageId: { in: pageRows.map((m) => m.id) } }, orderBy: { attempt: "asc" } })
-        : [];
-      const data = pageRows.map((m) => {
+      const page = await outboxPage(deps, auth.accountId, QUEUES.workflowPushes, query);
+      const data = page.rows.map(({ message: m, attempts }) => {
         const p = WorkflowPushPayload.safeParse(m.payload);
         return {
           id: p.success ? p.data.event_id : m.id, event: p.success ? p.data.event : "", source: p.success ? p.data.source : "unknown",
-          status: m.status as "pending" | "succeeded" | "failed" | "cancelled",
-          attempts: attempts.filter((a) => a.messageId === m.id).map((a) => ({
+          status: m.status as (typeof OUTBOX_STATUSES)[number],
+          attempts: attempts.map((a) => ({
             attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, error_class: a.errorClass, error_message: a.errorMessage,
             duration_ms: a.durationMs, next_retry_at: iso(a.nextRetryAt), created_at: a.createdAt.toISOString(),
           })),
           last_error: m.lastError, created_at: m.createdAt.toISOString(), completed_at: iso(m.completedAt),
         };
       });
-      return { status: 200, body: { data, next_cursor: more ? pageRows[pageRows.length - 1].id : null } };
+      return { status: 200, body: { data, next_cursor: page.next_cursor } };
     },
   }),
 ];

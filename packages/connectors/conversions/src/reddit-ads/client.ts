@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import { ProviderError, type ProviderErrorKind } from "@trendgate/connector-core";
 import type { ConversionPush, ConversionResult, ConversionsClient } from "../kind.ts";
+import type { TestIdPlacement } from "./config.ts";
 import { trackingTypeOf } from "./schemas.ts";
 
 // Reddit Ads Conversions API v3 (providers.md §2): POST {base}/api/v3/pixels/{pixel_id}/conversion_events with a
-// Bearer token and `{data: {test_id?, events: [...]}}`. Personal identifiers leave hashed (SHA-256 hex of the
+// Bearer token and `{data: {test_id?, events: [...]}}` (or the test id as `?test_id=`: REDDIT_ADS_TEST_ID_PLACEMENT). Personal identifiers leave hashed (SHA-256 hex of the
 // normalised value; a value that already is a SHA-256 hex is passed through), the user agent raw. One request per
 // call, no retries here: the outbox decides when to try again.
 
@@ -60,8 +61,9 @@ export function v3Event(e: ConversionPush): Record<string, unknown> {
   };
 }
 
-export function v3Body(events: ConversionPush[], testId?: string) {
-  return { data: { ...(testId ? { test_id: testId } : {}), events: events.map(v3Event) } };
+/** The request body; `test_id` in it only when that is where it goes (else it is the URL's `?test_id=`). */
+export function v3Body(events: ConversionPush[], testId?: string, placement: TestIdPlacement = "body") {
+  return { data: { ...(testId && placement === "body" ? { test_id: testId } : {}), events: events.map(v3Event) } };
 }
 
 type ErrorBody = { error?: { code?: unknown; message?: unknown; fields?: { field?: unknown; message?: unknown }[] } };
@@ -83,17 +85,19 @@ const kindOfStatus = (s: number): ProviderErrorKind =>
   s === 401 ? "unauthorized" : s === 404 ? "not_found" : s === 429 ? "rate_limited" : s >= 500 || s === 408 ? "unavailable" : "bad_request";
 
 export class RedditAdsConversionsClient implements ConversionsClient {
-  constructor(private readonly ctx: { baseUrl: string; accessToken: string }) {}
+  constructor(private readonly ctx: { baseUrl: string; accessToken: string; testIdPlacement?: TestIdPlacement }) {}
 
   async sendBatch(pixelId: string, events: ConversionPush[], opts: { testId?: string } = {}): Promise<ConversionResult[]> {
     const url = new URL(`api/v3/pixels/${encodeURIComponent(pixelId)}/conversion_events`, this.ctx.baseUrl.endsWith("/") ? this.ctx.baseUrl : `${this.ctx.baseUrl}/`);
+    const placement = this.ctx.testIdPlacement ?? "body";
+    if (opts.testId && placement === "query") url.searchParams.set("test_id", opts.testId);
     const what = `conversion_events (${events.length} events)`;
     let res: Response;
     try {
       res = await fetch(url, {
         method: "POST",
         headers: { authorization: `Bearer ${this.ctx.accessToken}`, "content-type": "application/json", "user-agent": USER_AGENT },
-        body: JSON.stringify(v3Body(events, opts.testId)),
+        body: JSON.stringify(v3Body(events, opts.testId, placement)),
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (err) {

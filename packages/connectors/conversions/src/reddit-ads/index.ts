@@ -1,11 +1,12 @@
 import type { ConversionsConnector } from "../kind.ts";
 import { hashIdentifiers, RedditAdsConversionsClient } from "./client.ts";
+import { testIdPlacementOf } from "./config.ts";
 import { manifest } from "./manifest.ts";
 import { CommunityAdsPushBody, CommunityAdsTokenBody } from "./schemas.ts";
 
 export const redditAds: ConversionsConnector = {
   manifest,
-  client: (ctx) => new RedditAdsConversionsClient(ctx),
+  client: (ctx) => new RedditAdsConversionsClient({ ...ctx, testIdPlacement: testIdPlacementOf(ctx.env ?? {}) }),
   hashIdentifiers,
   pushBody: CommunityAdsPushBody,
   tokenBody: CommunityAdsTokenBody,
@@ -15,3 +16,4 @@ export const redditAds: ConversionsConnector = {
 
 export { CommunityAdsPushBody, CommunityAdsSelectionBody, trackingTypeOf } from "./schemas.ts";
 export { v3Body, v3Event } from "./client.ts";
+export { testIdPlacementOf, type TestIdPlacement } from "./config.ts";

@@ -6,6 +6,13 @@ import { CommunityAdsSelectionBody, CommunityAdsTokenBody } from "./schemas.ts";
 // the `adsconversions` scope and `duration=permanent` (a refresh token); the token endpoint takes HTTP Basic client
 // auth and a form body, so the standard flow needs no hooks. A conversion access token from Events Manager can be
 // stored instead (PUT /api/integrations/community-ads/token).
+/**
+ * Reddit Ads' own configuration variables, read from PROVIDER_ENV (./config.ts) and documented in .env.example:
+ * REDDIT_ADS_TEST_ID_PLACEMENT: where a test event's `test_id` goes, `body` (`data.test_id`, as v3 clients send it;
+ * the default) or `query` (`?test_id=`, as one integrator's account needed; providers.md §2).
+ */
+export const env = { testIdPlacement: "REDDIT_ADS_TEST_ID_PLACEMENT" } as const;
+
 export const manifest: ProviderManifest<"conversions"> = {
   id: "reddit_ads",
   displayName: "Reddit Ads",
@@ -26,4 +33,5 @@ export const manifest: ProviderManifest<"conversions"> = {
   baseUrl: { default: "https://ads-api.reddit.com", env: "REDDIT_ADS_API_URL" },
   rateLimit: { retryAfterHeader: "retry-after", resetHeader: "x-ratelimit-reset", remainingHeader: "x-ratelimit-remaining" },
   schemas: { selection: CommunityAdsSelectionBody, connection: CommunityAdsTokenBody },
+  env,
 };

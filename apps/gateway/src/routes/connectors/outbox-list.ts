@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { text } from "@trendgate/contracts";
+import type { OutboxMessage } from "@trendgate/db";
+import type { GatewayDeps } from "../../app.ts";
+
+// One page of an account's outbox messages of one queue, newest first, with their attempts: the listings of what a
+// connector sent (workflow executions, conversion events) share the query and the paging; each maps the rows itself.
+
+export const OUTBOX_STATUSES = ["pending", "succeeded", "failed", "cancelled"] as const;
+
+/** `?limit&cursor&status`: pass the answer's `next_cursor` back as `cursor`. */
+export const OutboxListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: text({ min: 1, max: 64 }).optional(),
+  status: z.enum(OUTBOX_STATUSES).optional(),
+});
+export type OutboxListQuery = z.infer<typeof OutboxListQuery>;
+
+export type OutboxAttemptRow = Awaited<ReturnType<GatewayDeps["db"]["outboxAttempt"]["findMany"]>>[number];
+
+export interface OutboxPage { rows: { message: OutboxMessage; attempts: OutboxAttemptRow[] }[]; next_cursor: string | null }
+
+export async function outboxPage(deps: GatewayDeps, accountId: string, queue: string, query: OutboxListQuery): Promise<OutboxPage> {
+  const messages = await deps.db.outboxMessage.findMany({
+    where: { accountId, queue, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
+    orderBy: { id: "desc" }, take: query.limit + 1,
+  });
+  const page = messages.slice(0, query.limit);
+  const attempts = page.length
+    ? await deps.db.outboxAttempt.findMany({ where: { messageId: { in: page.map((m) => m.id) } }, orderBy: { attempt: "asc" } })
+    : [];
+  return {
+    rows: page.map((message) => ({ message, attempts: attempts.filter((a) => a.messageId === message.id) })),
+    next_cursor: messages.length > query.limit ? page[page.length - 1].id : null,
+  };
+}
