@@ -25,7 +25,7 @@ import type { ConversionPush } from "@trendgate/connector-conversions";
 import { registry } from "@trendgate/connectors";
 import { createAccount, createApiKey } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
-import { createRedis } from "@trendgate/queues";
+import { createRedis, DEFAULT_JOB_OPTIONS } from "@trendgate/queues";
 import { createWorkerDeps, startWorkers } from "../apps/worker/src/run-workers.ts";
 import { fmt, startServer, stopServer } from "./lib.ts";
 
@@ -191,7 +191,7 @@ export async function benchConversions() {
         else if (open.length === 1) timer = setTimeout(flush, Math.max(0, waitMs - (Date.now() - createdAt)));
       });
       const queueRedis = createRedis(config.REDIS_URL, "client");
-      const bareQueue = new Queue(name, { connection: queueRedis, prefix });
+      const bareQueue = new Queue(name, { connection: queueRedis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS }); // the service's job options
       await bareQueue.addBulk(events.map((_, i) => ({ name: "e", data: { i } })));
       const t1 = performance.now();
       const bare = new Worker(name, async (job) => {
