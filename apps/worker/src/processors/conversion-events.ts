@@ -12,9 +12,11 @@ import type { WorkerDeps } from "./types.ts";
 //   batch is already pending.
 // - Its job then takes its group's batch lock (Redis, one batch per group at a time), reads its own message (only
 //   while still pending at the attempt it loaded) and up to maxBatchSize-1 other due messages of the group, lists
-//   them in the batch's member set, sends them in one request, records every companion's attempt through the
-//   processor's own record (ctx.settle, which queues the next attempt of those to retry) and releases the lock. Its
-//   own message is recorded by the processor from what send returns or throws.
+//   them in the batch's member set and sends them in one request. Every member's attempt, its own included, is
+//   recorded through the processor's own record (ctx.settle, which queues the next attempt of those to retry), and
+//   the job ends without a second record (HandedOffError). While full batches are due it goes on (up to
+//   DRAIN_BUDGET_MS), reading and sending the next batch while the last one's records are written; the lock is
+//   released once every record is written.
 // - A job whose message is in the batch in flight ends without a record (HandedOffError): the leader records it, or,
 //   if the leader dies, the message stays pending and the outbox sweeper re-queues it once overdue (the lock lapses
 //   after BATCH_LOCK_TTL_MS). A job whose group is busy with a batch it is not in looks again after LEADER_WAIT_MS.
