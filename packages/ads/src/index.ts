@@ -1,4 +1,5 @@
-// The ads plan engine (issue 11): guardrails (strict_safety) and the state hashes that make a plan refuse to apply
-// to changed targets. Provider specifics live in packages/connectors/ads.
+// The ads plan engine (issue 11): guardrails (strict_safety), the state hashes that make a plan refuse to apply
+// to changed targets, and the signing of executor plans. Provider specifics live in packages/connectors/ads.
 export * from "./guardrails.ts";
 export * from "./plan-hash.ts";
+export * from "./executor-signing.ts";
