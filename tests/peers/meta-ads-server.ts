@@ -362,15 +362,17 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
     if (!input || typeof input !== "object" || Array.isArray(input)) throw param100("param targeting must be a JSON object");
     const t = clone(input) as Record<string, any>;
     const geo = t.geo_locations;
+    // Shape errors come first, as plain (#100) parameter errors (Meta's wording for a non-array list).
+    if (geo !== undefined && (!geo || typeof geo !== "object" || Array.isArray(geo))) throw param100("param targeting[geo_locations] must be an object.");
+    if (geo?.countries !== undefined) {
+      if (!Array.isArray(geo.countries)) throw param100("param targeting[geo_locations][countries] must be an array.");
+      for (const c of geo.countries) if (typeof c !== "string" || !/^[A-Z]{2}$/.test(c)) throw param100(`Invalid country code: ${JSON.stringify(c)}`);
+    }
     const hasAudience = Array.isArray(t.custom_audiences) && t.custom_audiences.length > 0;
     const geoKeys = ["countries", "regions", "cities", "zips", "geo_markets", "country_groups", "custom_locations", "places", "electoral_districts"];
     const hasGeo = geo && typeof geo === "object" && geoKeys.some((k) => Array.isArray(geo[k]) && geo[k].length > 0);
     if (!hasGeo && !hasAudience) {
       throw invalid(META_SUBCODES.missingLocation, "Missing Target Audience Location", "Your audience is missing a location. You can add a location or a Custom Audience.", ["targeting"]);
-    }
-    if (geo?.countries !== undefined) {
-      if (!Array.isArray(geo.countries)) throw param100("param targeting[geo_locations][countries] must be an array.");
-      for (const c of geo.countries) if (typeof c !== "string" || !/^[A-Z]{2}$/.test(c)) throw param100(`Invalid country code: ${JSON.stringify(c)}`);
     }
     for (const k of ["age_min", "age_max"] as const) {
       if (t[k] === undefined) continue;

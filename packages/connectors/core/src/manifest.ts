@@ -6,7 +6,7 @@ import type { TokenSet } from "./tokens.ts";
 // routes, the OpenAPI document, the provider lists and the worker's dispatch are generated from these.
 
 /** Connector kinds; each has one small interface in its package (packages/connectors/<kind>/src/kind.ts). */
-export type ConnectorKind = "social" | "chat" | "workflow" | "conversions";
+export type ConnectorKind = "social" | "chat" | "workflow" | "conversions" | "ads";
 
 /** Client settings resolved from configuration (never from a request). */
 export interface OAuthClientSettings {

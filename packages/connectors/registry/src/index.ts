@@ -1,3 +1,4 @@
+import { googleAds, type AdsConnector } from "@trendgate/connector-ads";
 import type { ConnectorKind, ProviderManifest } from "@trendgate/connector-core";
 import { slack, type ChatConnector } from "@trendgate/connector-chat";
 import { redditAds, type ConversionsConnector } from "@trendgate/connector-conversions";
@@ -8,7 +9,7 @@ import { n8n, type WorkflowConnector } from "@trendgate/connector-workflow";
 // are generated from it (no `if (provider === ...)` outside a provider's folder). Adding a provider: add its folder
 // under packages/connectors/<kind>/src/<provider>/, export it from its kind's index, and add it here.
 
-export type Connector = SocialConnector | ChatConnector | ConversionsConnector | WorkflowConnector;
+export type Connector = SocialConnector | ChatConnector | ConversionsConnector | WorkflowConnector | AdsConnector;
 
 export const CONNECTORS: readonly Connector[] = [
   x,
@@ -18,6 +19,7 @@ export const CONNECTORS: readonly Connector[] = [
   slack,
   n8n,
   redditAds,
+  googleAds,
 ];
 
 export interface ConnectorsByKind {
@@ -25,6 +27,7 @@ export interface ConnectorsByKind {
   chat: ChatConnector;
   workflow: WorkflowConnector;
   conversions: ConversionsConnector;
+  ads: AdsConnector;
 }
 
 export class ConnectorRegistry {

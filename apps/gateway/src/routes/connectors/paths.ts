@@ -7,6 +7,7 @@ const BASES: Record<ProviderManifest["kind"], (id: string) => string> = {
   chat: () => "/api/integrations/chat",
   workflow: () => "/api/integrations/workflow",
   conversions: () => "/api/integrations/community-ads",
+  ads: (id) => `/api/integrations/ads/${id}`,
 };
 
 export const basePathOf = (m: ProviderManifest) => BASES[m.kind](m.id);

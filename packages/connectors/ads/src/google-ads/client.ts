@@ -1,0 +1,157 @@
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import { callError, codeOf, failuresOf, operationIndexOf, PROVIDER } from "./errors.ts";
+import { env as ENV } from "./manifest.ts";
+
+// The Google Ads REST client (providers.md §3a): GAQL reads through googleAds:search (pageToken paging) and keyword
+// targeting as ad-group criteria, one `adGroupCriteria:mutate` per plan carrying one operation per change:
+// `create` adds a keyword, `remove` takes the criterion's resource name. Writes use partialFailure (valid
+// operations apply, each failure names its operation, so a run records per change); the dry run is the same call
+// with validateOnly (nothing applied, every invalid operation named). Every mutated item counts against the daily
+// operations quota, so reads are few and batched.
+
+const DEFAULT_VERSION = "v25";
+const TIMEOUT_MS = 30_000;
+const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
+/** Keywords are added as phrase match: broad match would spend on loosely related searches. */
+const MATCH_TYPE = "PHRASE";
+
+const digits = (id: string) => id.replace(/-/g, "");
+const cursorOf = (c: { r: "campaign" | "ad_group"; t?: string }) => Buffer.from(JSON.stringify(c)).toString("base64url");
+const parseCursor = (s?: string): { r: "campaign" | "ad_group"; t?: string } => {
+  if (!s) return { r: "campaign" };
+  try {
+    const c = JSON.parse(Buffer.from(s, "base64url").toString()) as { r?: string; t?: string };
+    if (c.r === "campaign" || c.r === "ad_group") return { r: c.r, t: c.t };
+  } catch { /* fall through */ }
+  throw new ProviderError(PROVIDER, "bad_request", "not a cursor of this listing (pass next_cursor back as given)");
+};
+const keywordItem = (text: string, matchType = MATCH_TYPE, resource?: string): TargetingItem =>
+  ({ key: `${text.toLowerCase()}|${matchType}`, text, match_type: matchType, ...(resource ? { resource } : {}) });
+
+type Row = Record<string, any>;
+
+export class GoogleAdsClient implements AdsClient {
+  private readonly base: string;
+  private readonly loginCustomerId?: string;
+
+  constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
+    const version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
+    if (!/^v\d+$/.test(version)) throw new Error(`${ENV.apiVersion} must look like v25, not ${JSON.stringify(version)}`);
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${version}/`;
+    const login = ctx.env?.[ENV.loginCustomerId];
+    if (login) {
+      if (!/^\d{10}$/.test(digits(login))) throw new Error(`${ENV.loginCustomerId} must be a 10-digit customer id, not ${JSON.stringify(login)}`);
+      this.loginCustomerId = digits(login);
+    }
+  }
+
+  /** Headers of every call besides the token (what an executor's caller sends too). */
+  private headers(): Record<string, string> {
+    return { "content-type": "application/json", ...(this.loginCustomerId ? { "login-customer-id": this.loginCustomerId } : {}) };
+  }
+
+  private async post(path: string, body: unknown, what: string): Promise<{ status: number; body: any; requestId: string | null }> {
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.base), {
+        method: "POST", body: JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS),
+        headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT },
+      });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
+    }
+    const text = await res.text().catch(() => "");
+    let parsed: any = null;
+    try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = null; }
+    return { status: res.status, body: parsed, requestId: res.headers.get("request-id") };
+  }
+
+  private async search(customerId: string, query: string, pageToken?: string): Promise<{ results: Row[]; nextPageToken?: string }> {
+    const r = await this.post(`customers/${digits(customerId)}/googleAds:search`, { query, ...(pageToken ? { pageToken } : {}) }, "googleAds:search");
+    if (r.status !== 200 || !r.body) throw callError(r.status, r.body, "googleAds:search", r.requestId);
+    return { results: r.body.results ?? [], nextPageToken: r.body.nextPageToken || undefined };
+  }
+
+  async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {
+    // Campaigns first, then ad groups (the level keywords live on), each through Google's own pages.
+    const c = parseCursor(opts.cursor);
+    if (c.r === "campaign") {
+      const page = await this.search(accountId, "SELECT campaign.id, campaign.name, campaign.status, campaign.advertising_channel_type FROM campaign", c.t);
+      const data = page.results.map((r): AdsEntity => ({ id: String(r.campaign.id), name: r.campaign.name, level: "campaign", parent_id: null, status: r.campaign.status, targeting: [] }));
+      return { data, next_cursor: cursorOf(page.nextPageToken ? { r: "campaign", t: page.nextPageToken } : { r: "ad_group" }) };
+    }
+    const page = await this.search(accountId, "SELECT ad_group.id, ad_group.name, ad_group.status, ad_group.campaign FROM ad_group", c.t);
+    const data = page.results.map((r): AdsEntity => ({
+      id: String(r.adGroup.id), name: r.adGroup.name, level: "ad_group", parent_id: String(r.adGroup.campaign ?? "").split("/").pop() || null, status: r.adGroup.status, targeting: ["keywords"],
+    }));
+    return { data, next_cursor: page.nextPageToken ? cursorOf({ r: "ad_group", t: page.nextPageToken }) : null };
+  }
+
+  async readTargeting(accountId: string, entityIds: string[], field: TargetingField): Promise<EntityTargeting[]> {
+    if (field !== "keywords") throw new ProviderError(PROVIDER, "bad_request", `Google Ads plans change keywords only, not ${field}`);
+    const ids = entityIds.map((id) => { if (!/^\d+$/.test(id)) throw new ProviderError(PROVIDER, "bad_request", `ad group id ${id}: digits expected`); return id; });
+    const byGroup = new Map<string, TargetingItem[]>(ids.map((id) => [id, []]));
+    if (!ids.length) return [];
+    const query = "SELECT ad_group_criterion.resource_name, ad_group_criterion.criterion_id, ad_group_criterion.keyword.text, ad_group_criterion.keyword.match_type, " +
+      `ad_group_criterion.status, ad_group_criterion.negative, ad_group.id FROM ad_group_criterion WHERE ad_group_criterion.type = 'KEYWORD' AND ad_group.id IN (${ids.join(",")})`;
+    let token: string | undefined;
+    do {
+      const page = await this.search(accountId, query, token);
+      for (const r of page.results) {
+        const crit = r.adGroupCriterion ?? {};
+        if (crit.negative || crit.status === "REMOVED" || !crit.keyword) continue; // negatives are not targeting we add to
+        byGroup.get(String(r.adGroup?.id))?.push(keywordItem(crit.keyword.text, crit.keyword.matchType, crit.resourceName));
+      }
+      token = page.nextPageToken;
+    } while (token);
+    return ids.map((id) => ({ entity_id: id, field, items: byGroup.get(id)!.sort((a, b) => a.key.localeCompare(b.key)) }));
+  }
+
+  async resolveItems(_accountId: string, field: TargetingField, phrases: string[]): Promise<Map<string, TargetingItem[]>> {
+    if (field !== "keywords") throw new ProviderError(PROVIDER, "bad_request", `Google Ads plans change keywords only, not ${field}`);
+    // A keyword is the trend's own phrase: trimmed, lower case, at most 10 words and 80 characters as Google allows.
+    return new Map(phrases.map((p) => {
+      const text = p.toLowerCase().replace(/[^\p{L}\p{N}\s'.&+-]/gu, " ").replace(/\s+/g, " ").trim().split(" ").slice(0, 10).join(" ").slice(0, 80).trim();
+      return [p, text ? [keywordItem(text)] : []];
+    }));
+  }
+
+  calls(accountId: string, changes: TargetingChange[], _prior: EntityTargeting[]): ProviderCall[] {
+    if (!changes.length) return [];
+    const cid = digits(accountId);
+    const operations = changes.map((c) => {
+      if (c.op === "add") return { create: { adGroup: `customers/${cid}/adGroups/${c.entity_id}`, status: "ENABLED", keyword: { text: c.item.text, matchType: c.item.match_type ?? MATCH_TYPE } } };
+      if (!c.item.resource) throw new ProviderError(PROVIDER, "bad_request", `removing "${c.item.text}" needs its criterion's resource name`);
+      return { remove: c.item.resource };
+    });
+    return [{ method: "POST", path: `customers/${cid}/adGroupCriteria:mutate`, headers: this.headers(), body: { operations, partialFailure: true }, change_ids: changes.map((c) => c.id) }];
+  }
+
+  async run(_accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {
+    const out: ChangeResult[] = [];
+    for (const call of calls) {
+      const body = { ...(call.body as object), validateOnly: opts.dryRun };
+      const what = `adGroupCriteria:mutate${opts.dryRun ? " (validateOnly)" : ""}`;
+      const r = await this.post(call.path, body, what);
+      const perOp = new Map<number, string>();
+      const failures = r.status === 200 ? failuresOf(r.body?.partialFailureError) : r.status === 400 ? failuresOf(r.body) : [];
+      for (const e of failures) {
+        const i = operationIndexOf(e);
+        if (i !== null) perOp.set(i, [perOp.get(i), `${codeOf(e)}: ${e.message ?? ""}`.trim()].filter(Boolean).join("; "));
+      }
+      if (r.status !== 200 && !(r.status === 400 && perOp.size)) throw callError(r.status, r.body, what, r.requestId);
+      call.change_ids.forEach((id, i) => {
+        const err = perOp.get(i);
+        if (err) out.push({ change_id: id, ok: false, error: new ProviderError(PROVIDER, "bad_request", err, { status: r.status, providerCode: err.split(":")[0] }), request_id: r.requestId ?? undefined });
+        // A refused validateOnly request names every invalid operation: the others passed. A refused write applied
+        // nothing (only a request-level refusal gets here: writes use partialFailure).
+        else if (r.status !== 200 && !opts.dryRun) out.push({ change_id: id, ok: false, error: new ProviderError(PROVIDER, "unavailable", "not applied: another operation of its request was refused", { status: r.status, providerCode: "request_refused" }), request_id: r.requestId ?? undefined });
+        else if (r.status !== 200) out.push({ change_id: id, ok: true, request_id: r.requestId ?? undefined });
+        else out.push({ change_id: id, ok: true, request_id: r.requestId ?? undefined, resource: r.body?.results?.[i]?.resourceName || undefined });
+      });
+    }
+    return out;
+  }
+}

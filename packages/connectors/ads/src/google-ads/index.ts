@@ -1,0 +1,9 @@
+import type { AdsConnector } from "../kind.ts";
+import { GoogleAdsClient } from "./client.ts";
+import { manifest } from "./manifest.ts";
+
+export const googleAds: AdsConnector = {
+  manifest,
+  capabilities: { dryRun: true, audienceEstimate: false, sandbox: true, targeting: ["keywords"], writes: "per_item" },
+  client: (ctx) => new GoogleAdsClient(ctx),
+};

@@ -1,0 +1,2 @@
+export * from "./kind.ts";
+export { googleAds } from "./google-ads/index.ts";
