@@ -116,6 +116,8 @@ export const ConfigSchema = z.object({
   CHAT_POST_INTERVAL_MS: int(0, 60_000).default(1000),
   OPERATOR_TICK_SECONDS: int(1, 3600).default(30),
   OPERATOR_RENOTIFY_SECONDS: int(60, 7 * 86_400).default(900),
+  // An ads plan can be applied this long after its preview (then preview again: the targets may have changed).
+  ADS_PLAN_TTL_SECONDS: int(60, 86_400).default(900),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

@@ -5,6 +5,7 @@ import { signalRoutes } from "./signals.ts";
 import { socialRoutes } from "./connectors/social.ts";
 import { connectionRoutes } from "./connectors/oauth.ts";
 import { chatRoutes } from "./connectors/chat.ts";
+import { adsRoutes } from "./connectors/ads.ts";
 import { communityAdsRoutes } from "./connectors/community-ads.ts";
 import { workflowRoutes } from "./connectors/workflow.ts";
 import { operatorRoutes } from "./operator.ts";
@@ -13,4 +14,4 @@ import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...workflowRoutes, ...operatorRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...workflowRoutes, ...operatorRoutes];

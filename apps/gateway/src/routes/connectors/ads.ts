@@ -1,0 +1,224 @@
+import { z } from "zod";
+import { computePlan, DEFAULT_SAFETY, type PlanTrend, type SafetySettings } from "@trendgate/ads";
+import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
+import { baseUrlOf } from "@trendgate/connector-core";
+import { registry } from "@trendgate/connectors";
+import { CategoryPath, Id, SEVERITIES, text, type Severity } from "@trendgate/contracts";
+import { newId, type ConnectionRow, type Prisma } from "@trendgate/db";
+import { ApiError, notFound } from "../../http/api-error.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import type { GatewayDeps } from "../../app.ts";
+import { basePathOf } from "./paths.ts";
+import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
+
+// The ads connectors' routes (spec section 4.4), one set per ads provider in the registry, besides the OAuth and
+// connection routes the framework generates: the selection (ad account, trend category, strict_safety), the
+// account's campaign entities and the mapping of some of them to the category, and the preview, which computes a
+// plan (packages/ads: changes through the guardrails, the diff, the prior-state hash), builds the provider's exact
+// calls, runs its dry run where it has one, and stores it (ads_plans). Apply, rollback and runs follow.
+
+const TAG = "Ads connectors";
+const PROVIDERS = registry.ofKind("ads");
+const connectorOf = (deps: GatewayDeps, id: string): AdsConnector => deps.registry.ofKind("ads").find((c) => c.manifest.id === id)!;
+/** Trend stages that mean "rising now": a plan targets what is growing, not what is cooling off. */
+const POSITIVE_STAGES = ["emerging", "rising", "peaking"];
+
+export const AdsSafety = z.object({
+  min_severity: z.enum(SEVERITIES).optional().meta({ description: `Trends below this are ignored (default ${DEFAULT_SAFETY.minSeverity})` }),
+  max_changes_per_entity: z.number().int().min(1).max(100).optional().meta({ description: `Default ${DEFAULT_SAFETY.maxChangesPerEntity}` }),
+  max_changes_per_run: z.number().int().min(1).max(1000).optional().meta({ description: `Default ${DEFAULT_SAFETY.maxChangesPerRun}` }),
+  blocklist: z.array(text({ min: 1, max: 100, trim: true })).max(500).optional().meta({ description: "Sensitive topics (words or phrases); replaces the default list" }),
+}).meta({ id: "AdsSafety" });
+
+export const AdsSelectionBody = z.object({
+  trend_category: CategoryPath.meta({ description: "A trend category (its sub-categories included), e.g. `tech/ai`" }),
+  strict_safety: z.boolean().default(true).meta({
+    description: "On (default): plans only add targeting, at most the caps, from trends at least `min_severity`, not negative, not on the blocklist, " +
+      "and a dry run must pass where the provider has one. Off: removals of targeting this service added are allowed too. Budgets, bids and schedules are never changed.",
+  }),
+  account_id: text({ min: 1, max: 64, trim: true }).meta({ description: "The ad account (Google Ads customer id, Meta `act_<id>`)" }),
+  safety: AdsSafety.optional(),
+}).meta({ id: "AdsSelection" });
+type AdsSelection = z.infer<typeof AdsSelectionBody>;
+
+const MappingsBody = z.object({
+  entities: z.array(z.object({ id: text({ min: 1, max: 64, trim: true }), name: text({ max: 200 }).optional(), field: z.enum(TARGETING_FIELDS) })).max(200),
+}).meta({ id: "AdsMappings" });
+
+const safetyOf = (s: AdsSelection): SafetySettings => ({
+  strict: s.strict_safety,
+  minSeverity: s.safety?.min_severity ?? DEFAULT_SAFETY.minSeverity,
+  maxChangesPerEntity: s.safety?.max_changes_per_entity ?? DEFAULT_SAFETY.maxChangesPerEntity,
+  maxChangesPerRun: s.safety?.max_changes_per_run ?? DEFAULT_SAFETY.maxChangesPerRun,
+  blocklist: s.safety?.blocklist ?? DEFAULT_SAFETY.blocklist,
+});
+
+const AdsProvider = z.object({
+  id: z.string(), display_name: z.string(), connected: z.boolean(),
+  capabilities: z.object({ dry_run: z.boolean(), audience_estimate: z.boolean(), sandbox: z.boolean(), targeting: z.array(z.string()) }),
+  base_path: z.string(),
+}).meta({ id: "AdsProvider" });
+
+const PlanView = z.object({
+  id: z.string(), provider: z.string(), status: z.string(), ad_account_id: z.string(), category: z.string(), strict_safety: z.boolean(),
+  changes: z.array(z.unknown()), diff: z.array(z.unknown()), refused: z.array(z.unknown()),
+  dry_run: z.object({ ran: z.boolean(), passed: z.boolean().nullable(), results: z.array(z.unknown()) }),
+  calls: z.array(z.unknown()).meta({ description: "The exact provider calls the apply makes (no credentials)" }),
+  prior_state_hash: z.string(), expires_at: z.string(), created_at: z.string(),
+}).meta({ id: "AdsPlan" });
+
+type PlanRow = Awaited<ReturnType<GatewayDeps["db"]["adsPlan"]["findFirst"]>> & {};
+function planView(p: PlanRow) {
+  const dry = p.dryRun as { ran: boolean; passed: boolean | null; results: unknown[] } | null;
+  return {
+    id: p.id, provider: p.provider, status: p.status, ad_account_id: p.adAccountId, category: p.category, strict_safety: p.strictSafety,
+    changes: p.changes as unknown[], diff: p.diff as unknown[], refused: p.refused as unknown[], calls: p.calls as unknown[],
+    dry_run: dry ?? { ran: false, passed: null, results: [] }, prior_state_hash: p.priorStateHash,
+    expires_at: p.expiresAt.toISOString(), created_at: p.createdAt.toISOString(),
+  };
+}
+
+function routesOf(c: AdsConnector): RouteDef[] {
+  const m = c.manifest;
+  const base = basePathOf(m);
+  const name = m.displayName;
+  const authorize = `authorize via GET ${base}/auth`;
+
+  async function connected(deps: GatewayDeps, accountId: string): Promise<{ conn: ConnectionRow; selection: AdsSelection | null; client: ReturnType<AdsConnector["client"]> }> {
+    const conn = await connectionOrConflict(deps, accountId, m.id, { name, reconnect: authorize, usable: true });
+    const parsed = AdsSelectionBody.safeParse(conn.selection ?? undefined);
+    let accessToken: string;
+    try {
+      accessToken = await deps.connections.accessToken(conn);
+    } catch (err) {
+      return providerProblem(deps, conn, err, { name, reconnect: authorize });
+    }
+    const client = connectorOf(deps, m.id).client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV });
+    return { conn, selection: parsed.success ? parsed.data : null, client };
+  }
+
+  return [
+    defineRoute({
+      method: "put", path: `${base}/selection`, operationId: `put${m.operationName}Selection`, tag: TAG, auth: "apiKey",
+      summary: `Choose the ${name} ad account, trend category and safety settings`,
+      body: AdsSelectionBody,
+      responses: { 200: { description: "The saved selection", schema: AdsSelectionBody }, 409: { description: "`not_connected`" } },
+      async handler({ deps, auth, body }) {
+        const conn = await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false });
+        await deps.db.connection.update({ where: { id: conn.id }, data: { selection: body as Prisma.InputJsonValue } });
+        return { status: 200, body };
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${base}/entities`, operationId: `list${m.operationName}Entities`, tag: TAG, auth: "apiKey",
+      summary: `The selected ${name} ad account's campaign entities, to map to the trend category`,
+      description: "Pass `next_cursor` back as `cursor`. `targeting` lists the fields a plan can change on the entity.",
+      query: z.object({ cursor: text({ min: 1, max: 2000 }).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) }),
+      responses: { 200: { description: "A page of entities", schema: z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }) }, 409: { description: "`not_connected`: no connection or no selection" } },
+      async handler({ deps, auth, query }) {
+        const { conn, selection, client } = await connected(deps, auth.accountId);
+        if (!selection) throw new ApiError("not_connected", `No ad account is selected: PUT ${base}/selection first`);
+        try {
+          return { status: 200, body: await client.listEntities(selection.account_id, { cursor: query.cursor, limit: query.limit }) };
+        } catch (err) {
+          return providerProblem(deps, conn, err, { name, reconnect: authorize });
+        }
+      },
+    }),
+    defineRoute({
+      method: "put", path: `${base}/mappings`, operationId: `put${m.operationName}Mappings`, tag: TAG, auth: "apiKey",
+      summary: `Map ${name} campaign entities to the trend category (replaces the mapping)`,
+      body: MappingsBody,
+      responses: { 200: { description: "The saved mapping", schema: MappingsBody }, 422: { description: "A field the entity's provider cannot change" } },
+      async handler({ deps, auth, body }) {
+        await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false });
+        const bad = body.entities.findIndex((e) => !c.capabilities.targeting.includes(e.field));
+        if (bad >= 0) throw new ApiError("validation_failed", `entities.${bad}.field: ${name} plans change ${c.capabilities.targeting.join(", ")}`, {
+          errors: [{ location: "body", path: `entities.${bad}.field`, message: `one of ${c.capabilities.targeting.join(", ")}`, code: "invalid_value" }] });
+        await deps.db.$transaction([
+          deps.db.adsMapping.deleteMany({ where: { accountId: auth.accountId, provider: m.id } }),
+          deps.db.adsMapping.createMany({ data: body.entities.map((e) => ({ accountId: auth.accountId, provider: m.id, entityId: e.id, entityName: e.name ?? null, field: e.field })) }),
+        ]);
+        return { status: 200, body };
+      },
+    }),
+    defineRoute({
+      method: "post", path: `${base}/preview`, operationId: `preview${m.operationName}Targeting`, tag: TAG, auth: "apiKey",
+      summary: `Preview the targeting changes for ${name}: a plan of the exact provider calls`,
+      description:
+        "From the account's rising trends in the selected category, the targeting each mapped entity lacks, through the strict_safety guardrails " +
+        "(refused changes listed with their reasons), as the exact provider calls; where the provider has a dry run it is run and its verdict " +
+        "reported per change. The plan is stored with the targets' state and its hash: an apply runs exactly these calls, and refuses if the " +
+        `targets changed or the plan expired (ADS_PLAN_TTL_SECONDS). ${c.capabilities.dryRun ? `${name} has a dry run.` : `${name} has no dry run.`}`,
+      responses: { 201: { description: "The plan", schema: PlanView }, 409: { description: "`not_connected`: no connection, selection or mapping" } },
+      async handler({ deps, auth }) {
+        const { conn, selection, client } = await connected(deps, auth.accountId);
+        if (!selection) throw new ApiError("not_connected", `No ad account and category are selected: PUT ${base}/selection first`);
+        const entities = await deps.db.adsMapping.findMany({ where: { accountId: auth.accountId, provider: m.id }, orderBy: { entityId: "asc" } });
+        if (!entities.length) throw new ApiError("not_connected", `No campaign entities are mapped: PUT ${base}/mappings first`);
+        const cat = selection.trend_category;
+        const rows = await deps.db.trend.findMany({
+          where: { accountId: auth.accountId, status: "active", stage: { in: POSITIVE_STAGES }, OR: [{ category: cat }, { category: { startsWith: `${cat}/` } }] },
+          orderBy: { velocity: "desc" }, take: 50,
+        });
+        const trends: PlanTrend[] = rows.map((t) => ({ id: t.id, name: t.name, category: t.category, severity: t.severity as Severity, sentiment: t.sentiment }));
+        const fields = [...new Set(entities.map((e) => e.field as TargetingField))];
+        let plan, calls, prior: EntityTargeting[], dry: { ran: boolean; passed: boolean | null; results: unknown[] };
+        try {
+          prior = (await Promise.all(fields.map((f) => client.readTargeting(selection.account_id, entities.filter((e) => e.field === f).map((e) => e.entityId), f)))).flat();
+          const resolved = new Map<string, TargetingItem[]>();
+          for (const f of fields) for (const [k, v] of await client.resolveItems(selection.account_id, f, trends.map((t) => t.name))) resolved.set(k, v);
+          plan = computePlan({ trends, entities: entities.map((e) => ({ id: e.entityId, name: e.entityName ?? undefined, field: e.field as TargetingField })), prior, resolved, safety: safetyOf(selection) });
+          calls = client.calls(selection.account_id, plan.changes, prior);
+          if (c.capabilities.dryRun && calls.length) {
+            const results = await client.run(selection.account_id, calls, { dryRun: true });
+            dry = { ran: true, passed: results.every((r) => r.ok), results: results.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
+          } else dry = { ran: false, passed: null, results: [] };
+        } catch (err) {
+          return providerProblem(deps, conn, err, { name, reconnect: authorize });
+        }
+        const now = new Date();
+        const row = await deps.db.adsPlan.create({ data: {
+          id: newId("pln"), accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: selection.account_id, category: cat,
+          strictSafety: selection.strict_safety, status: "previewed", changes: plan.changes as unknown as Prisma.InputJsonValue, calls: calls as unknown as Prisma.InputJsonValue,
+          diff: plan.diff as unknown as Prisma.InputJsonValue, refused: plan.refused as unknown as Prisma.InputJsonValue, dryRun: dry as Prisma.InputJsonValue,
+          priorState: prior as unknown as Prisma.InputJsonValue, priorStateHash: plan.prior_state_hash, createdAt: now, expiresAt: new Date(now.getTime() + deps.config.ADS_PLAN_TTL_SECONDS * 1000),
+        } });
+        return { status: 201, body: planView(row) };
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${base}/plans/{id}`, operationId: `get${m.operationName}Plan`, tag: TAG, auth: "apiKey",
+      summary: `One ${name} plan`,
+      params: z.object({ id: Id }),
+      responses: { 200: { description: "The plan", schema: PlanView }, 404: { description: "No such plan" } },
+      async handler({ deps, auth, params }) {
+        const p = await deps.db.adsPlan.findFirst({ where: { id: params.id, accountId: auth.accountId, provider: m.id } });
+        if (!p) throw notFound("Plan");
+        return { status: 200, body: planView(p) };
+      },
+    }),
+  ];
+}
+
+const providersRoute = defineRoute({
+  method: "get", path: "/api/integrations/ads/providers", operationId: "listAdsProviders", tag: TAG, auth: "apiKey",
+  summary: "The ads providers: display name, whether connected, capabilities",
+  responses: { 200: { description: "The providers", schema: z.object({ data: z.array(AdsProvider) }) } },
+  async handler({ deps, auth }) {
+    const ads = deps.registry.ofKind("ads");
+    const conns = await deps.db.connection.findMany({ where: { accountId: auth.accountId, provider: { in: ads.map((c) => c.manifest.id) } }, select: { provider: true, status: true } });
+    return {
+      status: 200,
+      body: {
+        data: ads.map((c) => ({
+          id: c.manifest.id, display_name: c.manifest.displayName, connected: conns.some((x) => x.provider === c.manifest.id && x.status !== "needs_reauth"),
+          capabilities: { dry_run: c.capabilities.dryRun, audience_estimate: c.capabilities.audienceEstimate, sandbox: c.capabilities.sandbox, targeting: c.capabilities.targeting },
+          base_path: basePathOf(c.manifest),
+        })),
+      },
+    };
+  },
+});
+
+export const adsRoutes: RouteDef[] = [providersRoute, ...PROVIDERS.flatMap(routesOf)];
