@@ -42,7 +42,9 @@ export interface SafetySettings {
 
 export type GuardrailRule =
   | "additions_only" | "not_added_by_us" | "no_budget_fields" | "blocklisted_topic" | "negative_sentiment"
-  | "below_min_severity" | "unknown_trend" | "max_changes_per_entity" | "max_changes_per_run";
+  | "below_min_severity" | "unknown_trend" | "max_changes_per_entity" | "max_changes_per_run"
+  /** Set by the preview, not here: the provider's dry run refused the change. */
+  | "dry_run_failed";
 
 export interface Refusal { change: ProposedChange; rule: GuardrailRule; reason: string }
 

@@ -4,3 +4,4 @@ export * from "./guardrails.ts";
 export * from "./plan-hash.ts";
 export * from "./executor-signing.ts";
 export * from "./plan.ts";
+export * from "./reconcile.ts";

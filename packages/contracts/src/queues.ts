@@ -14,6 +14,7 @@ export const QUEUES = {
   chatMessages: "chat-messages",
   workflowPushes: "workflow-pushes",
   conversionEvents: "conversion-events",
+  adsApplies: "ads-applies",
   // The operator queue's clock: snoozes that ended, critical items to re-notify.
   operatorTicks: "operator-ticks",
 } as const;
@@ -23,7 +24,7 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
  * The queues drained by the shared outbox (apps/worker/src/outbox): rows in outbox_messages, one job per attempt,
  * re-queued by the outbox sweeper when lost. A new kind of outbound job adds its queue here.
  */
-export const OUTBOX_QUEUES = [QUEUES.chatMessages, QUEUES.workflowPushes, QUEUES.conversionEvents] as const;
+export const OUTBOX_QUEUES = [QUEUES.chatMessages, QUEUES.workflowPushes, QUEUES.conversionEvents, QUEUES.adsApplies] as const;
 export type OutboxQueueName = (typeof OUTBOX_QUEUES)[number];
 
 /** One attempt of one outbox message; the worker loads the row (payload, connection) from Postgres. */
@@ -62,6 +63,7 @@ export const JOB_PAYLOADS = {
   [QUEUES.chatMessages]: OutboxJob,
   [QUEUES.workflowPushes]: OutboxJob,
   [QUEUES.conversionEvents]: OutboxJob,
+  [QUEUES.adsApplies]: OutboxJob,
   // {} = the scheduler's tick.
   [QUEUES.operatorTicks]: z.object({}),
 } satisfies Record<QueueName, z.ZodType>;

@@ -1,4 +1,4 @@
--- Issue 11: ads plans (preview) and the entities mapped to an account's ads category.
+-- Issue 11: ads plans (preview, apply) and the entities mapped to an account's ads category.
 
 -- CreateTable
 CREATE TABLE "ads_plans" (
@@ -19,6 +19,10 @@ CREATE TABLE "ads_plans" (
     "prior_state_hash" TEXT NOT NULL,
     "expires_at" TIMESTAMP(3) NOT NULL,
     "created_at" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "run_id" TEXT,
+    "results" JSONB,
+    "status_reason" TEXT,
+    "applied_at" TIMESTAMP(3),
 
     CONSTRAINT "ads_plans_pkey" PRIMARY KEY ("id")
 );

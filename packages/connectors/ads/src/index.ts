@@ -1,2 +1,3 @@
 export * from "./kind.ts";
 export { googleAds } from "./google-ads/index.ts";
+export { metaAds } from "./meta/index.ts";

@@ -43,7 +43,10 @@ export interface EntityTargeting { entity_id: string; field: TargetingField; ite
 
 export interface TargetingChange { id: string; entity_id: string; field: TargetingField; op: "add" | "remove"; item: TargetingItem; trend_id: string | null }
 
-/** One provider call, without credentials: `path` below the provider's base URL, the changes it carries. */
+/**
+ * One provider call, without credentials: `path` below the provider's versioned API base (e.g. `<base>/v25/` for
+ * Google, `<base>/v25.0/` for Meta; an executor plan gives the absolute URL), the changes it carries.
+ */
 export interface ProviderCall {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;

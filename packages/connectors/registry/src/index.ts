@@ -1,4 +1,4 @@
-import { googleAds, type AdsConnector } from "@trendgate/connector-ads";
+import { googleAds, metaAds, type AdsConnector } from "@trendgate/connector-ads";
 import type { ConnectorKind, ProviderManifest } from "@trendgate/connector-core";
 import { slack, type ChatConnector } from "@trendgate/connector-chat";
 import { redditAds, type ConversionsConnector } from "@trendgate/connector-conversions";
@@ -20,6 +20,7 @@ export const CONNECTORS: readonly Connector[] = [
   n8n,
   redditAds,
   googleAds,
+  metaAds,
 ];
 
 export interface ConnectorsByKind {

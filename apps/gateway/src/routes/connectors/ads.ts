@@ -3,11 +3,12 @@ import { computePlan, DEFAULT_SAFETY, type PlanTrend, type SafetySettings } from
 import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
-import { CategoryPath, Id, SEVERITIES, text, type Severity } from "@trendgate/contracts";
-import { newId, type ConnectionRow, type Prisma } from "@trendgate/db";
+import { CategoryPath, Id, QUEUES, SEVERITIES, text, type Severity } from "@trendgate/contracts";
+import { addOutboxMessages, newId, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
+import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
 
@@ -65,7 +66,15 @@ const PlanView = z.object({
   dry_run: z.object({ ran: z.boolean(), passed: z.boolean().nullable(), results: z.array(z.unknown()) }),
   calls: z.array(z.unknown()).meta({ description: "The exact provider calls the apply makes (no credentials)" }),
   prior_state_hash: z.string(), expires_at: z.string(), created_at: z.string(),
+  run_id: z.string().nullable().meta({ description: "The apply's run (set by POST …/apply)" }),
+  results: z.array(z.unknown()).nullable().meta({ description: "Per change: ok, error, the provider's request id, what it made; `review` marks refusals for a person" }),
+  status_reason: z.string().nullable(), applied_at: z.string().nullable(),
 }).meta({ id: "AdsPlan" });
+
+const AdsApplyRequest = z.object({ plan_id: Id.meta({ description: "A plan id from POST …/preview" }) }).meta({ id: "AdsApplyRequest" });
+const AdsApplyAccepted = z.object({ plan_id: z.string(), run_id: z.string(), status: z.literal("applying") }).meta({ id: "AdsApplyAccepted" });
+const EntityPage = z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }).meta({ id: "AdsEntityPage" });
+const EntitiesQuery = z.object({ cursor: text({ min: 1, max: 2000 }).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
 
 type PlanRow = Awaited<ReturnType<GatewayDeps["db"]["adsPlan"]["findFirst"]>> & {};
 function planView(p: PlanRow) {
@@ -75,6 +84,7 @@ function planView(p: PlanRow) {
     changes: p.changes as unknown[], diff: p.diff as unknown[], refused: p.refused as unknown[], calls: p.calls as unknown[],
     dry_run: dry ?? { ran: false, passed: null, results: [] }, prior_state_hash: p.priorStateHash,
     expires_at: p.expiresAt.toISOString(), created_at: p.createdAt.toISOString(),
+    run_id: p.runId, results: (p.results as unknown[] | null) ?? null, status_reason: p.statusReason, applied_at: p.appliedAt?.toISOString() ?? null,
   };
 }
 
@@ -113,8 +123,8 @@ function routesOf(c: AdsConnector): RouteDef[] {
       method: "get", path: `${base}/entities`, operationId: `list${m.operationName}Entities`, tag: TAG, auth: "apiKey",
       summary: `The selected ${name} ad account's campaign entities, to map to the trend category`,
       description: "Pass `next_cursor` back as `cursor`. `targeting` lists the fields a plan can change on the entity.",
-      query: z.object({ cursor: text({ min: 1, max: 2000 }).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) }),
-      responses: { 200: { description: "A page of entities", schema: z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }) }, 409: { description: "`not_connected`: no connection or no selection" } },
+      query: EntitiesQuery,
+      responses: { 200: { description: "A page of entities", schema: EntityPage }, 409: { description: "`not_connected`: no connection or no selection" } },
       async handler({ deps, auth, query }) {
         const { conn, selection, client } = await connected(deps, auth.accountId);
         if (!selection) throw new ApiError("not_connected", `No ad account is selected: PUT ${base}/selection first`);
@@ -171,8 +181,22 @@ function routesOf(c: AdsConnector): RouteDef[] {
           plan = computePlan({ trends, entities: entities.map((e) => ({ id: e.entityId, name: e.entityName ?? undefined, field: e.field as TargetingField })), prior, resolved, safety: safetyOf(selection) });
           calls = client.calls(selection.account_id, plan.changes, prior);
           if (c.capabilities.dryRun && calls.length) {
+            // The provider's verdict per change; what it refuses leaves the plan (refused, with its reason), so what
+            // is applied is exactly what passed the dry run.
             const results = await client.run(selection.account_id, calls, { dryRun: true });
             dry = { ran: true, passed: results.every((r) => r.ok), results: results.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
+            const failed = new Map(results.filter((r) => !r.ok).map((r) => [r.change_id, r]));
+            if (failed.size) {
+              for (const ch of plan.changes.filter((x) => failed.has(x.id)))
+                plan.refused.push({ change_id: ch.id, entity_id: ch.entity_id, field: ch.field, item: ch.item.text, trend_id: ch.trend_id, rule: "dry_run_failed", reason: `${name}'s dry run refused it: ${failed.get(ch.id)!.error?.message ?? "refused"}` });
+              plan.changes = plan.changes.filter((x) => !failed.has(x.id));
+              for (const d of plan.diff) {
+                const gone = new Set(d.changes.filter((x) => failed.has(x.change_id)).map((x) => x.item));
+                d.changes = d.changes.filter((x) => !failed.has(x.change_id));
+                d.after = d.after.filter((x) => !gone.has(x) || d.before.includes(x));
+              }
+              calls = client.calls(selection.account_id, plan.changes, prior);
+            }
           } else dry = { ran: false, passed: null, results: [] };
         } catch (err) {
           return providerProblem(deps, conn, err, { name, reconnect: authorize });
@@ -185,6 +209,39 @@ function routesOf(c: AdsConnector): RouteDef[] {
           priorState: prior as unknown as Prisma.InputJsonValue, priorStateHash: plan.prior_state_hash, createdAt: now, expiresAt: new Date(now.getTime() + deps.config.ADS_PLAN_TTL_SECONDS * 1000),
         } });
         return { status: 201, body: planView(row) };
+      },
+    }),
+    defineRoute({
+      method: "post", path: `${base}/apply`, operationId: `apply${m.operationName}Plan`, tag: TAG, auth: "apiKey", idempotent: "transactional",
+      summary: `Apply a previewed ${name} plan`,
+      description:
+        "202: the plan's run is queued (`run_id`); GET …/plans/{id} shows its progress and per-change results. The worker reads the targets " +
+        "again first: if they changed since the preview the plan ends `refused` (stale) and nothing is written; otherwise it makes exactly the " +
+        "plan's changes and ends `applied`, `partially_applied` (refused changes marked for review) or `failed`. Transient provider errors are " +
+        "retried, and a retried or resumed run reconciles with what is already applied, so no change is written twice. A plan is applied once " +
+        "(409 afterwards); an expired plan (ADS_PLAN_TTL_SECONDS) answers 409: preview again. Send an Idempotency-Key to retry the request safely.",
+      body: AdsApplyRequest,
+      responses: {
+        202: { description: "Queued", schema: AdsApplyAccepted },
+        404: { description: "No such plan" }, 409: { description: "`conflict`: applied before, expired, or nothing to apply" },
+      },
+      async handler({ deps, auth, body, atomically }) {
+        let rows: OutboxRow[] = [];
+        const reply = await atomically(async (tx) => {
+          const [p] = await tx.$queryRawUnsafe<{ id: string; status: string; expires_at: Date; connection_id: string; changes: unknown[]; run_id: string | null }[]>(
+            "SELECT id, status, expires_at AT TIME ZONE 'UTC' AS expires_at, connection_id, changes, run_id FROM ads_plans WHERE id = $1 AND account_id = $2 AND provider = $3 FOR UPDATE",
+            body.plan_id, auth.accountId, m.id);
+          if (!p) throw notFound("Plan");
+          if (p.status !== "previewed") throw new ApiError("conflict", `This plan is ${p.status} (run ${p.run_id}): a plan is applied once; preview again for a new one`);
+          if (p.expires_at.getTime() < Date.now()) throw new ApiError("conflict", `This plan expired at ${p.expires_at.toISOString()}: preview again (the targets may have changed)`);
+          if (!p.changes.length) throw new ApiError("conflict", "This plan has no changes to apply");
+          rows = await addOutboxMessages(tx, [{ queue: QUEUES.adsApplies, accountId: auth.accountId, connectionId: p.connection_id, subjectId: p.id, dedupKey: p.id, payload: { plan_id: p.id } }]);
+          const runId = rows[0].id;
+          await tx.adsPlan.update({ where: { id: p.id }, data: { status: "applying", runId } });
+          return { status: 202, body: { plan_id: p.id, run_id: runId, status: "applying" as const } };
+        });
+        await dispatchAfterCommit(deps, rows);
+        return reply;
       },
     }),
     defineRoute({

@@ -1,0 +1,78 @@
+import { reconcile } from "@trendgate/ads";
+import type { AdsConnector, ChangeResult, EntityTargeting, TargetingChange, TargetingField } from "@trendgate/connector-ads";
+import { baseUrlOf, ProviderError } from "@trendgate/connector-core";
+import { QUEUES } from "@trendgate/contracts";
+import type { Prisma } from "@trendgate/db";
+import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
+import type { WorkerDeps } from "./types.ts";
+
+// Ads applies (issue 11, item 3) on the shared outbox (QUEUES.adsApplies): one message per applied plan (dedup on
+// the plan id, so a plan is applied by one run). The worker reads the targets again and reconciles them with the
+// plan (@trendgate/ads reconcile): stale -> refused, nothing written; already applied -> done; otherwise it makes
+// the changes that remain, with the calls the provider builds from the plan's changes and the targets as read (the
+// stored calls, when nothing was applied before). Per-change results go on the plan: applied, partially_applied
+// (the refused changes are for a person to review) or failed. A call that fails as a whole is thrown: the outbox
+// retries it (transient) and the next attempt reconciles again, so a change is never written twice.
+
+export interface AdsApplyPayload { plan_id: string }
+
+const FINAL = new Set(["applied", "partially_applied", "failed", "refused"]);
+
+export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
+  const { db, config } = deps;
+  return {
+    async send(message) {
+      const { plan_id } = message.payload as unknown as AdsApplyPayload;
+      const plan = await db.adsPlan.findUnique({ where: { id: plan_id } });
+      if (!plan) throw new ProviderError("ads", "not_found", `plan ${plan_id} was deleted`);
+      if (FINAL.has(plan.status)) return { plan_id, status: plan.status, skipped: "already final" };
+      const connector = deps.registry.ofKind("ads").find((c) => c.manifest.id === plan.provider) as AdsConnector | undefined;
+      if (!connector) throw new ProviderError(plan.provider, "bad_request", "this provider is no longer configured");
+      const conn = await db.connection.findUnique({ where: { id: plan.connectionId } });
+      if (!conn) throw new ProviderError(plan.provider, "bad_request", "the connection was removed before the plan was applied");
+      const client = connector.client({ baseUrl: baseUrlOf(connector.manifest, config.PROVIDER_ENV), accessToken: await deps.connections.accessToken(conn), env: config.PROVIDER_ENV });
+
+      const changes = plan.changes as unknown as TargetingChange[];
+      const prior = plan.priorState as unknown as EntityTargeting[];
+      const fields = [...new Set(prior.map((t) => t.field))] as TargetingField[];
+      const current = (await Promise.all(fields.map((f) => client.readTargeting(plan.adAccountId, prior.filter((t) => t.field === f).map((t) => t.entity_id), f)))).flat();
+      const r = reconcile(changes, prior, current);
+      if (r.verdict === "stale") {
+        await db.adsPlan.update({ where: { id: plan.id }, data: { status: "refused", statusReason: `stale plan: ${r.reason}; preview again` } });
+        return { plan_id, status: "refused" };
+      }
+      if (r.verdict === "already_applied") {
+        await db.adsPlan.update({ where: { id: plan.id }, data: { status: plan.results ? plan.status : "applied", appliedAt: plan.appliedAt ?? new Date() } });
+        return { plan_id, status: "applied" };
+      }
+      const results: ChangeResult[] = await client.run(plan.adAccountId, client.calls(plan.adAccountId, r.remaining, current), { dryRun: false });
+      const earlier = (plan.results as unknown as StoredResult[] | null) ?? [];
+      const stored: StoredResult[] = [
+        ...earlier.filter((e) => !results.some((x) => x.change_id === e.change_id)),
+        ...changes.filter((c) => !r.remaining.includes(c) && !earlier.some((e) => e.change_id === c.id)).map((c) => ({ change_id: c.id, ok: true, error: null, request_id: null, resource: null, note: "found applied when the apply resumed" })),
+        ...results.map((x) => ({ change_id: x.change_id, ok: x.ok, error: x.error?.message ?? null, request_id: x.request_id ?? null, resource: x.resource ?? null, review: !x.ok || undefined })),
+      ];
+      const ok = stored.filter((s) => s.ok).length;
+      const status = ok === changes.length ? "applied" : ok === 0 ? "failed" : "partially_applied";
+      const retrying = results.some((x) => !x.ok && x.error?.retryable);
+      await db.adsPlan.update({ where: { id: plan.id }, data: {
+        status: retrying ? "applying" : status, results: stored as unknown as Prisma.InputJsonValue, appliedAt: new Date(),
+        statusReason: status === "applied" ? null : `${changes.length - ok} of ${changes.length} changes refused by ${connector.manifest.displayName}: review them`,
+      } });
+      // A change that failed for a transient reason (a throttle after part of the run was written) is tried again by
+      // the outbox's next attempt, which reconciles first: the run is retried, not recorded as final.
+      const transient = results.find((x) => !x.ok && x.error?.retryable);
+      if (transient?.error) throw transient.error;
+      return { plan_id, status, changes: changes.length, applied: ok };
+    },
+    async onFinal(message, outcome, error) {
+      if (outcome !== "failed") return;
+      const { plan_id } = message.payload as unknown as AdsApplyPayload;
+      await db.adsPlan.updateMany({ where: { id: plan_id, status: "applying" }, data: { status: "failed", statusReason: error?.message ?? message.lastError ?? "apply failed" } });
+    },
+  };
+}
+
+interface StoredResult { change_id: string; ok: boolean; error: string | null; request_id: string | null; resource: string | null; note?: string; review?: boolean }
+
+export const adsApplies = outboxProcessor(QUEUES.adsApplies, adsApplyHandler);

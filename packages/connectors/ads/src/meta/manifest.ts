@@ -1,0 +1,31 @@
+import type { ProviderManifest } from "@trendgate/connector-core";
+import { metaAdsOAuthHooks } from "./hooks.ts";
+
+// Meta (Facebook/Instagram) ads through the Marketing API (facts: ../shared/notes/providers.md §3b). Browser OAuth
+// with comma-separated scopes and no PKCE; the code is exchanged with a GET and the short-lived user token swapped at
+// once for a long-lived one (~60 days, `fb_exchange_token`): Meta has no refresh token, so the connection lapses to
+// needs_reauth when that token expires. The Graph version is pinned in the path (Meta retires versions).
+export const env = {
+  apiVersion: "META_ADS_API_VERSION",
+} as const;
+
+export const manifest: ProviderManifest<"ads"> = {
+  id: "meta_ads",
+  displayName: "Meta Ads",
+  kind: "ads",
+  operationName: "MetaAds",
+  auth: {
+    mode: "oauth2",
+    authorizationUrl: "https://www.facebook.com/v25.0/dialog/oauth",
+    tokenUrl: "https://graph.facebook.com/v25.0/oauth/access_token",
+    scopes: ["ads_management", "ads_read", "business_management"],
+    scopeSeparator: ",",
+    pkce: false,
+    clientAuth: "client_secret_post",
+    env: { clientId: "META_ADS_CLIENT_ID", clientSecret: "META_ADS_CLIENT_SECRET", authorizationUrl: "META_ADS_AUTHORIZE_URL", tokenUrl: "META_ADS_TOKEN_URL" },
+    hooks: metaAdsOAuthHooks,
+  },
+  baseUrl: { default: "https://graph.facebook.com", env: "META_ADS_API_URL" },
+  schemas: {},
+  env,
+};

@@ -1,0 +1,106 @@
+import { createLogger } from "@trendgate/logger";
+import { newId, saveAuthorizedConnection } from "@trendgate/db";
+import { sealTokens } from "../../packages/connections/src/credentials.ts";
+import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
+import { waitFor } from "../helpers/config.ts";
+import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
+
+// Apply (issue 11, item 3) through the gateway and the ads-applies worker against the local Google Ads API:
+// preview -> apply -> Google's state equals the plan's "after"; targets changed after the preview -> refused as
+// stale, nothing written; a plan is applied once (409 afterwards, the same answer for a retried Idempotency-Key);
+// a throttle mid-apply is retried and the run reconciles, so nothing is written twice.
+
+const BASE = "/api/integrations/ads/google_ads";
+let google: GoogleAdsServer;
+let gw: TestGateway;
+let workers: RunningWorkers;
+
+beforeAll(async () => {
+  google = await startGoogleAdsServer();
+  gw = await startGateway({ GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url, OUTBOX_RETRY_SCHEDULE_SECONDS: "0.2,0.2,0.2" });
+  workers = startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["ads-applies"]);
+});
+afterAll(async () => { await workers.close(); await gw.close(); await google.close(); });
+
+async function previewed(trendNames: string[]) {
+  const a = await gw.account();
+  const token = `tok-${a.accountId}`;
+  const customer = google.addCustomer();
+  google.addToken(token, { customers: [customer.id] });
+  await gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
+    accountId: a.accountId, provider: "google_ads", kind: "ads", credentialsSealed: sealTokens(gw.deps.secrets, { accessToken: token, tokenType: "bearer" }),
+    tokenExpiresAt: new Date(Date.now() + 3600_000), scopes: [], externalAccount: {},
+  }));
+  const campaign = google.addCampaign({ customerId: customer.id, name: "Search" });
+  const g1 = google.addAdGroup({ campaignId: campaign.id, name: "AI" });
+  const g2 = google.addAdGroup({ campaignId: campaign.id, name: "Gadgets" });
+  google.addKeyword({ adGroupId: g1.id, text: "machine learning", matchType: "PHRASE" });
+  for (const name of trendNames) {
+    const topic = await gw.deps.db.topic.create({ data: { id: newId("top"), accountId: a.accountId, key: `${name}|tech/ai`, name, category: "tech/ai" } });
+    await gw.deps.db.trend.create({ data: {
+      id: newId("trd"), accountId: a.accountId, topicId: topic.id, name, category: "tech/ai", status: "active", severity: "high", stage: "rising", velocity: 50,
+      acceleration: 1, baseline: 10, current: 60, anomalyScore: 5, peakVelocity: 50, publishedVelocity: 50, sentiment: 0.2, detectedAt: new Date(), bucketStart: new Date(),
+    } });
+  }
+  expect((await gw.http.put(`${BASE}/selection`).set(a.auth).send({ trend_category: "tech", account_id: customer.id })).status).toBe(200);
+  expect((await gw.http.put(`${BASE}/mappings`).set(a.auth).send({ entities: [{ id: g1.id, field: "keywords" }, { id: g2.id, field: "keywords" }] })).status).toBe(200);
+  const plan = await gw.http.post(`${BASE}/preview`).set(a.auth);
+  expect(plan.status).toBe(201);
+  return { a, g1, g2, plan: plan.body };
+}
+
+const positive = (adGroupId: string) => google.keywordsOf(adGroupId).filter((k) => !k.negative).map((k) => k.text).sort();
+const finalPlan = (a: { auth: Record<string, string> }, id: string) =>
+  waitFor(async () => { const p = (await gw.http.get(`${BASE}/plans/${id}`).set(a.auth)).body; return p.status !== "applying" ? p : null; });
+
+test("an applied plan leaves Google's targeting equal to the plan's after; a plan is applied once", async () => {
+  const { a, g1, g2, plan } = await previewed(["AI agents", "Foldable phones"]);
+  const res = await gw.http.post(`${BASE}/apply`).set(a.auth).set("Idempotency-Key", `apply-${plan.id}`).send({ plan_id: plan.id });
+  expect(res.status).toBe(202);
+  expect(res.body).toMatchObject({ plan_id: plan.id, status: "applying" });
+  const done = await finalPlan(a, plan.id);
+  expect(done.status).toBe("applied");
+  expect(done.results.every((r: { ok: boolean; request_id: string }) => r.ok && r.request_id)).toBe(true);
+  for (const d of plan.diff) expect(positive(d.entity_id)).toEqual([...d.after].sort());
+  expect(positive(g1.id)).toEqual(["ai agents", "foldable phones", "machine learning"]);
+  expect(positive(g2.id)).toEqual(["ai agents", "foldable phones"]);
+
+  const replay = await gw.http.post(`${BASE}/apply`).set(a.auth).set("Idempotency-Key", `apply-${plan.id}`).send({ plan_id: plan.id });
+  expect([replay.status, replay.body.run_id]).toEqual([202, res.body.run_id]); // the same answer, nothing new queued
+  const again = await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id });
+  expect(again.status).toBe(409);
+  expect(again.body.detail).toMatch(/applied once/);
+  const writes = google.requests.filter((r) => r.path.endsWith(":mutate") && !r.body.validateOnly && r.body.operations.some((o: { create?: unknown }) => o.create));
+  expect(writes.filter((r) => r.path.includes(plan.ad_account_id))).toHaveLength(1);
+});
+
+test("targets changed after the preview: the plan is refused as stale and nothing is written", async () => {
+  const { a, g1, g2, plan } = await previewed(["AI agents"]);
+  google.addKeyword({ adGroupId: g2.id, text: "someone else's keyword", matchType: "EXACT" }); // changed behind the plan's back
+  expect((await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id })).status).toBe(202);
+  const done = await finalPlan(a, plan.id);
+  expect(done.status).toBe("refused");
+  expect(done.status_reason).toMatch(/stale plan: the targeting of .* changed since the preview/);
+  expect(positive(g1.id)).toEqual(["machine learning"]);
+  expect(positive(g2.id)).toEqual(["someone else's keyword"]);
+});
+
+test("a throttled apply is retried and ends applied, each keyword written once", async () => {
+  const { a, g2, plan } = await previewed(["Smart rings"]);
+  google.failNext("RESOURCE_TEMPORARILY_EXHAUSTED");
+  expect((await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id })).status).toBe(202);
+  const done = await finalPlan(a, plan.id);
+  expect(done.status).toBe("applied");
+  expect(positive(g2.id)).toEqual(["smart rings"]);
+});
+
+test("an unknown or foreign plan is 404; an expired one is 409", async () => {
+  const { a, plan } = await previewed(["Drone delivery"]);
+  const other = await gw.account();
+  expect((await gw.http.post(`${BASE}/apply`).set(other.auth).send({ plan_id: plan.id })).status).toBe(404);
+  await gw.deps.db.adsPlan.update({ where: { id: plan.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+  const r = await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id });
+  expect([r.status, r.body.code]).toEqual([409, "conflict"]);
+  expect(r.body.detail).toMatch(/expired/);
+});
