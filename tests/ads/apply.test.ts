@@ -1,10 +1,9 @@
 import { createLogger } from "@trendgate/logger";
-import { newId, saveAuthorizedConnection } from "@trendgate/db";
-import { sealTokens } from "../../packages/connections/src/credentials.ts";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
+import { addTrend, googleConnected } from "./kit.ts";
 
 // Apply (issue 11, item 3) through the gateway and the ads-applies worker against the local Google Ads API:
 // preview -> apply -> Google's state equals the plan's "after"; targets changed after the preview -> refused as
@@ -24,25 +23,13 @@ beforeAll(async () => {
 afterAll(async () => { await workers.close(); await gw.close(); await google.close(); });
 
 async function previewed(trendNames: string[]) {
-  const a = await gw.account();
-  const token = `tok-${a.accountId}`;
-  const customer = google.addCustomer();
-  google.addToken(token, { customers: [customer.id] });
-  await gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
-    accountId: a.accountId, provider: "google_ads", kind: "ads", credentialsSealed: sealTokens(gw.deps.secrets, { accessToken: token, tokenType: "bearer" }),
-    tokenExpiresAt: new Date(Date.now() + 3600_000), scopes: [], externalAccount: {},
-  }));
+  const a = await googleConnected(gw, google);
+  const customer = a.customer;
   const campaign = google.addCampaign({ customerId: customer.id, name: "Search" });
   const g1 = google.addAdGroup({ campaignId: campaign.id, name: "AI" });
   const g2 = google.addAdGroup({ campaignId: campaign.id, name: "Gadgets" });
   google.addKeyword({ adGroupId: g1.id, text: "machine learning", matchType: "PHRASE" });
-  for (const name of trendNames) {
-    const topic = await gw.deps.db.topic.create({ data: { id: newId("top"), accountId: a.accountId, key: `${name}|tech/ai`, name, category: "tech/ai" } });
-    await gw.deps.db.trend.create({ data: {
-      id: newId("trd"), accountId: a.accountId, topicId: topic.id, name, category: "tech/ai", status: "active", severity: "high", stage: "rising", velocity: 50,
-      acceleration: 1, baseline: 10, current: 60, anomalyScore: 5, peakVelocity: 50, publishedVelocity: 50, sentiment: 0.2, detectedAt: new Date(), bucketStart: new Date(),
-    } });
-  }
+  for (const name of trendNames) await addTrend(gw, a.accountId, name);
   expect((await gw.http.put(`${BASE}/selection`).set(a.auth).send({ trend_category: "tech", account_id: customer.id })).status).toBe(200);
   expect((await gw.http.put(`${BASE}/mappings`).set(a.auth).send({ entities: [{ id: g1.id, field: "keywords" }, { id: g2.id, field: "keywords" }] })).status).toBe(200);
   const plan = await gw.http.post(`${BASE}/preview`).set(a.auth);

@@ -1,7 +1,6 @@
-import { sealTokens } from "../../packages/connections/src/credentials.ts";
-import { newId, saveAuthorizedConnection } from "@trendgate/db";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
+import { addTrend, googleConnected } from "./kit.ts";
 
 // Preview (issue 11, items 1-2) through the gateway against the local Google Ads API: the providers list, the
 // selection, the account's entities, the mapping, and a preview that reads the targets, resolves the category's
@@ -18,25 +17,8 @@ beforeAll(async () => {
 });
 afterAll(async () => { await gw.close(); await google.close(); });
 
-async function connected() {
-  const a = await gw.account();
-  const token = `tok-${a.accountId}`;
-  const customer = google.addCustomer();
-  google.addToken(token, { customers: [customer.id] });
-  await gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
-    accountId: a.accountId, provider: "google_ads", kind: "ads", credentialsSealed: sealTokens(gw.deps.secrets, { accessToken: token, tokenType: "bearer" }),
-    tokenExpiresAt: new Date(Date.now() + 3600_000), scopes: ["https://www.googleapis.com/auth/adwords"], externalAccount: {},
-  }));
-  return { ...a, customer };
-}
-
-async function trend(accountId: string, name: string, over: Record<string, unknown> = {}) {
-  const topic = await gw.deps.db.topic.create({ data: { id: newId("top"), accountId, key: `${name}|tech/ai`, name, category: "tech/ai" } });
-  await gw.deps.db.trend.create({ data: {
-    id: newId("trd"), accountId, topicId: topic.id, name, category: "tech/ai", status: "active", severity: "high", stage: "rising", velocity: 50, acceleration: 1,
-    baseline: 10, current: 60, anomalyScore: 5, peakVelocity: 50, publishedVelocity: 50, sentiment: 0.2, detectedAt: new Date(), bucketStart: new Date(), ...over,
-  } });
-}
+const connected = () => googleConnected(gw, google);
+const trend = (accountId: string, name: string, over: Record<string, unknown> = {}) => addTrend(gw, accountId, name, over);
 
 test("the providers list shows Google Ads with its capabilities and whether this account is connected", async () => {
   const a = await gw.account();
@@ -84,15 +66,19 @@ test("selection, entities, mapping and a preview that plans, refuses with reason
   expect(res.status).toBe(201);
   const plan = res.body;
   const added = (entity: string) => plan.changes.filter((c: { entity_id: string }) => c.entity_id === entity).map((c: { item: { text: string } }) => c.item.text).sort();
-  expect(added(g1.id)).toEqual(["casino night"]); // g1 already has "ai agents"
-  expect(added(g2.id)).toEqual(["ai agents", "casino night"]);
+  // The dry run refused "casino night" for both groups: those changes left the plan, with Google's reason.
+  expect(added(g1.id)).toEqual([]); // g1 already has "ai agents"
+  expect(added(g2.id)).toEqual(["ai agents"]);
   expect(plan.refused.map((r: { item: string; rule: string }) => [r.item, r.rule]).sort()).toEqual([
+    ["casino night", "dry_run_failed"], ["casino night", "dry_run_failed"],
     ["robot war", "blocklisted_topic"], ["robot war", "blocklisted_topic"], ["smart glasses", "negative_sentiment"], ["smart glasses", "negative_sentiment"],
   ]);
-  expect(plan.diff.find((d: { entity_id: string }) => d.entity_id === g1.id)).toMatchObject({ before: ["ai agents"], after: ["ai agents", "casino night"] });
+  expect(plan.refused.find((r: { rule: string }) => r.rule === "dry_run_failed").reason).toMatch(/Google Ads's dry run refused it: .*policyFindingError/);
+  expect(plan.diff.find((d: { entity_id: string }) => d.entity_id === g1.id)).toMatchObject({ before: ["ai agents"], after: ["ai agents"], changes: [] });
+  expect(plan.diff.find((d: { entity_id: string }) => d.entity_id === g2.id)).toMatchObject({ before: [], after: ["ai agents"] });
   expect(plan.dry_run.ran).toBe(true);
-  expect(plan.dry_run.passed).toBe(false);
-  expect(plan.dry_run.results.filter((r: { ok: boolean }) => !r.ok)).toHaveLength(2); // both "casino night" changes
+  expect(plan.dry_run.passed).toBe(false); // the verdict as Google gave it, per change
+  expect(plan.dry_run.results.filter((r: { ok: boolean }) => !r.ok)).toHaveLength(2);
   expect(plan.calls).toHaveLength(1);
   expect(plan.calls[0]).toMatchObject({ method: "POST", path: `customers/${a.customer.id}/adGroupCriteria:mutate` });
   expect(JSON.stringify(plan.calls)).not.toContain(`tok-${a.accountId}`); // no credentials in a plan
