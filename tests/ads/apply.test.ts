@@ -91,3 +91,20 @@ test("an unknown or foreign plan is 404; an expired one is 409", async () => {
   expect([r.status, r.body.code]).toEqual([409, "conflict"]);
   expect(r.body.detail).toMatch(/expired/);
 });
+
+test("a run cut short after writing (a crash before its record) resumes: what is at Google is not written again", async () => {
+  const { a, g1, g2, plan } = await previewed(["Smart glasses", "Robot vacuums"]);
+  // As if an earlier attempt wrote part of the plan and died before recording it.
+  const first = plan.changes[0];
+  google.addKeyword({ adGroupId: first.entity_id, text: first.item.text, matchType: "PHRASE" });
+  expect((await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id })).status).toBe(202);
+  const done = await finalPlan(a, plan.id);
+  expect(done.status).toBe("applied");
+  expect(done.results.find((r: { change_id: string }) => r.change_id === first.id)).toMatchObject({ ok: true, note: expect.stringMatching(/found applied/) });
+  for (const d of plan.diff) expect(positive(d.entity_id)).toEqual([...d.after].sort());
+  const creates = google.requests.filter((r) => r.path.includes(plan.ad_account_id) && r.path.endsWith(":mutate") && !r.body.validateOnly)
+    .flatMap((r) => r.body.operations.map((o: { create?: { adGroup: string; keyword: { text: string } } }) => `${o.create?.adGroup.split("/").pop()}:${o.create?.keyword.text}`));
+  expect(creates).not.toContain(`${first.entity_id}:${first.item.text}`);
+  expect(creates).toHaveLength(plan.changes.length - 1);
+  expect([g1.id, g2.id]).toContain(first.entity_id);
+});

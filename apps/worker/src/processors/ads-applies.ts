@@ -41,15 +41,19 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
         await db.adsPlan.update({ where: { id: plan.id }, data: { status: "refused", statusReason: `stale plan: ${r.reason}; preview again` } });
         return { plan_id, status: "refused" };
       }
-      if (r.verdict === "already_applied") {
-        await db.adsPlan.update({ where: { id: plan.id }, data: { status: plan.results ? plan.status : "applied", appliedAt: plan.appliedAt ?? new Date() } });
+      const earlier = (plan.results as unknown as StoredResult[] | null) ?? [];
+      const foundApplied = (done: TargetingChange[]): StoredResult[] => done
+        .filter((c) => !earlier.some((e) => e.change_id === c.id && e.ok))
+        .map((c) => ({ change_id: c.id, ok: true, error: null, request_id: null, resource: null, note: "found applied when the apply resumed" }));
+      if (r.verdict === "already_applied") { // every change is at the provider (an earlier attempt wrote the rest)
+        const stored = [...earlier.filter((e) => e.ok), ...foundApplied(changes)];
+        await db.adsPlan.update({ where: { id: plan.id }, data: { status: "applied", statusReason: null, results: stored as unknown as Prisma.InputJsonValue, appliedAt: plan.appliedAt ?? new Date() } });
         return { plan_id, status: "applied" };
       }
       const results: ChangeResult[] = await client.run(plan.adAccountId, client.calls(plan.adAccountId, r.remaining, current), { dryRun: false });
-      const earlier = (plan.results as unknown as StoredResult[] | null) ?? [];
       const stored: StoredResult[] = [
         ...earlier.filter((e) => !results.some((x) => x.change_id === e.change_id)),
-        ...changes.filter((c) => !r.remaining.includes(c) && !earlier.some((e) => e.change_id === c.id)).map((c) => ({ change_id: c.id, ok: true, error: null, request_id: null, resource: null, note: "found applied when the apply resumed" })),
+        ...foundApplied(changes.filter((c) => !r.remaining.includes(c) && !earlier.some((e) => e.change_id === c.id))),
         ...results.map((x) => ({ change_id: x.change_id, ok: x.ok, error: x.error?.message ?? null, request_id: x.request_id ?? null, resource: x.resource ?? null, review: !x.ok || undefined })),
       ];
       const ok = stored.filter((s) => s.ok).length;
@@ -57,7 +61,7 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
       const retrying = results.some((x) => !x.ok && x.error?.retryable);
       await db.adsPlan.update({ where: { id: plan.id }, data: {
         status: retrying ? "applying" : status, results: stored as unknown as Prisma.InputJsonValue, appliedAt: new Date(),
-        statusReason: status === "applied" ? null : `${changes.length - ok} of ${changes.length} changes refused by ${connector.manifest.displayName}: review them`,
+        statusReason: retrying ? "retrying after a transient provider error" : status === "applied" ? null : `${changes.length - ok} of ${changes.length} changes refused by ${connector.manifest.displayName}: review them`,
       } });
       // A change that failed for a transient reason (a throttle after part of the run was written) is tried again by
       // the outbox's next attempt, which reconciles first: the run is retried, not recorded as final.
