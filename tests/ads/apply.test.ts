@@ -108,3 +108,23 @@ test("a run cut short after writing (a crash before its record) resumes: what is
   expect(creates).toHaveLength(plan.changes.length - 1);
   expect([g1.id, g2.id]).toContain(first.entity_id);
 });
+
+test("rollback: a new plan that removes what the applied plan added, applied the same way, back to the prior state; once", async () => {
+  const { a, g1, g2, plan } = await previewed(["Home robots"]);
+  const priorOf = new Map([[g1.id, positive(g1.id)], [g2.id, positive(g2.id)]]);
+  expect((await gw.http.post(`${BASE}/plans/${plan.id}/rollback`).set(a.auth)).status).toBe(409); // not applied yet
+  await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id });
+  expect((await finalPlan(a, plan.id)).status).toBe("applied");
+  expect(positive(g2.id)).toEqual(["home robots"]);
+
+  const rb = await gw.http.post(`${BASE}/plans/${plan.id}/rollback`).set(a.auth);
+  expect(rb.status).toBe(201);
+  expect(rb.body).toMatchObject({ rollback_of: plan.id, status: "previewed", dry_run: { ran: true, passed: true } });
+  expect(rb.body.changes.map((c: { op: string; item: { text: string } }) => [c.op, c.item.text])).toEqual(plan.changes.map(() => ["remove", "home robots"]));
+  expect((await gw.http.post(`${BASE}/plans/${plan.id}/rollback`).set(a.auth)).status).toBe(409); // one rollback per plan
+
+  expect((await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: rb.body.id })).status).toBe(202);
+  expect((await finalPlan(a, rb.body.id)).status).toBe("applied");
+  expect(positive(g1.id)).toEqual(priorOf.get(g1.id));
+  expect(positive(g2.id)).toEqual(priorOf.get(g2.id));
+});

@@ -1,4 +1,4 @@
--- Issue 11: ads plans (preview, apply) and the entities mapped to an account's ads category.
+-- Issue 11: ads plans (preview, apply, rollback) and the entities mapped to an account's ads category.
 
 -- CreateTable
 CREATE TABLE "ads_plans" (
@@ -23,6 +23,7 @@ CREATE TABLE "ads_plans" (
     "results" JSONB,
     "status_reason" TEXT,
     "applied_at" TIMESTAMP(3),
+    "rollback_of" TEXT,
 
     CONSTRAINT "ads_plans_pkey" PRIMARY KEY ("id")
 );
@@ -41,4 +42,7 @@ CREATE TABLE "ads_mappings" (
 
 -- CreateIndex
 CREATE INDEX "ads_plans_account_id_provider_created_at_idx" ON "ads_plans"("account_id", "provider", "created_at");
+
+-- CreateIndex
+CREATE INDEX "ads_plans_rollback_of_idx" ON "ads_plans"("rollback_of");
 

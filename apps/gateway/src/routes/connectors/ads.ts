@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { computePlan, DEFAULT_SAFETY, type PlanTrend, type SafetySettings } from "@trendgate/ads";
-import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
+import { computePlan, DEFAULT_SAFETY, hashablePrior, stateHash, type PlanTrend, type SafetySettings } from "@trendgate/ads";
+import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type TargetingChange, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
 import { CategoryPath, Id, QUEUES, SEVERITIES, text, type Severity } from "@trendgate/contracts";
@@ -69,6 +69,7 @@ const PlanView = z.object({
   run_id: z.string().nullable().meta({ description: "The apply's run (set by POST …/apply)" }),
   results: z.array(z.unknown()).nullable().meta({ description: "Per change: ok, error, the provider's request id, what it made; `review` marks refusals for a person" }),
   status_reason: z.string().nullable(), applied_at: z.string().nullable(),
+  rollback_of: z.string().nullable().meta({ description: "The applied plan this plan undoes" }),
 }).meta({ id: "AdsPlan" });
 
 const AdsApplyRequest = z.object({ plan_id: Id.meta({ description: "A plan id from POST …/preview" }) }).meta({ id: "AdsApplyRequest" });
@@ -85,6 +86,7 @@ function planView(p: PlanRow) {
     dry_run: dry ?? { ran: false, passed: null, results: [] }, prior_state_hash: p.priorStateHash,
     expires_at: p.expiresAt.toISOString(), created_at: p.createdAt.toISOString(),
     run_id: p.runId, results: (p.results as unknown[] | null) ?? null, status_reason: p.statusReason, applied_at: p.appliedAt?.toISOString() ?? null,
+    rollback_of: p.rollbackOf,
   };
 }
 
@@ -242,6 +244,64 @@ function routesOf(c: AdsConnector): RouteDef[] {
         });
         await dispatchAfterCommit(deps, rows);
         return reply;
+      },
+    }),
+    defineRoute({
+      method: "post", path: `${base}/plans/{id}/rollback`, operationId: `rollback${m.operationName}Plan`, tag: TAG, auth: "apiKey",
+      summary: `Preview the rollback of an applied ${name} plan`,
+      description:
+        "201: a new plan (`rollback_of` the applied one) that undoes what the applied plan changed, from the targets as they are now: each " +
+        "item it added and that is still there is removed (and each it removed is added back). Apply it with POST …/apply like any plan: " +
+        "the same stale check, the same once-only apply. Rollbacks restore a prior state, so strict_safety's additions-only rule does not " +
+        "apply to them. 409 when the plan was not applied, or a rollback of it is already previewed or applied.",
+      params: z.object({ id: Id }),
+      responses: { 201: { description: "The rollback plan", schema: PlanView }, 404: { description: "No such plan" }, 409: { description: "`conflict`" } },
+      async handler({ deps, auth, params }) {
+        const applied = await deps.db.adsPlan.findFirst({ where: { id: params.id, accountId: auth.accountId, provider: m.id } });
+        if (!applied) throw notFound("Plan");
+        if (applied.status !== "applied" && applied.status !== "partially_applied") throw new ApiError("conflict", `This plan is ${applied.status}: only an applied plan can be rolled back`);
+        const open = await deps.db.adsPlan.findFirst({ where: { rollbackOf: applied.id, status: { in: ["previewed", "applying", "applied", "partially_applied"] } } });
+        if (open) throw new ApiError("conflict", `Rollback plan ${open.id} of this plan is ${open.status}: a plan is rolled back once`);
+        const { conn, client } = await connected(deps, auth.accountId);
+        const results = new Map(((applied.results as { change_id: string; ok: boolean }[] | null) ?? []).map((r) => [r.change_id, r.ok]));
+        const done = (applied.changes as unknown as TargetingChange[]).filter((ch) => results.get(ch.id));
+        const prior0 = applied.priorState as unknown as EntityTargeting[];
+        let prior: EntityTargeting[], changes: TargetingChange[], calls: ReturnType<typeof client.calls>, dry: { ran: boolean; passed: boolean | null; results: unknown[] };
+        try {
+          const fields = [...new Set(prior0.map((t) => t.field))];
+          prior = (await Promise.all(fields.map((f) => client.readTargeting(applied.adAccountId, prior0.filter((t) => t.field === f).map((t) => t.entity_id), f)))).flat();
+          const now = new Map(prior.map((t) => [`${t.entity_id}|${t.field}`, new Map(t.items.map((i) => [i.key, i]))]));
+          changes = done.flatMap((ch, i): TargetingChange[] => {
+            const present = now.get(`${ch.entity_id}|${ch.field}`)?.get(ch.item.key);
+            if (ch.op === "add" && present) return [{ ...ch, id: `rb_${i + 1}`, op: "remove", item: present }]; // its resource as read now
+            if (ch.op === "remove" && !present) return [{ ...ch, id: `rb_${i + 1}`, op: "add" }];
+            return []; // already undone (by someone, or the provider)
+          });
+          calls = client.calls(applied.adAccountId, changes, prior);
+          if (c.capabilities.dryRun && calls.length) {
+            const rs = await client.run(applied.adAccountId, calls, { dryRun: true });
+            dry = { ran: true, passed: rs.every((r) => r.ok), results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
+          } else dry = { ran: false, passed: null, results: [] };
+        } catch (err) {
+          return providerProblem(deps, conn, err, { name, reconnect: authorize });
+        }
+        const diff = prior.map((t) => {
+          const mine = changes.filter((x) => x.entity_id === t.entity_id && x.field === t.field);
+          const removed = new Set(mine.filter((x) => x.op === "remove").map((x) => x.item.key));
+          return {
+            entity_id: t.entity_id, entity_name: null, field: t.field, before: t.items.map((x) => x.text),
+            after: [...t.items.filter((x) => !removed.has(x.key)).map((x) => x.text), ...mine.filter((x) => x.op === "add").map((x) => x.item.text)],
+            changes: mine.map((x) => ({ change_id: x.id, op: x.op, item: x.item.text, trend: null })),
+          };
+        });
+        const now = new Date();
+        const row = await deps.db.adsPlan.create({ data: {
+          id: newId("pln"), accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: applied.adAccountId, category: applied.category,
+          strictSafety: applied.strictSafety, status: "previewed", changes: changes as unknown as Prisma.InputJsonValue, calls: calls as unknown as Prisma.InputJsonValue,
+          diff: diff as unknown as Prisma.InputJsonValue, refused: [], dryRun: dry as Prisma.InputJsonValue, priorState: prior as unknown as Prisma.InputJsonValue,
+          priorStateHash: stateHash(hashablePrior(prior)), rollbackOf: applied.id, createdAt: now, expiresAt: new Date(now.getTime() + deps.config.ADS_PLAN_TTL_SECONDS * 1000),
+        } });
+        return { status: 201, body: planView(row) };
       },
     }),
     defineRoute({
