@@ -184,8 +184,10 @@ test("heartbeat: a client that does not answer pings is terminated; one that doe
   try {
     const a = await hb.gw.account();
     const silent = await connect(hb.url, { ...bearer(a.key), autoPong: false });
-    const healthy = await connect(hb.url, bearer(a.key));
+    // Listen before anything else is awaited: on a loaded machine the first ping (150 ms) can come while the
+    // second client connects, and the silent one is terminated before a second ping.
     const pinged = new Promise((r) => silent.ws.once("ping", r));
+    const healthy = await connect(hb.url, bearer(a.key));
     await pinged;
     const { code } = await silent.closed; // terminated: no close frame
     expect(code).toBe(1006);
