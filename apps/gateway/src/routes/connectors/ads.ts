@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { computePlan, DEFAULT_SAFETY, hashablePrior, stateHash, type PlanTrend, type SafetySettings } from "@trendgate/ads";
-import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type TargetingChange, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
+import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type ProviderCall, type TargetingChange, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
 import { CategoryPath, Id, QUEUES, SEVERITIES, text, type Severity } from "@trendgate/contracts";
@@ -90,6 +90,31 @@ function planView(p: PlanRow) {
   };
 }
 
+type AdsClient = ReturnType<AdsConnector["client"]>;
+type DryRun = { ran: boolean; passed: boolean | null; results: { change_id: string; ok: boolean; error: string | null; request_id: string | null }[] };
+
+/** The entities' targeting as read now, one read per targeting field. */
+async function readTargets(client: AdsClient, adAccountId: string, entities: { id: string; field: TargetingField }[]): Promise<EntityTargeting[]> {
+  const fields = [...new Set(entities.map((e) => e.field))];
+  return (await Promise.all(fields.map((f) => client.readTargeting(adAccountId, entities.filter((e) => e.field === f).map((e) => e.id), f)))).flat();
+}
+
+/** The provider's dry run of the calls, per change (not run when it has none, or there is nothing to run). */
+async function dryRunOf(c: AdsConnector, client: AdsClient, adAccountId: string, calls: ProviderCall[]): Promise<DryRun> {
+  if (!c.capabilities.dryRun || !calls.length) return { ran: false, passed: null, results: [] };
+  const rs = await client.run(adAccountId, calls, { dryRun: true });
+  return { ran: true, passed: rs.every((r) => r.ok), results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
+}
+
+type NewPlan = Omit<Prisma.AdsPlanUncheckedCreateInput, "id" | "status" | "createdAt" | "expiresAt">;
+/** Stores a previewed plan (expiring after ADS_PLAN_TTL_SECONDS) and answers its view. */
+async function storePlan(deps: GatewayDeps, plan: NewPlan) {
+  const now = new Date();
+  const row = await deps.db.adsPlan.create({ data: { ...plan, id: newId("pln"), status: "previewed", createdAt: now, expiresAt: new Date(now.getTime() + deps.config.ADS_PLAN_TTL_SECONDS * 1000) } });
+  return { status: 201 as const, body: planView(row) };
+}
+const json = (v: unknown) => v as Prisma.InputJsonValue;
+
 function routesOf(c: AdsConnector): RouteDef[] {
   const m = c.manifest;
   const base = basePathOf(m);
@@ -174,43 +199,37 @@ function routesOf(c: AdsConnector): RouteDef[] {
           orderBy: { velocity: "desc" }, take: 50,
         });
         const trends: PlanTrend[] = rows.map((t) => ({ id: t.id, name: t.name, category: t.category, severity: t.severity as Severity, sentiment: t.sentiment }));
-        const fields = [...new Set(entities.map((e) => e.field as TargetingField))];
-        let plan, calls, prior: EntityTargeting[], dry: { ran: boolean; passed: boolean | null; results: unknown[] };
+        let plan, calls, prior: EntityTargeting[], dry: DryRun;
         try {
-          prior = (await Promise.all(fields.map((f) => client.readTargeting(selection.account_id, entities.filter((e) => e.field === f).map((e) => e.entityId), f)))).flat();
+          prior = await readTargets(client, selection.account_id, entities.map((e) => ({ id: e.entityId, field: e.field as TargetingField })));
           const resolved = new Map<string, TargetingItem[]>();
-          for (const f of fields) for (const [k, v] of await client.resolveItems(selection.account_id, f, trends.map((t) => t.name))) resolved.set(k, v);
+          for (const f of new Set(entities.map((e) => e.field as TargetingField)))
+            for (const [k, v] of await client.resolveItems(selection.account_id, f, trends.map((t) => t.name))) resolved.set(k, v);
           plan = computePlan({ trends, entities: entities.map((e) => ({ id: e.entityId, name: e.entityName ?? undefined, field: e.field as TargetingField })), prior, resolved, safety: safetyOf(selection) });
           calls = client.calls(selection.account_id, plan.changes, prior);
-          if (c.capabilities.dryRun && calls.length) {
-            // The provider's verdict per change; what it refuses leaves the plan (refused, with its reason), so what
-            // is applied is exactly what passed the dry run.
-            const results = await client.run(selection.account_id, calls, { dryRun: true });
-            dry = { ran: true, passed: results.every((r) => r.ok), results: results.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
-            const failed = new Map(results.filter((r) => !r.ok).map((r) => [r.change_id, r]));
-            if (failed.size) {
-              for (const ch of plan.changes.filter((x) => failed.has(x.id)))
-                plan.refused.push({ change_id: ch.id, entity_id: ch.entity_id, field: ch.field, item: ch.item.text, trend_id: ch.trend_id, rule: "dry_run_failed", reason: `${name}'s dry run refused it: ${failed.get(ch.id)!.error?.message ?? "refused"}` });
-              plan.changes = plan.changes.filter((x) => !failed.has(x.id));
-              for (const d of plan.diff) {
-                const gone = new Set(d.changes.filter((x) => failed.has(x.change_id)).map((x) => x.item));
-                d.changes = d.changes.filter((x) => !failed.has(x.change_id));
-                d.after = d.after.filter((x) => !gone.has(x) || d.before.includes(x));
-              }
-              calls = client.calls(selection.account_id, plan.changes, prior);
+          // The provider's verdict per change; what it refuses leaves the plan (refused, with its reason), so what is
+          // applied is exactly what passed the dry run.
+          dry = await dryRunOf(c, client, selection.account_id, calls);
+          const failed = new Map(dry.results.filter((r) => !r.ok).map((r) => [r.change_id, r]));
+          if (failed.size) {
+            for (const ch of plan.changes.filter((x) => failed.has(x.id)))
+              plan.refused.push({ change_id: ch.id, entity_id: ch.entity_id, field: ch.field, item: ch.item.text, trend_id: ch.trend_id, rule: "dry_run_failed", reason: `${name}'s dry run refused it: ${failed.get(ch.id)!.error ?? "refused"}` });
+            plan.changes = plan.changes.filter((x) => !failed.has(x.id));
+            for (const d of plan.diff) {
+              const gone = new Set(d.changes.filter((x) => failed.has(x.change_id)).map((x) => x.item));
+              d.changes = d.changes.filter((x) => !failed.has(x.change_id));
+              d.after = d.after.filter((x) => !gone.has(x) || d.before.includes(x));
             }
-          } else dry = { ran: false, passed: null, results: [] };
+            calls = client.calls(selection.account_id, plan.changes, prior);
+          }
         } catch (err) {
           return providerProblem(deps, conn, err, { name, reconnect: authorize });
         }
-        const now = new Date();
-        const row = await deps.db.adsPlan.create({ data: {
-          id: newId("pln"), accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: selection.account_id, category: cat,
-          strictSafety: selection.strict_safety, status: "previewed", changes: plan.changes as unknown as Prisma.InputJsonValue, calls: calls as unknown as Prisma.InputJsonValue,
-          diff: plan.diff as unknown as Prisma.InputJsonValue, refused: plan.refused as unknown as Prisma.InputJsonValue, dryRun: dry as Prisma.InputJsonValue,
-          priorState: prior as unknown as Prisma.InputJsonValue, priorStateHash: plan.prior_state_hash, createdAt: now, expiresAt: new Date(now.getTime() + deps.config.ADS_PLAN_TTL_SECONDS * 1000),
-        } });
-        return { status: 201, body: planView(row) };
+        return storePlan(deps, {
+          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: selection.account_id, category: cat, strictSafety: selection.strict_safety,
+          changes: json(plan.changes), calls: json(calls), diff: json(plan.diff), refused: json(plan.refused), dryRun: json(dry),
+          priorState: json(prior), priorStateHash: plan.prior_state_hash,
+        });
       },
     }),
     defineRoute({
@@ -266,10 +285,9 @@ function routesOf(c: AdsConnector): RouteDef[] {
         const results = new Map(((applied.results as { change_id: string; ok: boolean }[] | null) ?? []).map((r) => [r.change_id, r.ok]));
         const done = (applied.changes as unknown as TargetingChange[]).filter((ch) => results.get(ch.id));
         const prior0 = applied.priorState as unknown as EntityTargeting[];
-        let prior: EntityTargeting[], changes: TargetingChange[], calls: ReturnType<typeof client.calls>, dry: { ran: boolean; passed: boolean | null; results: unknown[] };
+        let prior: EntityTargeting[], changes: TargetingChange[], calls: ProviderCall[], dry: DryRun;
         try {
-          const fields = [...new Set(prior0.map((t) => t.field))];
-          prior = (await Promise.all(fields.map((f) => client.readTargeting(applied.adAccountId, prior0.filter((t) => t.field === f).map((t) => t.entity_id), f)))).flat();
+          prior = await readTargets(client, applied.adAccountId, prior0.map((t) => ({ id: t.entity_id, field: t.field })));
           const now = new Map(prior.map((t) => [`${t.entity_id}|${t.field}`, new Map(t.items.map((i) => [i.key, i]))]));
           changes = done.flatMap((ch, i): TargetingChange[] => {
             const present = now.get(`${ch.entity_id}|${ch.field}`)?.get(ch.item.key);
@@ -278,10 +296,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
             return []; // already undone (by someone, or the provider)
           });
           calls = client.calls(applied.adAccountId, changes, prior);
-          if (c.capabilities.dryRun && calls.length) {
-            const rs = await client.run(applied.adAccountId, calls, { dryRun: true });
-            dry = { ran: true, passed: rs.every((r) => r.ok), results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
-          } else dry = { ran: false, passed: null, results: [] };
+          dry = await dryRunOf(c, client, applied.adAccountId, calls);
         } catch (err) {
           return providerProblem(deps, conn, err, { name, reconnect: authorize });
         }
@@ -294,14 +309,11 @@ function routesOf(c: AdsConnector): RouteDef[] {
             changes: mine.map((x) => ({ change_id: x.id, op: x.op, item: x.item.text, trend: null })),
           };
         });
-        const now = new Date();
-        const row = await deps.db.adsPlan.create({ data: {
-          id: newId("pln"), accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: applied.adAccountId, category: applied.category,
-          strictSafety: applied.strictSafety, status: "previewed", changes: changes as unknown as Prisma.InputJsonValue, calls: calls as unknown as Prisma.InputJsonValue,
-          diff: diff as unknown as Prisma.InputJsonValue, refused: [], dryRun: dry as Prisma.InputJsonValue, priorState: prior as unknown as Prisma.InputJsonValue,
-          priorStateHash: stateHash(hashablePrior(prior)), rollbackOf: applied.id, createdAt: now, expiresAt: new Date(now.getTime() + deps.config.ADS_PLAN_TTL_SECONDS * 1000),
-        } });
-        return { status: 201, body: planView(row) };
+        return storePlan(deps, {
+          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: applied.adAccountId, category: applied.category, strictSafety: applied.strictSafety,
+          changes: json(changes), calls: json(calls), diff: json(diff), refused: [], dryRun: json(dry), priorState: json(prior),
+          priorStateHash: stateHash(hashablePrior(prior)), rollbackOf: applied.id,
+        });
       },
     }),
     defineRoute({
