@@ -128,3 +128,23 @@ test("rollback: a new plan that removes what the applied plan added, applied the
   expect(positive(g1.id)).toEqual(priorOf.get(g1.id));
   expect(positive(g2.id)).toEqual(priorOf.get(g2.id));
 });
+
+test("runs: applied plans newest first with their results, paged and filtered by status; previews are not runs", async () => {
+  const { a, plan } = await previewed(["Mesh routers"]);
+  await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id });
+  await finalPlan(a, plan.id);
+  const rb = await gw.http.post(`${BASE}/plans/${plan.id}/rollback`).set(a.auth);
+  await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: rb.body.id });
+  await finalPlan(a, rb.body.id);
+  await gw.http.post(`${BASE}/preview`).set(a.auth); // a third plan, never applied
+
+  const page1 = await gw.http.get(`${BASE}/runs`).query({ limit: 1 }).set(a.auth);
+  expect(page1.status).toBe(200);
+  expect(page1.body.data.map((p: { id: string }) => p.id)).toEqual([rb.body.id]);
+  const page2 = await gw.http.get(`${BASE}/runs`).query({ limit: 1, cursor: page1.body.next_cursor }).set(a.auth);
+  expect(page2.body.data.map((p: { id: string; status: string; results: unknown[] }) => [p.id, p.status, p.results.length])).toEqual([[plan.id, "applied", plan.changes.length]]);
+  expect(page2.body.next_cursor).toBeNull();
+  expect((await gw.http.get(`${BASE}/runs`).query({ status: "refused" }).set(a.auth)).body.data).toEqual([]);
+  expect((await gw.http.get(`${BASE}/runs`).query({ status: "bogus" }).set(a.auth)).status).toBe(422);
+  expect((await gw.http.get(`${BASE}/runs`).set((await gw.account()).auth)).body.data).toEqual([]);
+});

@@ -72,6 +72,7 @@ const PlanView = z.object({
   rollback_of: z.string().nullable().meta({ description: "The applied plan this plan undoes" }),
 }).meta({ id: "AdsPlan" });
 
+const RunList = z.object({ data: z.array(PlanView), next_cursor: z.string().nullable() }).meta({ id: "AdsRunList" });
 const AdsApplyRequest = z.object({ plan_id: Id.meta({ description: "A plan id from POST …/preview" }) }).meta({ id: "AdsApplyRequest" });
 const AdsApplyAccepted = z.object({ plan_id: z.string(), run_id: z.string(), status: z.literal("applying") }).meta({ id: "AdsApplyAccepted" });
 const EntityPage = z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }).meta({ id: "AdsEntityPage" });
@@ -114,6 +115,13 @@ async function storePlan(deps: GatewayDeps, plan: NewPlan) {
   return { status: 201 as const, body: planView(row) };
 }
 const json = (v: unknown) => v as Prisma.InputJsonValue;
+
+const RUN_STATUSES = ["applying", "applied", "partially_applied", "failed", "refused"] as const;
+const RunsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: text({ min: 1, max: 64 }).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+});
 
 function routesOf(c: AdsConnector): RouteDef[] {
   const m = c.manifest;
@@ -314,6 +322,21 @@ function routesOf(c: AdsConnector): RouteDef[] {
           changes: json(changes), calls: json(calls), diff: json(diff), refused: [], dryRun: json(dry), priorState: json(prior),
           priorStateHash: stateHash(hashablePrior(prior)), rollbackOf: applied.id,
         });
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${base}/runs`, operationId: `list${m.operationName}Runs`, tag: TAG, auth: "apiKey",
+      summary: `Applied ${name} plans (runs), newest first`,
+      description: "Every plan that was applied (or is being applied), rollbacks included, with its status and per-change results. Pass `next_cursor` back as `cursor`.",
+      query: RunsQuery,
+      responses: { 200: { description: "A page of runs", schema: RunList } },
+      async handler({ deps, auth, query }) {
+        const rows = await deps.db.adsPlan.findMany({
+          where: { accountId: auth.accountId, provider: m.id, runId: { not: null }, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { runId: { lt: query.cursor } } : {}) },
+          orderBy: { runId: "desc" }, take: query.limit + 1,
+        });
+        const page = rows.slice(0, query.limit);
+        return { status: 200, body: { data: page.map(planView), next_cursor: rows.length > query.limit ? page[page.length - 1].runId : null } };
       },
     }),
     defineRoute({
