@@ -76,6 +76,8 @@ export interface GoogleAdsServer {
   failNext(kind: AdsFault, n?: number): void;
   /** Creating a keyword with this text (case-insensitive) is refused by policy (policyFindingError POLICY_FINDING). */
   refuseText(text: string): void;
+  /** Creating keywords in this ad group is refused from now on (CANNOT_ADD_CRITERIA_TYPE, as for a Display-only group). */
+  refuseAdGroup(adGroupId: string): void;
   dailyOperationLimit: number;
   pageSize: number;
   /** Operations counted today. */
@@ -257,6 +259,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
   const keywords = new Map<string, AdsKeyword>(); // by resource name, creation order
   const criterionIds = new Map<string, string>(); // (match type, normalized text) -> criterion id, as Google shares them
   const refused = new Set<string>();
+  const refusedGroups = new Set<string>();
   const requests: RecordedAdsRequest[] = [];
   let fault: { kind: AdsFault; n: number } = { kind: "INTERNAL", n: 0 };
   let opsToday = 0;
@@ -454,6 +457,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
       if (m[1] !== cid || !group || group.customerId !== cid || group.status === "REMOVED") return { errors: [{ errorCode: { mutateError: "RESOURCE_NOT_FOUND" }, message: "Resource was not found.", trigger: { stringValue: c.adGroup }, location: opPath(i, "create", "ad_group") }] };
       if (!c.keyword || typeof c.keyword !== "object") return { errors: [{ errorCode: { fieldError: "REQUIRED" }, message: "The required field was not present.", location: opPath(i, "create", "keyword") }] };
       const errors = keywordTextErrors(c.keyword.text, i);
+      if (refusedGroups.has(group.id)) errors.push({ errorCode: { criterionError: "CANNOT_ADD_CRITERIA_TYPE" }, message: "Criteria type can not be targeted for the ad group.", location: opPath(i, "create", "ad_group") });
       if (c.keyword.matchType === undefined) errors.push({ errorCode: { fieldError: "REQUIRED" }, message: "The required field was not present.", location: opPath(i, "create", "keyword", "match_type") });
       else if (!MATCH_TYPES.has(c.keyword.matchType)) errors.push({ errorCode: { fieldError: "INVALID_VALUE" }, message: "The field's value is invalid.", location: opPath(i, "create", "keyword", "match_type") });
       if (c.status === "REMOVED" || c.status === "UNSPECIFIED" || c.status === "UNKNOWN") errors.push({ errorCode: { fieldError: "INVALID_VALUE" }, message: "The field's value is invalid.", location: opPath(i, "create", "status") });
@@ -621,6 +625,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
     keyword(resourceName) { return keywords.get(resourceName); },
     failNext(kind, n = 1) { fault = { kind, n }; },
     refuseText(text) { refused.add(norm(text)); },
+    refuseAdGroup(adGroupId) { refusedGroups.add(adGroupId); },
     operationsToday: () => opsToday,
     resetDay() { opsToday = 0; },
     close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(() => r()); }),

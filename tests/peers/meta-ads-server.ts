@@ -80,6 +80,10 @@ export interface MetaRequest {
   /** Answer status, set when answered. */
   status?: number;
   fbtraceId: string;
+  /** When it arrived (epoch ms). */
+  at: number;
+  /** Answered with a throttle (a failNext rate-limit fault). */
+  throttled?: boolean;
 }
 
 export interface MetaWrite { adsetId: string; params: Record<string, unknown>; validateOnly: boolean; ok: boolean }
@@ -106,6 +110,8 @@ export interface MetaAdsServer {
   addInterest(i: Partial<MetaInterest> & { id: string; name: string }): MetaInterest;
   /** Interest ids that writes and validity checks refuse from now on, even if in the catalogue. */
   refuseInterest(id: string): void;
+  /** Real (not validate-only) targeting writes to this ad set are refused from now on (an ad set in review). */
+  refuseAdSet(adsetId: string): void;
   /** The next n API calls answer this fault; throttles report `regainMinutes` (default 5). */
   failNext(kind: MetaFaultKind, n: number, opts?: { regainMinutes?: number }): void;
   /** Every request, in arrival order. */
@@ -178,6 +184,7 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
   const adsets = new Map<string, MetaAdSet>();
   const interests = new Map<string, MetaInterest>(SEED_INTERESTS.map((i) => [i.id, clone(i)]));
   const refused = new Set<string>();
+  const refusedAdSets = new Set<string>();
   const requests: MetaRequest[] = [];
   const writes: MetaWrite[] = [];
   const budgetWrites: MetaAdsServer["budgetWrites"] = [];
@@ -436,6 +443,9 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
     }
     // The whole spec is replaced: no merge with what is stored (that is the client's read-merge-write job).
     if (params.targeting !== undefined) next.targeting = validateTargeting(jsonParam(params, "targeting"));
+    if (!validateOnly && params.targeting !== undefined && refusedAdSets.has(a.id)) {
+      throw invalid(1885316, "Ad Set In Review", "This ad set can't be edited while its ads are in review. Please try again after the review is complete.", ["targeting"]);
+    }
     record.ok = true;
     if (!validateOnly) Object.assign(a, next, { updated_time: isoNow() });
     return { success: true };
@@ -570,7 +580,7 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
     const method = (req.method ?? "GET").toUpperCase();
     const fbtraceId = crypto.randomBytes(8).toString("base64url");
     const { authorization: _auth, ...headers } = req.headers;
-    const record: MetaRequest = { method, path: url.pathname, query: {}, headers, body: null, auth: null, fbtraceId };
+    const record: MetaRequest = { method, path: url.pathname, query: {}, headers, body: null, auth: null, fbtraceId, at: Date.now() };
     requests.push(record);
     let extra: Record<string, string> = {};
     const send = (status: number, body: unknown) => {
@@ -614,6 +624,7 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
         fault.n--;
         throttled = fault.kind;
         regain = fault.regainMinutes;
+        record.throttled = fault.kind !== "transient";
         throw faultError(fault.kind);
       }
       if (method !== "GET" && method !== "POST") throw unsupported(method, rest[0] ?? "");
@@ -682,6 +693,7 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
       return clone(full);
     },
     refuseInterest(id) { refused.add(id); },
+    refuseAdSet(adsetId) { refusedAdSets.add(adsetId); },
     failNext(kind, n, o = {}) { fault = { kind, n, regainMinutes: o.regainMinutes ?? 5 }; },
     resetLog() {
       requests.length = 0; writes.length = 0; budgetWrites.length = 0; fault = null; appCalls = 0;

@@ -14,7 +14,10 @@ export const TARGETING_FIELDS = ["keywords", "interests"] as const;
 export type TargetingField = (typeof TARGETING_FIELDS)[number];
 
 export interface AdsCapabilities {
-  /** The provider checks a write without making it (Google `validateOnly`, Meta `validate_only`). */
+  /**
+   * The provider checks a write without making it (Google `validateOnly`, Meta `validate_only`). Without one, the
+   * connector's own checks stand in (`run` with dryRun), and strict_safety asks the caller to acknowledge the plan.
+   */
   dryRun: boolean;
   /** The provider sizes an audience for a targeting spec (Meta delivery_estimate, LinkedIn audienceCounts). */
   audienceEstimate: boolean;
@@ -67,7 +70,11 @@ export interface AdsClient {
   resolveItems(accountId: string, field: TargetingField, phrases: string[]): Promise<Map<string, TargetingItem[]>>;
   /** The exact calls that make `changes` on entities whose targeting is `prior` (read at preview). */
   calls(accountId: string, changes: TargetingChange[], prior: EntityTargeting[]): ProviderCall[];
-  /** Makes the calls (or, with dryRun, the provider's validate-only variant of them); one result per change. */
+  /**
+   * Makes the calls; one result per change. With dryRun nothing is written: the provider's validate-only variant
+   * where it has one (capabilities.dryRun), else the connector's own checks of the calls against the provider's
+   * documented constraints (and its audience count or sandbox where that helps), each refusal with its reason.
+   */
   run(accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]>;
 }
 

@@ -63,7 +63,12 @@ const AdsProvider = z.object({
 const PlanView = z.object({
   id: z.string(), provider: z.string(), status: z.string(), ad_account_id: z.string(), category: z.string(), strict_safety: z.boolean(),
   changes: z.array(z.unknown()), diff: z.array(z.unknown()), refused: z.array(z.unknown()),
-  dry_run: z.object({ ran: z.boolean(), passed: z.boolean().nullable(), results: z.array(z.unknown()) }),
+  dry_run: z.object({
+    ran: z.boolean(), passed: z.boolean().nullable(), results: z.array(z.unknown()),
+    by: z.enum(["provider", "connector"]).meta({ description: "`provider`: the provider's own dry run; `connector`: our checks against the provider's documented constraints (it has no dry run)" }),
+  }),
+  plan_hash: z.string().meta({ description: "Hash of the plan's changes, calls and prior state: what `acknowledged_plan_hash` repeats" }),
+  requires_acknowledgement: z.boolean().meta({ description: "strict_safety on a provider without a dry run: apply only with `acknowledged_plan_hash`" }),
   calls: z.array(z.unknown()).meta({ description: "The exact provider calls the apply makes (no credentials)" }),
   prior_state_hash: z.string(), expires_at: z.string(), created_at: z.string(),
   run_id: z.string().nullable().meta({ description: "The apply's run (set by POST …/apply)" }),
@@ -73,18 +78,31 @@ const PlanView = z.object({
 }).meta({ id: "AdsPlan" });
 
 const RunList = z.object({ data: z.array(PlanView), next_cursor: z.string().nullable() }).meta({ id: "AdsRunList" });
-const AdsApplyRequest = z.object({ plan_id: Id.meta({ description: "A plan id from POST …/preview" }) }).meta({ id: "AdsApplyRequest" });
+const AdsApplyRequest = z.object({
+  plan_id: Id.meta({ description: "A plan id from POST …/preview" }),
+  acknowledged_plan_hash: text({ min: 1, max: 100 }).optional().meta({
+    description: "The plan's `plan_hash`, repeated to say the plan was read as previewed. Required when the plan's `requires_acknowledgement` " +
+      "is true (strict_safety on a provider without a dry run); checked whenever sent.",
+  }),
+}).meta({ id: "AdsApplyRequest" });
 const AdsApplyAccepted = z.object({ plan_id: z.string(), run_id: z.string(), status: z.literal("applying") }).meta({ id: "AdsApplyAccepted" });
 const EntityPage = z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }).meta({ id: "AdsEntityPage" });
 const EntitiesQuery = z.object({ cursor: text({ min: 1, max: 2000 }).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
 
 type PlanRow = Awaited<ReturnType<GatewayDeps["db"]["adsPlan"]["findFirst"]>> & {};
+/** What an acknowledgement names: the plan exactly as previewed (its changes, the calls, the state they apply to). */
+const planHashOf = (p: { changes: unknown; calls: unknown; priorStateHash: string }) => stateHash({ changes: p.changes, calls: p.calls, prior_state_hash: p.priorStateHash });
+/** strict_safety without a provider dry run: a person (or the caller's code) must have read this exact plan. */
+const needsAcknowledgement = (p: { provider: string; strictSafety: boolean }) =>
+  p.strictSafety && !registry.ofKind("ads").find((c) => c.manifest.id === p.provider)?.capabilities.dryRun;
+
 function planView(p: PlanRow) {
-  const dry = p.dryRun as { ran: boolean; passed: boolean | null; results: unknown[] } | null;
+  const dry = p.dryRun as DryRun | null;
   return {
     id: p.id, provider: p.provider, status: p.status, ad_account_id: p.adAccountId, category: p.category, strict_safety: p.strictSafety,
     changes: p.changes as unknown[], diff: p.diff as unknown[], refused: p.refused as unknown[], calls: p.calls as unknown[],
-    dry_run: dry ?? { ran: false, passed: null, results: [] }, prior_state_hash: p.priorStateHash,
+    dry_run: dry ?? { ran: false, passed: null, results: [], by: "provider" }, prior_state_hash: p.priorStateHash,
+    plan_hash: planHashOf(p), requires_acknowledgement: needsAcknowledgement(p),
     expires_at: p.expiresAt.toISOString(), created_at: p.createdAt.toISOString(),
     run_id: p.runId, results: (p.results as unknown[] | null) ?? null, status_reason: p.statusReason, applied_at: p.appliedAt?.toISOString() ?? null,
     rollback_of: p.rollbackOf,
@@ -92,7 +110,7 @@ function planView(p: PlanRow) {
 }
 
 type AdsClient = ReturnType<AdsConnector["client"]>;
-type DryRun = { ran: boolean; passed: boolean | null; results: { change_id: string; ok: boolean; error: string | null; request_id: string | null }[] };
+type DryRun = { ran: boolean; passed: boolean | null; by: "provider" | "connector"; results: { change_id: string; ok: boolean; error: string | null; request_id: string | null }[] };
 
 /** The entities' targeting as read now, one read per targeting field. */
 async function readTargets(client: AdsClient, adAccountId: string, entities: { id: string; field: TargetingField }[]): Promise<EntityTargeting[]> {
@@ -100,11 +118,12 @@ async function readTargets(client: AdsClient, adAccountId: string, entities: { i
   return (await Promise.all(fields.map((f) => client.readTargeting(adAccountId, entities.filter((e) => e.field === f).map((e) => e.id), f)))).flat();
 }
 
-/** The provider's dry run of the calls, per change (not run when it has none, or there is nothing to run). */
+/** The dry run of the calls, per change: the provider's own where it has one, else the connector's checks. */
 async function dryRunOf(c: AdsConnector, client: AdsClient, adAccountId: string, calls: ProviderCall[]): Promise<DryRun> {
-  if (!c.capabilities.dryRun || !calls.length) return { ran: false, passed: null, results: [] };
+  const by = c.capabilities.dryRun ? "provider" : "connector";
+  if (!calls.length) return { ran: false, passed: null, by, results: [] };
   const rs = await client.run(adAccountId, calls, { dryRun: true });
-  return { ran: true, passed: rs.every((r) => r.ok), results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
+  return { ran: true, passed: rs.every((r) => r.ok), by, results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
 }
 
 type NewPlan = Omit<Prisma.AdsPlanUncheckedCreateInput, "id" | "status" | "createdAt" | "expiresAt">;
@@ -253,17 +272,24 @@ function routesOf(c: AdsConnector): RouteDef[] {
       responses: {
         202: { description: "Queued", schema: AdsApplyAccepted },
         404: { description: "No such plan" }, 409: { description: "`conflict`: applied before, expired, or nothing to apply" },
+        422: { description: "`acknowledgement_required`: the plan needs `acknowledged_plan_hash` (strict_safety, no provider dry run), or the one sent is not the plan's" },
       },
       async handler({ deps, auth, body, atomically }) {
         let rows: OutboxRow[] = [];
         const reply = await atomically(async (tx) => {
-          const [p] = await tx.$queryRawUnsafe<{ id: string; status: string; expires_at: Date; connection_id: string; changes: unknown[]; run_id: string | null }[]>(
-            "SELECT id, status, expires_at AT TIME ZONE 'UTC' AS expires_at, connection_id, changes, run_id FROM ads_plans WHERE id = $1 AND account_id = $2 AND provider = $3 FOR UPDATE",
+          const [p] = await tx.$queryRawUnsafe<{ id: string; status: string; expires_at: Date; connection_id: string; changes: unknown[]; calls: unknown[]; prior_state_hash: string; strict_safety: boolean; run_id: string | null }[]>(
+            "SELECT id, status, expires_at AT TIME ZONE 'UTC' AS expires_at, connection_id, changes, calls, prior_state_hash, strict_safety, run_id FROM ads_plans WHERE id = $1 AND account_id = $2 AND provider = $3 FOR UPDATE",
             body.plan_id, auth.accountId, m.id);
           if (!p) throw notFound("Plan");
           if (p.status !== "previewed") throw new ApiError("conflict", `This plan is ${p.status} (run ${p.run_id}): a plan is applied once; preview again for a new one`);
           if (p.expires_at.getTime() < Date.now()) throw new ApiError("conflict", `This plan expired at ${p.expires_at.toISOString()}: preview again (the targets may have changed)`);
           if (!p.changes.length) throw new ApiError("conflict", "This plan has no changes to apply");
+          const hash = planHashOf({ changes: p.changes, calls: p.calls, priorStateHash: p.prior_state_hash });
+          const ackPath = [{ location: "body" as const, path: "acknowledged_plan_hash", code: "invalid_value" }];
+          if (body.acknowledged_plan_hash === undefined && needsAcknowledgement({ provider: m.id, strictSafety: p.strict_safety }))
+            throw new ApiError("acknowledgement_required", `${name} has no dry run: with strict_safety on, read the plan and send its plan_hash as acknowledged_plan_hash`, { errors: [{ ...ackPath[0], message: "required: the plan's plan_hash" }] });
+          if (body.acknowledged_plan_hash !== undefined && body.acknowledged_plan_hash !== hash)
+            throw new ApiError("acknowledgement_required", "acknowledged_plan_hash is not this plan's plan_hash: read the plan again (GET …/plans/{id})", { errors: [{ ...ackPath[0], message: "does not match the plan's plan_hash" }] });
           rows = await addOutboxMessages(tx, [{ queue: QUEUES.adsApplies, accountId: auth.accountId, connectionId: p.connection_id, subjectId: p.id, dedupKey: p.id, payload: { plan_id: p.id } }]);
           const runId = rows[0].id;
           await tx.adsPlan.update({ where: { id: p.id }, data: { status: "applying", runId } });
