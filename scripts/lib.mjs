@@ -28,15 +28,31 @@ export function ensureInstalled() {
   run(npmCmd, ["install", "--no-audit", "--no-fund"]);
 }
 
-/** Creates .env from .env.example on first run, with freshly generated secrets. */
+/** A new private Ed25519 key as a one-line JWK, for EXECUTOR_SIGNING_KEY. */
+const executorSigningKey = () => JSON.stringify(crypto.generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" }));
+
+/**
+ * Creates .env from .env.example on first run, with freshly generated secrets; an older .env gets the secrets that
+ * were added since (EXECUTOR_SIGNING_KEY), so an upgrade needs no hand edit.
+ */
 export function ensureEnvFile() {
   const env = path.join(root, ".env");
-  if (fs.existsSync(env)) return;
+  if (fs.existsSync(env)) {
+    const text = fs.readFileSync(env, "utf8");
+    if (/^EXECUTOR_SIGNING_KEY=\S/m.test(text)) return;
+    const next = /^EXECUTOR_SIGNING_KEY=$/m.test(text)
+      ? text.replace(/^EXECUTOR_SIGNING_KEY=$/m, `EXECUTOR_SIGNING_KEY=${executorSigningKey()}`)
+      : `${text.replace(/\n?$/, "\n")}EXECUTOR_SIGNING_KEY=${executorSigningKey()}\n`;
+    fs.writeFileSync(env, next, { mode: 0o600 });
+    log("added a new EXECUTOR_SIGNING_KEY to .env");
+    return;
+  }
   const text = fs.readFileSync(path.join(root, ".env.example"), "utf8")
     .replace(/^ADMIN_TOKEN=.*$/m, `ADMIN_TOKEN=${crypto.randomBytes(24).toString("hex")}`)
-    .replace(/^ENCRYPTION_KEY=.*$/m, `ENCRYPTION_KEY=${crypto.randomBytes(32).toString("base64")}`);
+    .replace(/^ENCRYPTION_KEY=.*$/m, `ENCRYPTION_KEY=${crypto.randomBytes(32).toString("base64")}`)
+    .replace(/^EXECUTOR_SIGNING_KEY=.*$/m, `EXECUTOR_SIGNING_KEY=${executorSigningKey()}`);
   fs.writeFileSync(env, text, { mode: 0o600 });
-  log("created .env with new random ADMIN_TOKEN and ENCRYPTION_KEY (keep it out of version control)");
+  log("created .env with new random ADMIN_TOKEN, ENCRYPTION_KEY and EXECUTOR_SIGNING_KEY (keep it out of version control)");
 }
 
 export function loadEnvFile() {

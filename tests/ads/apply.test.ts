@@ -1,4 +1,6 @@
+import { saveAuthorizedConnection } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
+import { sealTokens } from "../../packages/connections/src/credentials.ts";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
@@ -147,4 +149,28 @@ test("runs: applied plans newest first with their results, paged and filtered by
   expect((await gw.http.get(`${BASE}/runs`).query({ status: "refused" }).set(a.auth)).body.data).toEqual([]);
   expect((await gw.http.get(`${BASE}/runs`).query({ status: "bogus" }).set(a.auth)).status).toBe(422);
   expect((await gw.http.get(`${BASE}/runs`).set((await gw.account()).auth)).body.data).toEqual([]);
+});
+
+test("a partially applied run opens an operator item for review when the account has a chat connection", async () => {
+  const { a, g2, plan } = await previewed(["Smart speakers"]);
+  await gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
+    accountId: a.accountId, provider: "slack", kind: "chat", credentialsSealed: sealTokens(gw.deps.secrets, { accessToken: "xoxb-test", tokenType: "bearer" }),
+    tokenExpiresAt: null, scopes: ["chat:write"], externalAccount: { team_id: "T1" },
+  }));
+  google.refuseAdGroup(g2.id);
+  await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: plan.id });
+  const done = await finalPlan(a, plan.id);
+  expect(done.status).toBe("partially_applied");
+  const list = (await gw.http.get("/api/operator/items").set(a.auth)).body.data;
+  expect(list).toHaveLength(1);
+  expect(list[0]).toMatchObject({ state: "open", severity: "high", title: "Google Ads refused 1 of 2 targeting changes" });
+  expect(list[0].summary).toMatch(new RegExp(`Plan ${plan.id} ended partially_applied\\. add "smart speakers" on ${g2.id}: .*CANNOT_ADD_CRITERIA_TYPE`));
+  expect(list[0].briefing_url).toMatch(new RegExp(`/api/integrations/ads/google_ads/plans/${plan.id}$`));
+
+  // Without a chat connection the run still marks the refusals for review, and no item is opened.
+  const other = await previewed(["Smart speakers"]);
+  google.refuseAdGroup(other.g2.id);
+  await gw.http.post(`${BASE}/apply`).set(other.a.auth).send({ plan_id: other.plan.id });
+  expect((await finalPlan(other.a, other.plan.id)).results.filter((r: { review?: boolean }) => r.review)).toHaveLength(1);
+  expect((await gw.http.get("/api/operator/items").set(other.a.auth)).body.data).toEqual([]);
 });

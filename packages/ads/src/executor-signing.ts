@@ -49,12 +49,13 @@ export async function signExecutorPlan(key: ExecutorSigningKey, plan: Record<str
     .sign(key.privateKey);
 }
 
-/** Verifies a signed plan as a caller would (with the published public keys); throws on any tampering or expiry. */
-export async function verifyExecutorPlan(token: string, publicJwks: JWK[], opts: { audience: string; issuer: string }): Promise<JWTPayload & { plan: Record<string, unknown> }> {
+/** Verifies a signed plan as a caller would (with the published public keys); throws on any tampering or expiry
+ * (`clockTolerance` seconds past `exp` are allowed: results of a plan started in time may come later). */
+export async function verifyExecutorPlan(token: string, publicJwks: JWK[], opts: { audience: string; issuer: string; clockTolerance?: number }): Promise<JWTPayload & { plan: Record<string, unknown> }> {
   const { payload } = await jwtVerify(token, async (header) => {
     const jwk = publicJwks.find((k) => k.kid === header.kid);
     if (!jwk) throw new Error(`unknown key id ${header.kid}`);
     return importJWK(jwk, ALG);
-  }, { algorithms: [ALG], typ: EXECUTOR_PLAN_TYP, audience: opts.audience, issuer: opts.issuer });
+  }, { algorithms: [ALG], typ: EXECUTOR_PLAN_TYP, audience: opts.audience, issuer: opts.issuer, clockTolerance: opts.clockTolerance ?? 0 });
   return payload as JWTPayload & { plan: Record<string, unknown> };
 }

@@ -5,3 +5,4 @@ export * from "./plan-hash.ts";
 export * from "./executor-signing.ts";
 export * from "./plan.ts";
 export * from "./reconcile.ts";
+export * from "./run-record.ts";

@@ -118,6 +118,11 @@ export const ConfigSchema = z.object({
   OPERATOR_RENOTIFY_SECONDS: int(60, 7 * 86_400).default(900),
   // An ads plan can be applied this long after its preview (then preview again: the targets may have changed).
   ADS_PLAN_TTL_SECONDS: int(60, 86_400).default(900),
+  // Executor plans: the private Ed25519 JWK that signs them (npm run setup makes one; unset: the executor routes
+  // answer 501), how long a caller may start executing one, and how long after that its results are accepted.
+  EXECUTOR_SIGNING_KEY: z.string().min(1).optional(),
+  EXECUTOR_PLAN_TTL_SECONDS: int(60, 3600).default(600),
+  EXECUTOR_REPORT_WINDOW_SECONDS: int(60, 7 * 86_400).default(3600),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

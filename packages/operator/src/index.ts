@@ -5,3 +5,4 @@ export * from "./apply.ts";
 export * from "./intake.ts";
 export * from "./tick.ts";
 export * from "./card.ts";
+export * from "./review.ts";

@@ -6,6 +6,7 @@ import { socialRoutes } from "./connectors/social.ts";
 import { connectionRoutes } from "./connectors/oauth.ts";
 import { chatRoutes } from "./connectors/chat.ts";
 import { adsRoutes } from "./connectors/ads.ts";
+import { adsExecutorRoutes } from "./connectors/ads-executor.ts";
 import { communityAdsRoutes } from "./connectors/community-ads.ts";
 import { workflowRoutes } from "./connectors/workflow.ts";
 import { operatorRoutes } from "./operator.ts";
@@ -14,4 +15,4 @@ import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...workflowRoutes, ...operatorRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...adsExecutorRoutes, ...workflowRoutes, ...operatorRoutes];

@@ -1,8 +1,9 @@
-import { reconcile } from "@trendgate/ads";
+import { finishRun, reconcile, type StoredResult } from "@trendgate/ads";
 import type { AdsConnector, ChangeResult, EntityTargeting, TargetingChange, TargetingField } from "@trendgate/connector-ads";
 import { baseUrlOf, ProviderError } from "@trendgate/connector-core";
 import { QUEUES } from "@trendgate/contracts";
 import type { Prisma } from "@trendgate/db";
+import { dispatchOutbox } from "@trendgate/queues";
 import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
@@ -10,8 +11,8 @@ import type { WorkerDeps } from "./types.ts";
 // the plan id, so a plan is applied by one run). The worker reads the targets again and reconciles them with the
 // plan (@trendgate/ads reconcile): stale -> refused, nothing written; already applied -> done; otherwise it makes
 // the changes that remain, with the calls the provider builds from the plan's changes and the targets as read (the
-// stored calls, when nothing was applied before). Per-change results go on the plan: applied, partially_applied
-// (the refused changes are for a person to review) or failed. A call that fails as a whole is thrown: the outbox
+// stored calls, when nothing was applied before). Per-change results go on the plan (finishRun): applied,
+// partially_applied or failed; refused changes are marked for review and open an operator item. A call that fails as a whole is thrown: the outbox
 // retries it (transient) and the next attempt reconciles again, so a change is never written twice.
 
 export interface AdsApplyPayload { plan_id: string }
@@ -54,20 +55,18 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
       const stored: StoredResult[] = [
         ...earlier.filter((e) => !results.some((x) => x.change_id === e.change_id)),
         ...foundApplied(changes.filter((c) => !r.remaining.includes(c) && !earlier.some((e) => e.change_id === c.id))),
-        ...results.map((x) => ({ change_id: x.change_id, ok: x.ok, error: x.error?.message ?? null, request_id: x.request_id ?? null, resource: x.resource ?? null, review: !x.ok || undefined })),
+        ...results.map((x) => ({ change_id: x.change_id, ok: x.ok, error: x.error?.message ?? null, request_id: x.request_id ?? null, resource: x.resource ?? null, review: (!x.ok && !x.error?.retryable) || undefined })),
       ];
-      const ok = stored.filter((s) => s.ok).length;
-      const status = ok === changes.length ? "applied" : ok === 0 ? "failed" : "partially_applied";
-      const retrying = results.some((x) => !x.ok && x.error?.retryable);
-      await db.adsPlan.update({ where: { id: plan.id }, data: {
-        status: retrying ? "applying" : status, results: stored as unknown as Prisma.InputJsonValue, appliedAt: new Date(),
-        statusReason: retrying ? "retrying after a transient provider error" : status === "applied" ? null : `${changes.length - ok} of ${changes.length} changes refused by ${connector.manifest.displayName}: review them`,
-      } });
       // A change that failed for a transient reason (a throttle after part of the run was written) is tried again by
       // the outbox's next attempt, which reconciles first: the run is retried, not recorded as final.
       const transient = results.find((x) => !x.ok && x.error?.retryable);
-      if (transient?.error) throw transient.error;
-      return { plan_id, status, changes: changes.length, applied: ok };
+      if (transient?.error) {
+        await db.adsPlan.update({ where: { id: plan.id }, data: { results: stored as unknown as Prisma.InputJsonValue, statusReason: "retrying after a transient provider error" } });
+        throw transient.error;
+      }
+      const done = await db.$transaction((tx) => finishRun(tx, deps, { plan, providerName: connector.manifest.displayName, results: stored, publicBaseUrl: config.PUBLIC_BASE_URL }));
+      await dispatchOutbox(deps.queues, done.outbox);
+      return { plan_id, status: done.status, changes: changes.length, applied: stored.filter((x) => x.ok).length };
     },
     async onFinal(message, outcome, error) {
       if (outcome !== "failed") return;
@@ -76,7 +75,5 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
     },
   };
 }
-
-interface StoredResult { change_id: string; ok: boolean; error: string | null; request_id: string | null; resource: string | null; note?: string; review?: boolean }
 
 export const adsApplies = outboxProcessor(QUEUES.adsApplies, adsApplyHandler);

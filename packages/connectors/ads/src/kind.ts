@@ -63,6 +63,17 @@ export interface ChangeResult { change_id: string; ok: boolean; error?: Provider
 
 export interface Page<T> { data: T[]; next_cursor: string | null }
 
+/** A call as the HTTP request a caller's own runtime makes (executor plans): absolute URL, no credentials. */
+export interface ExecutorRequest {
+  method: ProviderCall["method"];
+  url: string;
+  headers: Record<string, string>;
+  /** JSON body, or form fields where the provider takes a form (content-type says which). */
+  body?: unknown;
+  /** Where the caller puts its own token, e.g. `Authorization: Bearer <access token>`. */
+  credentials: string;
+}
+
 export interface AdsClient {
   listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>>;
   readTargeting(accountId: string, entityIds: string[], field: TargetingField): Promise<EntityTargeting[]>;
@@ -76,6 +87,11 @@ export interface AdsClient {
    * documented constraints (and its audience count or sandbox where that helps), each refusal with its reason.
    */
   run(accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]>;
+  /**
+   * The call as a request for an executor plan (dryRun: its validate-only variant, where the provider has one).
+   * Providers without it cannot issue executor plans.
+   */
+  executorRequest?(call: ProviderCall, opts: { dryRun: boolean }): ExecutorRequest;
 }
 
 export interface AdsConnector {

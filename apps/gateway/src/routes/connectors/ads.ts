@@ -4,7 +4,7 @@ import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type Provide
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
 import { CategoryPath, Id, QUEUES, SEVERITIES, text, type Severity } from "@trendgate/contracts";
-import { addOutboxMessages, newId, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
+import { addOutboxMessages, newId, type ConnectionRow, type OutboxRow, type Prisma, type Tx } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
@@ -20,7 +20,7 @@ import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
 
 const TAG = "Ads connectors";
 const PROVIDERS = registry.ofKind("ads");
-const connectorOf = (deps: GatewayDeps, id: string): AdsConnector => deps.registry.ofKind("ads").find((c) => c.manifest.id === id)!;
+export const connectorOf = (deps: GatewayDeps, id: string): AdsConnector => deps.registry.ofKind("ads").find((c) => c.manifest.id === id)!;
 /** Trend stages that mean "rising now": a plan targets what is growing, not what is cooling off. */
 const POSITIVE_STAGES = ["emerging", "rising", "peaking"];
 
@@ -60,7 +60,7 @@ const AdsProvider = z.object({
   base_path: z.string(),
 }).meta({ id: "AdsProvider" });
 
-const PlanView = z.object({
+export const PlanView = z.object({
   id: z.string(), provider: z.string(), status: z.string(), ad_account_id: z.string(), category: z.string(), strict_safety: z.boolean(),
   changes: z.array(z.unknown()), diff: z.array(z.unknown()), refused: z.array(z.unknown()),
   dry_run: z.object({
@@ -78,7 +78,7 @@ const PlanView = z.object({
 }).meta({ id: "AdsPlan" });
 
 const RunList = z.object({ data: z.array(PlanView), next_cursor: z.string().nullable() }).meta({ id: "AdsRunList" });
-const AdsApplyRequest = z.object({
+export const AdsApplyRequest = z.object({
   plan_id: Id.meta({ description: "A plan id from POST …/preview" }),
   acknowledged_plan_hash: text({ min: 1, max: 100 }).optional().meta({
     description: "The plan's `plan_hash`, repeated to say the plan was read as previewed. Required when the plan's `requires_acknowledgement` " +
@@ -89,14 +89,14 @@ const AdsApplyAccepted = z.object({ plan_id: z.string(), run_id: z.string(), sta
 const EntityPage = z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }).meta({ id: "AdsEntityPage" });
 const EntitiesQuery = z.object({ cursor: text({ min: 1, max: 2000 }).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
 
-type PlanRow = Awaited<ReturnType<GatewayDeps["db"]["adsPlan"]["findFirst"]>> & {};
+export type PlanRow = Awaited<ReturnType<GatewayDeps["db"]["adsPlan"]["findFirst"]>> & {};
 /** What an acknowledgement names: the plan exactly as previewed (its changes, the calls, the state they apply to). */
 const planHashOf = (p: { changes: unknown; calls: unknown; priorStateHash: string }) => stateHash({ changes: p.changes, calls: p.calls, prior_state_hash: p.priorStateHash });
 /** strict_safety without a provider dry run: a person (or the caller's code) must have read this exact plan. */
 const needsAcknowledgement = (p: { provider: string; strictSafety: boolean }) =>
   p.strictSafety && !registry.ofKind("ads").find((c) => c.manifest.id === p.provider)?.capabilities.dryRun;
 
-function planView(p: PlanRow) {
+export function planView(p: PlanRow) {
   const dry = p.dryRun as DryRun | null;
   return {
     id: p.id, provider: p.provider, status: p.status, ad_account_id: p.adAccountId, category: p.category, strict_safety: p.strictSafety,
@@ -135,12 +135,33 @@ async function storePlan(deps: GatewayDeps, plan: NewPlan) {
 }
 const json = (v: unknown) => v as Prisma.InputJsonValue;
 
-const RUN_STATUSES = ["applying", "applied", "partially_applied", "failed", "refused"] as const;
+const RUN_STATUSES = ["applying", "issued", "applied", "partially_applied", "failed", "refused"] as const;
 const RunsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: text({ min: 1, max: 64 }).optional(),
   status: z.enum(RUN_STATUSES).optional(),
 });
+
+/**
+ * Locks a plan for a run (our apply, or an executor plan) and checks it may start one: previewed (so never run
+ * twice), not expired, not empty, and acknowledged where strict_safety asks for it.
+ */
+export async function claimPreviewedPlan(tx: Tx, q: { accountId: string; provider: string; name: string; planId: string; acknowledgedPlanHash?: string }) {
+  const [p] = await tx.$queryRawUnsafe<{ id: string; status: string; expires_at: Date; connection_id: string; changes: unknown[]; calls: unknown[]; prior_state_hash: string; strict_safety: boolean; run_id: string | null }[]>(
+    "SELECT id, status, expires_at AT TIME ZONE 'UTC' AS expires_at, connection_id, changes, calls, prior_state_hash, strict_safety, run_id FROM ads_plans WHERE id = $1 AND account_id = $2 AND provider = $3 FOR UPDATE",
+    q.planId, q.accountId, q.provider);
+  if (!p) throw notFound("Plan");
+  if (p.status !== "previewed") throw new ApiError("conflict", `This plan is ${p.status} (run ${p.run_id}): a plan is applied once; preview again for a new one`);
+  if (p.expires_at.getTime() < Date.now()) throw new ApiError("conflict", `This plan expired at ${p.expires_at.toISOString()}: preview again (the targets may have changed)`);
+  if (!p.changes.length) throw new ApiError("conflict", "This plan has no changes to apply");
+  const hash = planHashOf({ changes: p.changes, calls: p.calls, priorStateHash: p.prior_state_hash });
+  const at = { location: "body" as const, path: "acknowledged_plan_hash", code: "invalid_value" };
+  if (q.acknowledgedPlanHash === undefined && needsAcknowledgement({ provider: q.provider, strictSafety: p.strict_safety }))
+    throw new ApiError("acknowledgement_required", `${q.name} has no dry run: with strict_safety on, read the plan and send its plan_hash as acknowledged_plan_hash`, { errors: [{ ...at, message: "required: the plan's plan_hash" }] });
+  if (q.acknowledgedPlanHash !== undefined && q.acknowledgedPlanHash !== hash)
+    throw new ApiError("acknowledgement_required", "acknowledged_plan_hash is not this plan's plan_hash: read the plan again (GET …/plans/{id})", { errors: [{ ...at, message: "does not match the plan's plan_hash" }] });
+  return p;
+}
 
 function routesOf(c: AdsConnector): RouteDef[] {
   const m = c.manifest;
@@ -277,19 +298,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
       async handler({ deps, auth, body, atomically }) {
         let rows: OutboxRow[] = [];
         const reply = await atomically(async (tx) => {
-          const [p] = await tx.$queryRawUnsafe<{ id: string; status: string; expires_at: Date; connection_id: string; changes: unknown[]; calls: unknown[]; prior_state_hash: string; strict_safety: boolean; run_id: string | null }[]>(
-            "SELECT id, status, expires_at AT TIME ZONE 'UTC' AS expires_at, connection_id, changes, calls, prior_state_hash, strict_safety, run_id FROM ads_plans WHERE id = $1 AND account_id = $2 AND provider = $3 FOR UPDATE",
-            body.plan_id, auth.accountId, m.id);
-          if (!p) throw notFound("Plan");
-          if (p.status !== "previewed") throw new ApiError("conflict", `This plan is ${p.status} (run ${p.run_id}): a plan is applied once; preview again for a new one`);
-          if (p.expires_at.getTime() < Date.now()) throw new ApiError("conflict", `This plan expired at ${p.expires_at.toISOString()}: preview again (the targets may have changed)`);
-          if (!p.changes.length) throw new ApiError("conflict", "This plan has no changes to apply");
-          const hash = planHashOf({ changes: p.changes, calls: p.calls, priorStateHash: p.prior_state_hash });
-          const ackPath = [{ location: "body" as const, path: "acknowledged_plan_hash", code: "invalid_value" }];
-          if (body.acknowledged_plan_hash === undefined && needsAcknowledgement({ provider: m.id, strictSafety: p.strict_safety }))
-            throw new ApiError("acknowledgement_required", `${name} has no dry run: with strict_safety on, read the plan and send its plan_hash as acknowledged_plan_hash`, { errors: [{ ...ackPath[0], message: "required: the plan's plan_hash" }] });
-          if (body.acknowledged_plan_hash !== undefined && body.acknowledged_plan_hash !== hash)
-            throw new ApiError("acknowledgement_required", "acknowledged_plan_hash is not this plan's plan_hash: read the plan again (GET …/plans/{id})", { errors: [{ ...ackPath[0], message: "does not match the plan's plan_hash" }] });
+          const p = await claimPreviewedPlan(tx, { accountId: auth.accountId, provider: m.id, name, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash });
           rows = await addOutboxMessages(tx, [{ queue: QUEUES.adsApplies, accountId: auth.accountId, connectionId: p.connection_id, subjectId: p.id, dedupKey: p.id, payload: { plan_id: p.id } }]);
           const runId = rows[0].id;
           await tx.adsPlan.update({ where: { id: p.id }, data: { status: "applying", runId } });

@@ -1,5 +1,5 @@
 import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, codeOf, failuresOf, operationIndexOf, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 
@@ -127,6 +127,10 @@ export class GoogleAdsClient implements AdsClient {
       return { remove: c.item.resource };
     });
     return [{ method: "POST", path: `customers/${cid}/adGroupCriteria:mutate`, headers: this.headers(), body: { operations, partialFailure: true }, change_ids: changes.map((c) => c.id) }];
+  }
+
+  executorRequest(call: ProviderCall, opts: { dryRun: boolean }): ExecutorRequest {
+    return { method: call.method, url: new URL(call.path, this.base).toString(), headers: this.headers(), body: { ...(call.body as object), validateOnly: opts.dryRun }, credentials: "Authorization: Bearer <access token>" };
   }
 
   async run(_accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {

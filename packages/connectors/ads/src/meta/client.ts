@@ -1,5 +1,5 @@
 import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, graphErrorOf, graphMessage, kindOf, PROVIDER, providerCodeOf } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 import { mergeInterests } from "./spec.ts";
@@ -51,7 +51,7 @@ export class MetaAdsClient implements AdsClient {
     this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${version}/`;
   }
 
-  private async request(method: "GET" | "POST", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
+  private async send(method: "GET" | "POST", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
     let res: Response;
@@ -72,7 +72,7 @@ export class MetaAdsClient implements AdsClient {
   }
 
   private async get(path: string, query: Record<string, string>, what: string): Promise<any> {
-    const r = await this.request("GET", path, what, { query });
+    const r = await this.send("GET", path, what, { query });
     if (r.status !== 200 || !r.body || graphErrorOf(r.body)) throw callError(r.status, r.body, r.headers, what, r.traceId);
     return r.body;
   }
@@ -142,6 +142,13 @@ export class MetaAdsClient implements AdsClient {
     });
   }
 
+  executorRequest(call: ProviderCall, opts: { dryRun: boolean }): ExecutorRequest {
+    return {
+      method: call.method, url: new URL(call.path, this.base).toString(), headers: { "content-type": "application/json" },
+      body: { ...(call.body as object), ...(opts.dryRun ? { execution_options: ["validate_only"] } : {}) }, credentials: "Authorization: Bearer <access token>",
+    };
+  }
+
   async run(_accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {
     for (const call of calls) {
       const extra = Object.keys((call.body ?? {}) as object).filter((k) => !WRITABLE.has(k));
@@ -153,7 +160,7 @@ export class MetaAdsClient implements AdsClient {
     for (const [n, call] of calls.entries()) {
       const what = `ad set ${call.path}${opts.dryRun ? " (validate_only)" : ""}`;
       const body = { ...(call.body as object), ...(opts.dryRun ? { execution_options: ["validate_only"] } : {}) };
-      const r = await this.request("POST", call.path, what, { body });
+      const r = await this.send("POST", call.path, what, { body });
       const requestId = r.traceId ?? undefined;
       if (r.status === 200 && r.body && !graphErrorOf(r.body)) {
         for (const id of call.change_ids) out.push({ change_id: id, ok: true, request_id: requestId });

@@ -1,0 +1,40 @@
+import { addOutboxMessages, appendOperatorItemEvents, insertOperatorItemIfAbsent, type OutboxRow, type Tx } from "@trendgate/db";
+import type { Severity } from "@trendgate/contracts";
+import type { OperatorDeps } from "./apply.ts";
+import { SYSTEM_ACTOR } from "./apply.ts";
+import { chatMessage } from "./messages.ts";
+import { chatSetupOf } from "./settings.ts";
+import { renotifyAtFor } from "./state-machine.ts";
+
+// Work for a person that is not a trend: an ads run a provider refused in part (spec "route 4xx validation failures
+// to manual review"). It becomes an operator item like a trend's, once per subject (`dedupKey`), so the same queue,
+// chat card and acknowledge/resolve flow serve it. Opened only where the account has a chat connection (the operator
+// queue is the chat connector's feature); the run record keeps the review marks either way.
+
+export interface ReviewRequest {
+  accountId: string;
+  /** One item per subject, e.g. `ads_run:<plan id>`. */
+  dedupKey: string;
+  title: string;
+  category: string;
+  summary: string;
+  severity: Severity;
+  /** Where the details are (shown as the card's link). */
+  link: string | null;
+  /** Kept in the item's history. */
+  data: Record<string, unknown>;
+}
+
+/** Opens the review item in the caller's transaction; returns the outbox rows to dispatch after commit (none when
+ * the account has no chat connection, the item exists already, or no channel is saved yet). */
+export async function openReviewItem(tx: Tx, deps: OperatorDeps, r: ReviewRequest, now = new Date()): Promise<OutboxRow[]> {
+  const setup = await chatSetupOf(tx, deps.registry, r.accountId, deps.config.OPERATOR_RENOTIFY_SECONDS);
+  if (!setup) return [];
+  const item = await insertOperatorItemIfAbsent(tx, {
+    accountId: r.accountId, dedupKey: r.dedupKey, trendId: null, severity: r.severity, title: r.title, category: r.category,
+    summary: r.summary, velocity: 0, briefingUrl: r.link, renotifyAt: renotifyAtFor("open", r.severity, now, setup.settings.renotifyMs),
+  });
+  if (!item) return [];
+  await appendOperatorItemEvents(tx, [{ itemId: item.id, accountId: item.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: item.version, data: r.data }]);
+  return setup.channelId ? addOutboxMessages(tx, [chatMessage(item, "post_item", setup.connection.id)]) : [];
+}
