@@ -78,6 +78,8 @@ export interface GoogleAdsServer {
   refuseText(text: string): void;
   /** Creating keywords in this ad group is refused from now on (CANNOT_ADD_CRITERIA_TYPE, as for a Display-only group). */
   refuseAdGroup(adGroupId: string): void;
+  /** Real mutates are applied at once but answered `ms` later (a caller that dies meanwhile never hears of them). */
+  holdWrites(ms: number): void;
   dailyOperationLimit: number;
   pageSize: number;
   /** Operations counted today. */
@@ -260,6 +262,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
   const criterionIds = new Map<string, string>(); // (match type, normalized text) -> criterion id, as Google shares them
   const refused = new Set<string>();
   const refusedGroups = new Set<string>();
+  let holdMs = 0;
   const requests: RecordedAdsRequest[] = [];
   let fault: { kind: AdsFault; n: number } = { kind: "INTERNAL", n: 0 };
   let opsToday = 0;
@@ -578,6 +581,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
       if (route.kind === "search") return reply(200, search(route.cid, parseBody(raw, new Set(["query", "pageToken", "pageSize", "validateOnly", "returnTotalResultsCount", "summaryRowSetting", "searchSettings"]))));
       const answer: any = mutate(route.cid, parseBody(raw, new Set(["operations", "partialFailure", "validateOnly", "responseContentType"])));
       if (answer.partialFailureError) answer.partialFailureError.details[0].requestId = requestId;
+      if (holdMs > 0 && !rec.body?.validateOnly) { setTimeout(() => { if (!res.destroyed) reply(200, answer); }, holdMs); return; }
       return reply(200, answer);
     } catch (e) {
       if (e instanceof Refusal) return reply(e.status, refusalBody(e, requestId), e.headers);
@@ -626,6 +630,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
     failNext(kind, n = 1) { fault = { kind, n }; },
     refuseText(text) { refused.add(norm(text)); },
     refuseAdGroup(adGroupId) { refusedGroups.add(adGroupId); },
+    holdWrites(ms) { holdMs = ms; },
     operationsToday: () => opsToday,
     resetDay() { opsToday = 0; },
     close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(() => r()); }),
