@@ -2,6 +2,7 @@ import { createDocument, type ZodOpenApiOperationObject } from "zod-openapi";
 import { z } from "zod";
 import { Problem } from "@trendgate/contracts";
 import type { RouteDef } from "../http/route.ts";
+import { TAG_DOCS } from "./tag-docs.ts";
 
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
 const intHeader = (description: string) => ({ description, schema: { type: "integer" as const } });
@@ -71,6 +72,7 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
         "`category` and `last_event_id` query parameters; messages `{id, event}`): see the README.",
     },
     servers: [{ url: "/" }],
+    tags: TAG_DOCS,
     security: [{ bearerAuth: [] }],
     paths,
     components: {

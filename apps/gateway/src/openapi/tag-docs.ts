@@ -1,0 +1,49 @@
+// Tag descriptions of the OpenAPI document: the flows that span several operations, with an example each (the
+// operations themselves are described where they are defined).
+
+const ADS_FLOW = `Turn the account's rising trends into targeting on mapped campaign entities, like \`terraform plan\` / \`apply\`.
+
+1. \`GET /api/integrations/ads/{platform}/auth\` → open \`authorization_url\` in a browser (one OAuth flow for every provider).
+2. \`PUT …/selection\` \`{"trend_category":"tech","strict_safety":true,"account_id":"1234567890"}\`
+3. \`GET …/entities\` → \`PUT …/mappings\` \`{"entities":[{"id":"5551","field":"keywords"}]}\`
+4. \`POST …/preview\` → 201, a plan:
+\`\`\`json
+{"id":"pln_…","status":"previewed","changes":[{"id":"c1","entity_id":"5551","field":"keywords","op":"add","item":{"key":"ai agents|PHRASE","text":"ai agents","match_type":"PHRASE"},"trend_id":"trd_…"}],
+ "diff":[{"entity_id":"5551","field":"keywords","before":["machine learning"],"after":["machine learning","ai agents"],"changes":[{"change_id":"c1","op":"add","item":"ai agents","trend":"AI agents"}]}],
+ "refused":[{"item":"casino night","rule":"blocklist","reason":"…"}],"dry_run":{"ran":true,"passed":true,"by":"provider","results":[…]},
+ "calls":[{"method":"POST","path":"customers/1234567890/adGroupCriteria:mutate","body":{…},"change_ids":["c1"]}],
+ "prior_state_hash":"sha256:…","plan_hash":"sha256:…","requires_acknowledgement":false,"expires_at":"…"}
+\`\`\`
+5. \`POST …/apply\` \`{"plan_id":"pln_…"}\` (+ \`Idempotency-Key\`; \`"acknowledged_plan_hash"\` when \`requires_acknowledgement\`) → 202 \`{"run_id":…,"status":"applying"}\`.
+   Poll \`GET …/plans/{id}\`: \`applied\`, \`partially_applied\` (refusals marked \`review\`; an operator item when chat is connected), \`failed\`, or \`refused\` (the targets changed since the preview: nothing written).
+6. \`POST …/plans/{id}/rollback\` → a new plan undoing it; apply that the same way. \`GET …/runs\` lists runs.
+
+strict_safety (on by default): additions only; at most 10 changes per entity and 50 per plan; trends at least \`medium\`, not negative, not on the blocklist; a dry run must pass (the provider's, or the connector's own checks where it has none, and then the plan must be acknowledged); plans expire (ADS_PLAN_TTL_SECONDS). Budgets, bids and schedules are never written.`;
+
+const EXECUTOR_FLOW = `For callers that make the provider writes themselves (their runtime, their credential vault).
+
+1. Preview as usual, then \`POST /api/integrations/ads/{platform}/executor/plans\` \`{"plan_id":"pln_…"}\` → 201
+\`\`\`json
+{"plan_id":"pln_…","run_id":"run_…","kid":"…","jwks_url":"https://…/.well-known/executor-keys","expires_at":"…",
+ "executor_plan":"eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiIsInR5cCI6InRyZW5kZ2F0ZS1leGVjdXRvci1wbGFuK2p3dCJ9.…",
+ "plan":{"plan_id":"pln_…","provider":"google_ads","ad_account_id":"1234567890","plan_hash":"sha256:…","prior_state_hash":"sha256:…",
+  "steps":[{"seq":1,"change_ids":["c1"],
+    "request":{"method":"POST","url":"https://googleads.googleapis.com/v25/customers/1234567890/adGroupCriteria:mutate","headers":{"content-type":"application/json"},"body":{"operations":[…],"partialFailure":true,"validateOnly":false},"credentials":"Authorization: Bearer <access token>"},
+    "dry_run":{…the same with "validateOnly":true…},
+    "precondition":{"targets":[{"entity_id":"5551","field":"keywords","items":[{"key":"machine learning|PHRASE","text":"machine learning"}]}],"state_hash":"sha256:…"},
+    "rollback":[{"method":"POST","url":"…:mutate","body":{"operations":[{"remove":"{{resource:c1}}"}],…},…}]}],
+  "report":{"url":"https://…/api/integrations/ads/executor/results","by":"…"}}}
+\`\`\`
+2. Verify \`executor_plan\` (a JWT, EdDSA/Ed25519, \`typ\` trendgate-executor-plan+jwt) with the JWKS: \`aud\` is your account id, \`jti\` the plan id; execute the \`plan\` claim of the verified token, not the plain copy. Refuse it after \`exp\`.
+3. Per step: read the targets and compare with \`precondition.targets\` (different: do not run it, report \`skipped\` with \`precondition_held: false\`); run \`dry_run\` where present; run \`request\` with your token as \`credentials\` says.
+4. \`POST /api/integrations/ads/executor/results\` once (an \`Idempotency-Key\` makes a retried report safe):
+\`\`\`json
+{"executor_plan":"<the token as issued>","executed_at":"2026-11-23T12:00:00Z",
+ "steps":[{"seq":1,"status":"succeeded","http_status":200,"request_id":"…","changes":[{"change_id":"c1","ok":true,"resource":"customers/1234567890/adGroupCriteria/5551~123"}]}]}
+\`\`\`
+   → 200, the plan as recorded (same statuses as our own runs). A tampered token, another account's, or one past its report window → 422; a second report → 409.`;
+
+export const TAG_DOCS: { name: string; description: string }[] = [
+  { name: "Ads connectors", description: ADS_FLOW },
+  { name: "Ads executor", description: EXECUTOR_FLOW },
+];
