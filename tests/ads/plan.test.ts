@@ -13,7 +13,7 @@ function input(over: Partial<PlanInput> = {}): PlanInput {
     trends: [trend("t_med", "robot vacuums", { severity: "medium" }), trend("t_crit", "ai agents", { severity: "critical" })],
     entities: [{ id: "ag_1", name: "AI", field: "keywords" }, { id: "ag_2", name: "Home", field: "keywords" }],
     prior: [{ entity_id: "ag_1", field: "keywords", items: [kw("ai agents")] }, { entity_id: "ag_2", field: "keywords", items: [] }],
-    resolved: new Map([["ai agents", [kw("ai agents")]], ["robot vacuums", [kw("robot vacuums")]]]),
+    resolved: new Map([["keywords", new Map([["ai agents", [kw("ai agents")]], ["robot vacuums", [kw("robot vacuums")]]])]]),
     safety: DEFAULT_SAFETY,
     ...over,
   };
@@ -37,7 +37,7 @@ test("adds what each entity lacks, most severe trend first, and shows before/aft
 test("refused changes stay out of the plan and out of the diff's after, each with its reason", () => {
   const plan = computePlan(input({
     trends: [trend("t_war", "drone war"), trend("t_low", "smart rings", { severity: "low" }), trend("t_ok", "ai agents")],
-    resolved: new Map([["drone war", [kw("drone war")]], ["smart rings", [kw("smart rings")]], ["ai agents", [kw("ai agents")]]]),
+    resolved: new Map([["keywords", new Map([["drone war", [kw("drone war")]], ["smart rings", [kw("smart rings")]], ["ai agents", [kw("ai agents")]]])]]),
   }));
   expect(plan.changes.map((c) => [c.entity_id, c.item.text])).toEqual([["ag_2", "ai agents"]]);
   expect(plan.refused.map((r) => [r.entity_id, r.item, r.rule])).toEqual([
@@ -51,7 +51,7 @@ test("the per-entity cap keeps the most severe trends' items", () => {
   const trends = ["a", "b", "c"].map((x, i) => trend(`t_${x}`, `topic ${x}`, { severity: (["low", "high", "critical"] as const)[i] }));
   const plan = computePlan(input({
     trends, entities: [{ id: "ag_2", field: "keywords" }], safety: { ...DEFAULT_SAFETY, minSeverity: "low", maxChangesPerEntity: 2 },
-    resolved: new Map(trends.map((t) => [t.name, [kw(t.name)]])),
+    resolved: new Map([["keywords", new Map(trends.map((t) => [t.name, [kw(t.name)]]))]]),
   }));
   expect(plan.changes.map((c) => c.item.text)).toEqual(["topic c", "topic b"]);
   expect(plan.refused.map((r) => [r.item, r.rule])).toEqual([["topic a", "max_changes_per_entity"]]);
@@ -64,4 +64,17 @@ test("the prior-state hash follows the targets, not the order they were read in"
   const changed: EntityTargeting[] = [{ entity_id: "ag_1", field: "keywords", items: [kw("ai agents"), kw("someone else's keyword")] }, input().prior[1]];
   expect(computePlan(input({ prior: changed })).prior_state_hash).not.toBe(a.prior_state_hash);
   expect(a.prior_state_hash).toBe(stateHash(hashablePrior(input().prior)));
+});
+
+test("entities mapped by different fields each get their own field's items (a keyword never lands in interests)", () => {
+  const interest = (id: string, text: string): TargetingItem => ({ key: id, id, text });
+  const plan = computePlan(input({
+    entities: [{ id: "ag_1", field: "keywords" }, { id: "ag_2", field: "interests" }],
+    prior: [{ entity_id: "ag_1", field: "keywords", items: [] }, { entity_id: "ag_2", field: "interests", items: [] }],
+    resolved: new Map([
+      ["keywords", new Map([["ai agents", [kw("ai agents")]]])],
+      ["interests", new Map([["ai agents", [interest("9001", "Artificial intelligence")]]])],
+    ]),
+  }));
+  expect(plan.changes.map((c) => [c.entity_id, c.field, c.item.key])).toEqual([["ag_1", "keywords", "ai agents|PHRASE"], ["ag_2", "interests", "9001"]]);
 });

@@ -15,8 +15,8 @@ export interface PlanInput {
   entities: { id: string; name?: string; field: TargetingField }[];
   /** Their targeting as read now. */
   prior: EntityTargeting[];
-  /** Targeting items per trend name (the provider's resolveItems). */
-  resolved: ReadonlyMap<string, TargetingItem[]>;
+  /** Targeting items per field, then per trend name (the provider's resolveItems, once per mapped field). */
+  resolved: ReadonlyMap<TargetingField, ReadonlyMap<string, TargetingItem[]>>;
   safety: SafetySettings;
 }
 
@@ -58,7 +58,7 @@ export function computePlan(input: PlanInput): ComputedPlan {
     const current = priorOf.get(`${entity.id}|${entity.field}`)?.items ?? [];
     const have = new Set(current.map((i) => i.key));
     for (const trend of trends) {
-      for (const item of input.resolved.get(trend.name) ?? []) {
+      for (const item of input.resolved.get(entity.field)?.get(trend.name) ?? []) {
         if (have.has(item.key)) continue; // already targeted (or proposed by a more severe trend)
         have.add(item.key);
         const change: TargetingChange = { id: `chg_${++n}`, entity_id: entity.id, field: entity.field, op: "add", item, trend_id: trend.id };

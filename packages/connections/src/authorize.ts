@@ -23,6 +23,8 @@ export interface CallbackQuery {
   code?: string;
   error?: string;
   error_description?: string;
+  /** Other parameters (a provider's own name for the code). */
+  [name: string]: string | undefined;
 }
 
 interface OutcomeBase {
@@ -91,7 +93,8 @@ export async function completeAuthorization(deps: ConnectionsDeps, q: CallbackQu
     if (st.expiresAt.getTime() <= Date.now()) return fail("expired_state", MESSAGES.expired_state);
     if (q.error === "access_denied") return fail("access_denied", MESSAGES.access_denied);
     if (q.error) return fail("provider_error", `The provider answered ${q.error}${q.error_description ? `: ${q.error_description.slice(0, 300)}` : ""}.`);
-    if (!q.code) return fail("invalid_request", MESSAGES.invalid_request);
+    const code = q.code ?? q[(manifest?.auth.mode === "oauth2" && manifest.auth.paramNames?.code) || "code"];
+    if (!code) return fail("invalid_request", MESSAGES.invalid_request);
 
     let client;
     try {
@@ -103,7 +106,7 @@ export async function completeAuthorization(deps: ConnectionsDeps, q: CallbackQu
     let tokens;
     try {
       tokens = await client.exchangeCode({
-        code: q.code, redirectUri: st.redirectUri, codeVerifier: st.codeVerifierSealed ? deps.secrets.open(st.codeVerifierSealed) : undefined,
+        code, redirectUri: st.redirectUri, codeVerifier: st.codeVerifierSealed ? deps.secrets.open(st.codeVerifierSealed) : undefined,
       });
     } catch (err) {
       const e = err as ProviderError;

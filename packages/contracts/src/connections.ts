@@ -65,7 +65,8 @@ export const OAuthCallbackQuery = z.object({
   code: text({ min: 1, max: 4096 }).optional(),
   error: text({ min: 1, max: 256 }).optional().meta({ description: "e.g. `access_denied` when the user declined" }),
   error_description: text({ max: 2048 }).optional(),
-});
+  // Providers that rename `code` (manifest auth.paramNames.code) send it under their own name.
+}).catchall(text({ max: 4096 }));
 
 /** Outcomes of the callback, as `error=<code>` on the return_url redirect. */
 export const CALLBACK_ERRORS = {

@@ -59,7 +59,11 @@ export interface ProviderCall {
 }
 
 /** How one change fared in a call; `request_id` is the provider's (for its support), `resource` what was made. */
-export interface ChangeResult { change_id: string; ok: boolean; error?: ProviderError; request_id?: string; resource?: string }
+export interface ChangeResult {
+  change_id: string; ok: boolean; error?: ProviderError; request_id?: string; resource?: string;
+  /** What a dry run learned besides yes or no (LinkedIn: the audience size the change leaves). */
+  note?: string;
+}
 
 export interface Page<T> { data: T[]; next_cursor: string | null }
 

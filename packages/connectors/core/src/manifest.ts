@@ -44,6 +44,11 @@ export interface OAuth2Auth {
   clientAuth: "client_secret_basic" | "client_secret_post";
   /** Extra authorization parameters (e.g. Google `access_type=offline`, Reddit `duration=permanent`). */
   authorizationParams?: Record<string, string>;
+  /**
+   * Where a provider renames RFC 6749's parameters: the client id on the consent page (TikTok `app_id`) and the
+   * code on the way back to the callback (TikTok `auth_code`).
+   */
+  paramNames?: { clientId?: string; code?: string };
   /** Configuration variables: client id and secret, and optional endpoint overrides (tests, proxies). */
   env: { clientId: string; clientSecret: string; authorizationUrl?: string; tokenUrl?: string; revocationUrl?: string };
   hooks?: OAuthHooks;

@@ -1,4 +1,4 @@
-import { googleAds, metaAds, type AdsConnector } from "@trendgate/connector-ads";
+import { googleAds, linkedinAds, metaAds, microsoftAds, pinterestAds, snapAds, tiktokAds, type AdsConnector } from "@trendgate/connector-ads";
 import type { ConnectorKind, ProviderManifest } from "@trendgate/connector-core";
 import { slack, type ChatConnector } from "@trendgate/connector-chat";
 import { redditAds, type ConversionsConnector } from "@trendgate/connector-conversions";
@@ -21,6 +21,11 @@ export const CONNECTORS: readonly Connector[] = [
   redditAds,
   googleAds,
   metaAds,
+  tiktokAds,
+  linkedinAds,
+  microsoftAds,
+  snapAds,
+  pinterestAds,
 ];
 
 export interface ConnectorsByKind {

@@ -110,7 +110,7 @@ export function planView(p: PlanRow) {
 }
 
 type AdsClient = ReturnType<AdsConnector["client"]>;
-type DryRun = { ran: boolean; passed: boolean | null; by: "provider" | "connector"; results: { change_id: string; ok: boolean; error: string | null; request_id: string | null }[] };
+type DryRun = { ran: boolean; passed: boolean | null; by: "provider" | "connector"; results: { change_id: string; ok: boolean; error: string | null; request_id: string | null; note?: string }[] };
 
 /** The entities' targeting as read now, one read per targeting field. */
 async function readTargets(client: AdsClient, adAccountId: string, entities: { id: string; field: TargetingField }[]): Promise<EntityTargeting[]> {
@@ -123,7 +123,7 @@ async function dryRunOf(c: AdsConnector, client: AdsClient, adAccountId: string,
   const by = c.capabilities.dryRun ? "provider" : "connector";
   if (!calls.length) return { ran: false, passed: null, by, results: [] };
   const rs = await client.run(adAccountId, calls, { dryRun: true });
-  return { ran: true, passed: rs.every((r) => r.ok), by, results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null })) };
+  return { ran: true, passed: rs.every((r) => r.ok), by, results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null, ...(r.note ? { note: r.note } : {}) })) };
 }
 
 type NewPlan = Omit<Prisma.AdsPlanUncheckedCreateInput, "id" | "status" | "createdAt" | "expiresAt">;
@@ -250,9 +250,8 @@ function routesOf(c: AdsConnector): RouteDef[] {
         let plan, calls, prior: EntityTargeting[], dry: DryRun;
         try {
           prior = await readTargets(client, selection.account_id, entities.map((e) => ({ id: e.entityId, field: e.field as TargetingField })));
-          const resolved = new Map<string, TargetingItem[]>();
-          for (const f of new Set(entities.map((e) => e.field as TargetingField)))
-            for (const [k, v] of await client.resolveItems(selection.account_id, f, trends.map((t) => t.name))) resolved.set(k, v);
+          const resolved = new Map<TargetingField, Map<string, TargetingItem[]>>();
+          for (const f of new Set(entities.map((e) => e.field as TargetingField))) resolved.set(f, await client.resolveItems(selection.account_id, f, trends.map((t) => t.name)));
           plan = computePlan({ trends, entities: entities.map((e) => ({ id: e.entityId, name: e.entityName ?? undefined, field: e.field as TargetingField })), prior, resolved, safety: safetyOf(selection) });
           calls = client.calls(selection.account_id, plan.changes, prior);
           // The provider's verdict per change; what it refuses leaves the plan (refused, with its reason), so what is

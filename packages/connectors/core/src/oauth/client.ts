@@ -44,7 +44,7 @@ export class OAuth2Client {
     const url = new URL(this.settings.authorizationUrl);
     for (const [k, v] of Object.entries(a.authorizationParams ?? {})) url.searchParams.set(k, v);
     url.searchParams.set("response_type", "code");
-    url.searchParams.set("client_id", this.settings.clientId);
+    url.searchParams.set(a.paramNames?.clientId ?? "client_id", this.settings.clientId);
     url.searchParams.set("redirect_uri", p.redirectUri);
     if (a.scopes.length) url.searchParams.set("scope", a.scopes.join(a.scopeSeparator));
     url.searchParams.set("state", p.state);

@@ -1,0 +1,33 @@
+import type { ProviderManifest } from "@trendgate/connector-core";
+
+// LinkedIn Marketing API as the professional-network ads provider (facts: ../shared/notes/providers.md §3d). Browser
+// OAuth (no PKCE: LinkedIn takes it only for native apps) with r_ads + rw_ads; the app needs the Advertising API
+// product and the member a campaign-manager role on the ad account (VIEWER is read-only). Access tokens last 60 days;
+// approved partners also get a refresh token valid 365 days from first consent (refreshing does not extend it), used
+// through the framework's standard refresh_token grant (form body, client secret in the body). Every API call names
+// its monthly version (`Linkedin-Version: YYYYMM`, pinned here because LinkedIn sunsets each after ~12 months with
+// 426). LinkedIn sends no rate-limit headers, so there are no rate-limit rules.
+export const env = {
+  apiVersion: "LINKEDIN_ADS_API_VERSION",
+} as const;
+
+export const manifest: ProviderManifest<"ads"> = {
+  id: "linkedin_ads",
+  displayName: "LinkedIn Ads",
+  kind: "ads",
+  operationName: "LinkedinAds",
+  auth: {
+    mode: "oauth2",
+    authorizationUrl: "https://www.linkedin.com/oauth/v2/authorization",
+    tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",
+    // r_ads_reporting is left out: plans read and write targeting, never reports.
+    scopes: ["r_ads", "rw_ads"],
+    scopeSeparator: " ",
+    pkce: false,
+    clientAuth: "client_secret_post",
+    env: { clientId: "LINKEDIN_ADS_CLIENT_ID", clientSecret: "LINKEDIN_ADS_CLIENT_SECRET", authorizationUrl: "LINKEDIN_ADS_AUTHORIZE_URL", tokenUrl: "LINKEDIN_ADS_TOKEN_URL" },
+  },
+  baseUrl: { default: "https://api.linkedin.com", env: "LINKEDIN_ADS_API_URL" },
+  schemas: {},
+  env,
+};

@@ -1,0 +1,36 @@
+import type { ProviderManifest } from "@trendgate/connector-core";
+import { microsoftAdsOAuthHooks, SCOPES } from "./hooks.ts";
+
+// Microsoft Advertising (Bing Ads API v13, REST/JSON) as the software-vendor search ads provider (facts:
+// ../shared/notes/providers.md §3e). Browser OAuth on the Microsoft identity platform (`/common` takes work and
+// personal accounts) with PKCE; `offline_access` is what makes it return a refresh token, and each refresh must name
+// the scopes again (hooks.ts). Access tokens last about an hour (`expires_in`). Every API call also carries the
+// app's developer token (configuration, never stored per connection) and the CustomerId / CustomerAccountId of the
+// selected account (client.ts). The sandbox is a separate host pair: point MICROSOFT_ADS_API_URL at
+// https://campaign.api.sandbox.bingads.microsoft.com and the OAuth URLs at login.windows-ppe.net.
+export const env = {
+  developerToken: "MICROSOFT_ADS_DEVELOPER_TOKEN",
+  /** How long to wait after error 117 CallRateExceeded; Microsoft says to resubmit after 60 seconds. */
+  throttleWaitSeconds: "MICROSOFT_ADS_THROTTLE_WAIT_SECONDS",
+} as const;
+
+export const manifest: ProviderManifest<"ads"> = {
+  id: "microsoft_ads",
+  displayName: "Microsoft Advertising",
+  kind: "ads",
+  operationName: "MicrosoftAds",
+  auth: {
+    mode: "oauth2",
+    authorizationUrl: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
+    tokenUrl: "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+    scopes: SCOPES,
+    scopeSeparator: " ",
+    pkce: true,
+    clientAuth: "client_secret_post",
+    env: { clientId: "MICROSOFT_ADS_CLIENT_ID", clientSecret: "MICROSOFT_ADS_CLIENT_SECRET", authorizationUrl: "MICROSOFT_ADS_AUTHORIZE_URL", tokenUrl: "MICROSOFT_ADS_TOKEN_URL" },
+    hooks: microsoftAdsOAuthHooks,
+  },
+  baseUrl: { default: "https://campaign.api.bingads.microsoft.com", env: "MICROSOFT_ADS_API_URL" },
+  schemas: {},
+  env,
+};

@@ -1,0 +1,31 @@
+import type { ProviderManifest } from "@trendgate/connector-core";
+import { pinterestAdsOAuthHooks } from "./hooks.ts";
+
+// Pinterest as the image-pinboard ads provider, through API v5 (facts: ../shared/notes/providers.md §3g, and
+// Pinterest's published description ../shared/vendor-specs/pinterest-v5.openapi.json). Browser OAuth with
+// comma-separated `ads:read,ads:write`; the token endpoint takes the client's credentials as HTTP Basic only. Access
+// tokens last ~30 days; refresh tokens are "continuous" (each refresh returns a new one, ~60 days, refreshable
+// indefinitely), so the framework's refresh ahead of expiry keeps a connection alive as long as it is used.
+// The sandbox (`https://api-sandbox.pinterest.com`, endpoints marked `x-sandbox: enabled`) is the same API at another
+// base URL: point PINTEREST_ADS_API_URL at it (a sandbox needs a sandbox ad account and token).
+export const manifest: ProviderManifest<"ads"> = {
+  id: "pinterest_ads",
+  displayName: "Pinterest Ads",
+  kind: "ads",
+  operationName: "PinterestAds",
+  auth: {
+    mode: "oauth2",
+    authorizationUrl: "https://www.pinterest.com/oauth/",
+    tokenUrl: "https://api.pinterest.com/v5/oauth/token",
+    scopes: ["ads:read", "ads:write"],
+    scopeSeparator: ",",
+    pkce: false,
+    clientAuth: "client_secret_basic",
+    env: { clientId: "PINTEREST_ADS_CLIENT_ID", clientSecret: "PINTEREST_ADS_CLIENT_SECRET", authorizationUrl: "PINTEREST_ADS_AUTHORIZE_URL", tokenUrl: "PINTEREST_ADS_TOKEN_URL" },
+    hooks: pinterestAdsOAuthHooks,
+  },
+  baseUrl: { default: "https://api.pinterest.com", env: "PINTEREST_ADS_API_URL" },
+  // Envoy's rate-limit headers on every answer; the reset is in seconds (hours away for the Trial tier's daily cap).
+  rateLimit: { resetHeader: "x-ratelimit-reset", resetUnit: "seconds", remainingHeader: "x-ratelimit-remaining", limitHeader: "x-ratelimit-limit" },
+  schemas: {},
+};

@@ -1,0 +1,12 @@
+import type { AdsConnector } from "../kind.ts";
+import { SnapAdsClient } from "./client.ts";
+import { manifest } from "./manifest.ts";
+
+export const snapAds: AdsConnector = {
+  manifest,
+  // No dry run and no sandbox (providers.md §3f, §6): the preview is the connector's own checks against Snap's
+  // documented constraints and its interest lookup, so strict_safety asks the caller to acknowledge the plan. Snap
+  // documents audience sizing, but its endpoint is unverified and the preview does not use it: not claimed.
+  capabilities: { dryRun: false, audienceEstimate: false, sandbox: false, targeting: ["interests"], writes: "whole_spec" },
+  client: (ctx) => new SnapAdsClient(ctx),
+};

@@ -1,0 +1,25 @@
+import type { ProviderManifest } from "@trendgate/connector-core";
+
+// Snapchat ads through the Snap Marketing API (facts: ../shared/notes/providers.md §3f). Browser OAuth with the one
+// scope `snapchat-marketing-api`, no PKCE (Snap's consent page does not take it), client id and secret in the token
+// request's body. Access tokens are short-lived (about 30 minutes; `expires_in` is trusted) and come with a refresh
+// token that Snap reuses, so the framework's standard refresh_token grant keeps the connection alive: no hooks.
+// The API has one version, `/v1/`, so nothing is pinned in configuration.
+export const manifest: ProviderManifest<"ads"> = {
+  id: "snap_ads",
+  displayName: "Snap Ads",
+  kind: "ads",
+  operationName: "SnapAds",
+  auth: {
+    mode: "oauth2",
+    authorizationUrl: "https://accounts.snapchat.com/login/oauth2/authorize",
+    tokenUrl: "https://accounts.snapchat.com/login/oauth2/access_token",
+    scopes: ["snapchat-marketing-api"],
+    scopeSeparator: " ",
+    pkce: false,
+    clientAuth: "client_secret_post",
+    env: { clientId: "SNAP_ADS_CLIENT_ID", clientSecret: "SNAP_ADS_CLIENT_SECRET", authorizationUrl: "SNAP_ADS_AUTHORIZE_URL", tokenUrl: "SNAP_ADS_TOKEN_URL" },
+  },
+  baseUrl: { default: "https://adsapi.snapchat.com", env: "SNAP_ADS_API_URL" },
+  schemas: {},
+};

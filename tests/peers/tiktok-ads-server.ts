@@ -1,0 +1,361 @@
+import crypto from "node:crypto";
+import type http from "node:http";
+import { bodyServer, listenLocal } from "./listen.ts";
+
+// A local stand-in for TikTok API for Business (Marketing API v1.3, providers.md §3c and §6), strict where a
+// connector could get it wrong:
+// - Paths under `/open_api/v1.3/` only; anything else is TikTok's 40002-style "path not found" envelope (HTTP 404).
+// - Every answer is the envelope `{code, message, request_id, data}` with HTTP 200, failures included: `code != 0`
+//   is the failure (a client must read `code`, not the status). `request_id` is echoed in `X-Tt-Logid`.
+// - Auth: `Access-Token: <token>` only. `Authorization: Bearer` is not read (40104 "Access token is null"); an
+//   unknown or revoked token is 40105. A token sees the advertisers it was authorized for; another one is 40001.
+// - OAuth: `POST /oauth2/access_token/` with JSON `{app_id, secret, auth_code}`: a wrong app id or secret is 40101, an
+//   unknown, used or expired (10 min) auth code 40110. The answer is a long-term token (no expires_in, no refresh
+//   token) with `advertiser_ids` and `scope`. `POST /oauth2/revoke_token/` `{app_id, secret, access_token}` ends it.
+// - Reads (GET, list/object parameters as JSON strings): /campaign/get/ and /adgroup/get/ (`fields`, `filtering`
+//   {campaign_ids, adgroup_ids <= 100}, `page`, `page_size` 1-1000, answer `{list, page_info:{page, page_size,
+//   total_number, total_page}}`; deleted ad groups are left out, as TikTok's default STATUS_NOT_DELETE does).
+// - Interest lookups: /tool/interest_keyword/recommend/ (`keyword`, FUZZ_MATCH = name contains it, `limit` 1-50,
+//   keywords with `status` EFFECTIVE/INEFFECTIVE and `keyword_status` ONLINE/OFFLINE), /tool/interest_keyword/get/
+//   (`keyword_query` [{keyword_id}] <= 50), /tool/interest_category/ (the category tree).
+// - Writes: `POST /adgroup/update/` (JSON). Each list field sent REPLACES that list; fields not sent are kept.
+//   Refused (40002, nothing saved): unknown or non-EFFECTIVE interest keyword ids, unknown category ids, interest
+//   keywords together with purchase-intention keywords ("keyword conflict", providers.md §3c), a deleted ad group.
+//   Budget and bid fields are accepted (TikTok would) and recorded in `budgetWrites`, so tests can prove our
+//   guardrails never send them.
+// - Faults: the next n API calls answer 40100 (QPS/QPM/QPD limit, no hint of how long: TikTok gives none) or 50000.
+// Where providers.md is silent (exact messages, the 40001/40002/40104/40105/50000 codes, response field names), this
+// follows TikTok's public docs and SDK models as we know them.
+
+export const TIKTOK_CODES = { ok: 0, noPermission: 40001, invalidParam: 40002, rateLimited: 40100, badApp: 40101, tokenMissing: 40104, tokenInvalid: 40105, badAuthCode: 40110, systemError: 50000 } as const;
+
+export type TikTokFault = "rate_limit" | "system_error";
+
+export interface TikTokCampaign { campaign_id: string; advertiser_id: string; campaign_name: string; operation_status: string; objective_type: string; budget: number; create_time: string; modify_time: string }
+export interface TikTokAdGroup {
+  adgroup_id: string; advertiser_id: string; campaign_id: string; adgroup_name: string; operation_status: string; secondary_status: string;
+  budget: number; bid_price: number; location_ids: string[]; age_groups: string[]; gender: string;
+  interest_category_ids: string[]; interest_keyword_ids: string[]; purchase_intention_keyword_ids: string[];
+  deleted: boolean; create_time: string; modify_time: string;
+}
+export interface TikTokInterestKeyword { keyword_id: string; keyword: string; language: string; status: "EFFECTIVE" | "INEFFECTIVE"; keyword_status: "ONLINE" | "OFFLINE" }
+export interface TikTokInterestCategory { interest_category_id: string; interest_category_name: string; level: number; sub_category_ids: string[] }
+
+export interface TikTokRequest {
+  method: string;
+  /** Path as sent, `/open_api/v1.3/` included. */
+  path: string;
+  query: Record<string, string>;
+  /** Request headers, access-token and authorization removed. */
+  headers: http.IncomingHttpHeaders;
+  /** Parsed JSON body (secrets and tokens removed); null when empty. */
+  body: Record<string, unknown> | null;
+  /** How the token came: the Access-Token header, an Authorization header (which TikTok ignores), or none. */
+  auth: "access-token" | "authorization" | null;
+  /** The advertiser addressed (query or body `advertiser_id`). */
+  advertiserId: string | null;
+  /** Envelope code answered. */
+  code?: number;
+  requestId: string;
+  at: number;
+  throttled?: boolean;
+}
+
+export interface TikTokWrite { adgroupId: string; body: Record<string, unknown>; ok: boolean; code: number }
+
+export interface TikTokAdsServer {
+  url: string;
+  version: string;
+  app: { appId: string; secret: string };
+  /** Registers an API token that sees these advertisers (default: all). */
+  addToken(token: string, opts?: { advertisers?: string[] }): void;
+  isRevoked(token: string): boolean;
+  /** Registers an auth_code as the portal would have issued it (valid 10 minutes unless told). */
+  addAuthCode(code: string, opts: { advertisers: string[]; expiresInS?: number }): void;
+  addCampaign(c: { advertiserId: string; name: string; id?: string; status?: string }): TikTokCampaign;
+  addAdGroup(a: { advertiserId: string; campaignId: string; name: string; id?: string; interestCategoryIds?: string[]; interestKeywordIds?: string[]; purchaseIntentionKeywordIds?: string[]; locationIds?: string[] }): TikTokAdGroup;
+  adGroup(id: string): TikTokAdGroup | undefined;
+  /** Changes an ad group's targeting behind the client's back. */
+  setTargeting(id: string, patch: Partial<Pick<TikTokAdGroup, "interest_category_ids" | "interest_keyword_ids" | "purchase_intention_keyword_ids">>): void;
+  deleteAdGroup(id: string): void;
+  addInterestKeyword(k: Partial<TikTokInterestKeyword> & { keyword_id: string; keyword: string }): TikTokInterestKeyword;
+  addInterestCategory(c: { id: string; name: string; level?: number }): TikTokInterestCategory;
+  keywordName(id: string): string | undefined;
+  categoryName(id: string): string | undefined;
+  /** Writes to this ad group are refused from now on (40002: an ad group TikTok will not let be edited). */
+  refuseAdGroup(id: string): void;
+  failNext(kind: TikTokFault, n: number): void;
+  requests: TikTokRequest[];
+  /** Every /adgroup/update/ that passed auth and throttling, refused ones included. */
+  writes: TikTokWrite[];
+  budgetWrites: { adgroupId: string; field: string; value: unknown }[];
+  counts: { exchanged: number; revoked: number; refused: number };
+  resetLog(): void;
+  close(): Promise<void>;
+}
+
+const SEED_CATEGORIES: TikTokInterestCategory[] = [
+  { interest_category_id: "10", interest_category_name: "Sports & Outdoors", level: 1, sub_category_ids: ["1001", "1002"] },
+  { interest_category_id: "1001", interest_category_name: "Running", level: 2, sub_category_ids: [] },
+  { interest_category_id: "1002", interest_category_name: "Cycling", level: 2, sub_category_ids: [] },
+  { interest_category_id: "20", interest_category_name: "Tech & Electronics", level: 1, sub_category_ids: ["2001"] },
+  { interest_category_id: "2001", interest_category_name: "Smartphones", level: 2, sub_category_ids: [] },
+  { interest_category_id: "30", interest_category_name: "Food & Beverage", level: 1, sub_category_ids: [] },
+];
+const SEED_KEYWORDS: TikTokInterestKeyword[] = [
+  { keyword_id: "710001", keyword: "coffee", language: "en", status: "EFFECTIVE", keyword_status: "ONLINE" },
+  { keyword_id: "710002", keyword: "coffee beans", language: "en", status: "EFFECTIVE", keyword_status: "ONLINE" },
+  { keyword_id: "710003", keyword: "iced coffee recipes", language: "en", status: "EFFECTIVE", keyword_status: "ONLINE" },
+  { keyword_id: "710004", keyword: "coffee grinder repair", language: "en", status: "INEFFECTIVE", keyword_status: "ONLINE" },
+  { keyword_id: "710005", keyword: "running shoes", language: "en", status: "EFFECTIVE", keyword_status: "ONLINE" },
+  { keyword_id: "710006", keyword: "trail running", language: "en", status: "EFFECTIVE", keyword_status: "ONLINE" },
+  { keyword_id: "710007", keyword: "running playlist", language: "en", status: "EFFECTIVE", keyword_status: "OFFLINE" },
+];
+
+const CAMPAIGN_FIELDS = ["campaign_id", "advertiser_id", "campaign_name", "operation_status", "objective_type", "budget", "create_time", "modify_time"];
+const ADGROUP_FIELDS = ["adgroup_id", "advertiser_id", "campaign_id", "adgroup_name", "operation_status", "secondary_status", "budget", "bid_price", "location_ids", "age_groups", "gender",
+  "interest_category_ids", "interest_keyword_ids", "purchase_intention_keyword_ids", "create_time", "modify_time"];
+const LIST_FIELDS = ["interest_category_ids", "interest_keyword_ids", "purchase_intention_keyword_ids", "location_ids", "age_groups"] as const;
+const BUDGET_FIELDS = ["budget", "bid_price", "conversion_bid_price", "deep_cpa_bid", "roas_bid"];
+
+class Refusal extends Error {
+  constructor(readonly code: number, message: string, readonly status = 200) { super(message); }
+}
+const invalid = (message: string) => new Refusal(TIKTOK_CODES.invalidParam, message);
+const clone = <T>(v: T): T => structuredClone(v);
+const now = () => new Date().toISOString().replace("T", " ").slice(0, 19);
+const requestIdOf = () => `${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}${crypto.randomBytes(10).toString("hex").toUpperCase()}`;
+const numericId = () => `17${crypto.randomInt(100_000_000, 999_999_999)}${crypto.randomInt(1_000_000, 9_999_999)}`;
+
+export async function startTikTokAdsServer(opts: { version?: string } = {}): Promise<TikTokAdsServer> {
+  const version = opts.version ?? "v1.3";
+  const prefix = `/open_api/${version}/`;
+  const app = { appId: String(crypto.randomInt(7_000_000_000, 7_999_999_999)), secret: crypto.randomBytes(20).toString("hex") };
+  const tokens = new Map<string, { advertisers: string[] | null; revoked: boolean }>();
+  const codes = new Map<string, { advertisers: string[]; expiresAt: number; used: boolean }>();
+  const campaigns = new Map<string, TikTokCampaign>();
+  const adgroups = new Map<string, TikTokAdGroup>();
+  const keywords = new Map(SEED_KEYWORDS.map((k) => [k.keyword_id, clone(k)]));
+  const categories = new Map(SEED_CATEGORIES.map((c) => [c.interest_category_id, clone(c)]));
+  const refusedAdGroups = new Set<string>();
+  const requests: TikTokRequest[] = [];
+  const writes: TikTokWrite[] = [];
+  const budgetWrites: TikTokAdsServer["budgetWrites"] = [];
+  const counts = { exchanged: 0, revoked: 0, refused: 0 };
+  let fault: { kind: TikTokFault; n: number } | null = null;
+
+  /** A GET parameter TikTok takes as a JSON string (lists, objects). */
+  function jsonParam(query: Record<string, string>, name: string): unknown {
+    if (query[name] === undefined) return undefined;
+    try { return JSON.parse(query[name]); } catch { throw invalid(`${name}: Not a valid JSON.`); }
+  }
+  function pageParams(query: Record<string, string>) {
+    const page = query.page === undefined ? 1 : Number(query.page);
+    const size = query.page_size === undefined ? 10 : Number(query.page_size);
+    if (!Number.isInteger(page) || page < 1) throw invalid("page: Must be greater than or equal to 1.");
+    if (!Number.isInteger(size) || size < 1 || size > 1000) throw invalid("page_size: Must be between 1 and 1000.");
+    return { page, size };
+  }
+  function paged<T extends object>(rows: T[], query: Record<string, string>, allowed: string[]) {
+    const { page, size } = pageParams(query);
+    const fields = jsonParam(query, "fields");
+    if (fields !== undefined && (!Array.isArray(fields) || fields.some((f) => !allowed.includes(String(f))))) throw invalid(`fields: Invalid field. Allowed: ${allowed.join(", ")}`);
+    const pick = (r: T) => (fields ? Object.fromEntries((fields as string[]).map((f) => [f, clone((r as Record<string, unknown>)[f])])) : Object.fromEntries(allowed.map((f) => [f, clone((r as Record<string, unknown>)[f])])));
+    return {
+      list: rows.slice((page - 1) * size, page * size).map(pick),
+      page_info: { page, page_size: size, total_number: rows.length, total_page: Math.ceil(rows.length / size) },
+    };
+  }
+  const idList = (v: unknown, name: string, max: number): string[] | undefined => {
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.length < 1 || v.length > max) throw invalid(`filtering.${name}: Length must be between 1 and ${max}.`);
+    return v.map(String);
+  };
+
+  function oauth(path: string, body: Record<string, unknown>) {
+    if (body.app_id !== app.appId || body.secret !== app.secret) { counts.refused++; throw new Refusal(TIKTOK_CODES.badApp, "The app_id or secret is invalid."); }
+    if (path === "oauth2/revoke_token/") {
+      const t = tokens.get(String(body.access_token ?? ""));
+      if (!t || t.revoked) { counts.refused++; throw new Refusal(TIKTOK_CODES.tokenInvalid, "Access token is incorrect or has been revoked."); }
+      t.revoked = true;
+      counts.revoked++;
+      return {};
+    }
+    const code = codes.get(String(body.auth_code ?? ""));
+    if (!code || code.used || code.expiresAt <= Date.now()) { counts.refused++; throw new Refusal(TIKTOK_CODES.badAuthCode, "Auth code is invalid or expired."); }
+    code.used = true;
+    counts.exchanged++;
+    const value = crypto.randomBytes(20).toString("hex");
+    tokens.set(value, { advertisers: [...code.advertisers], revoked: false });
+    return { access_token: value, advertiser_ids: [...code.advertisers], scope: [4, 5, 9] };
+  }
+
+  function writeAdGroup(body: Record<string, unknown>, advertiser: string) {
+    const id = String(body.adgroup_id ?? "");
+    if (!id) throw invalid("adgroup_id: Missing data for required field.");
+    const a = adgroups.get(id);
+    const record: TikTokWrite = { adgroupId: id, body: clone(body), ok: false, code: TIKTOK_CODES.invalidParam };
+    writes.push(record);
+    for (const f of BUDGET_FIELDS) if (body[f] !== undefined) budgetWrites.push({ adgroupId: id, field: f, value: body[f] });
+    if (!a || a.advertiser_id !== advertiser || a.deleted) throw invalid(`adgroup_id: Ad group ${id} does not exist.`);
+    if (refusedAdGroups.has(id)) throw invalid(`Ad group ${id} is under review and its targeting cannot be modified now.`);
+    const next = clone(a);
+    for (const f of LIST_FIELDS) {
+      if (body[f] === undefined) continue;
+      if (!Array.isArray(body[f])) throw invalid(`${f}: Not a valid list.`);
+      next[f] = (body[f] as unknown[]).map(String);
+    }
+    for (const k of next.interest_keyword_ids.filter((x) => !a.interest_keyword_ids.includes(x))) {
+      const kw = keywords.get(k);
+      if (!kw || kw.status !== "EFFECTIVE" || kw.keyword_status !== "ONLINE") throw invalid(`interest_keyword_ids: Invalid interest keyword id ${k}.`);
+    }
+    for (const c of next.interest_category_ids) if (!categories.has(c)) throw invalid(`interest_category_ids: Invalid interest category id ${c}.`);
+    if (next.interest_keyword_ids.length && next.purchase_intention_keyword_ids.length) {
+      throw invalid("Keyword conflict: interest_keyword_ids and purchase_intention_keyword_ids cannot be used at the same time.");
+    }
+    for (const f of ["adgroup_name", ...BUDGET_FIELDS, "gender"] as const) if (body[f] !== undefined) (next as any)[f] = body[f];
+    next.modify_time = now();
+    adgroups.set(id, next);
+    record.ok = true;
+    record.code = 0;
+    const { deleted: _d, ...view } = next;
+    return clone(view);
+  }
+
+  function route(method: string, path: string, query: Record<string, string>, body: Record<string, unknown>, advertiser: string) {
+    if (method === "GET" && path === "campaign/get/") {
+      const filtering = (jsonParam(query, "filtering") ?? {}) as Record<string, unknown>;
+      const only = idList(filtering.campaign_ids, "campaign_ids", 100);
+      return paged([...campaigns.values()].filter((c) => c.advertiser_id === advertiser && (!only || only.includes(c.campaign_id))), query, CAMPAIGN_FIELDS);
+    }
+    if (method === "GET" && path === "adgroup/get/") {
+      const filtering = (jsonParam(query, "filtering") ?? {}) as Record<string, unknown>;
+      const ids = idList(filtering.adgroup_ids, "adgroup_ids", 100);
+      const camps = idList(filtering.campaign_ids, "campaign_ids", 100);
+      const rows = [...adgroups.values()].filter((a) => a.advertiser_id === advertiser && !a.deleted && (!ids || ids.includes(a.adgroup_id)) && (!camps || camps.includes(a.campaign_id)));
+      return paged(rows, query, ADGROUP_FIELDS);
+    }
+    if (method === "POST" && path === "adgroup/update/") return writeAdGroup(body, advertiser);
+    if (method === "GET" && path === "tool/interest_keyword/recommend/") {
+      const q = (query.keyword ?? "").trim().toLowerCase();
+      if (!q) throw invalid("keyword: Missing data for required field.");
+      const limit = query.limit === undefined ? 50 : Number(query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw invalid("limit: Must be between 1 and 50.");
+      if (query.audience_type !== undefined && !["GENERAL_INTEREST", "PURCHASE_INTENTION"].includes(query.audience_type)) throw invalid("audience_type: Invalid enum value.");
+      const hits = [...keywords.values()].filter((k) => k.keyword.toLowerCase().includes(q)).slice(0, limit);
+      return { recommended_keywords: hits.map(clone) };
+    }
+    if (method === "GET" && path === "tool/interest_keyword/get/") {
+      const list = jsonParam(query, "keyword_query");
+      if (!Array.isArray(list) || list.length < 1 || list.length > 50) throw invalid("keyword_query: Length must be between 1 and 50.");
+      return { keywords: list.map((q) => keywords.get(String((q as { keyword_id?: unknown })?.keyword_id))).filter((k): k is TikTokInterestKeyword => !!k).map(clone) };
+    }
+    if (method === "GET" && path === "tool/interest_category/") {
+      if (query.version !== undefined && !["1", "2"].includes(query.version)) throw invalid("version: Must be one of 1, 2.");
+      return { interest_categories: [...categories.values()].map((c) => ({ ...clone(c), placements: [], special_industries: [] })) };
+    }
+    throw new Refusal(TIKTOK_CODES.invalidParam, `Path ${prefix}${path} is not found.`, 404);
+  }
+
+  const server = bodyServer((req, res, url, raw) => {
+    const method = (req.method ?? "GET").toUpperCase();
+    const requestId = requestIdOf();
+    const { "access-token": token, authorization: _a, ...headers } = req.headers;
+    const query = Object.fromEntries(url.searchParams);
+    const record: TikTokRequest = {
+      method, path: url.pathname, query, headers, body: null, requestId, at: Date.now(),
+      auth: typeof token === "string" ? "access-token" : req.headers.authorization ? "authorization" : null, advertiserId: query.advertiser_id ?? null,
+    };
+    requests.push(record);
+    const send = (status: number, code: number, message: string, data: unknown) => {
+      record.code = code;
+      res.writeHead(status, { "content-type": "application/json", "x-tt-logid": requestId });
+      res.end(JSON.stringify({ code, message, request_id: requestId, data }));
+    };
+    try {
+      let body: Record<string, unknown> = {};
+      if (raw) {
+        if (!/application\/json/.test(req.headers["content-type"] ?? "")) throw invalid("Content-Type must be application/json.");
+        try { body = JSON.parse(raw); } catch { throw invalid("The request body is not valid JSON."); }
+        const { secret: _s, access_token: _t, auth_code: _c, ...shown } = body;
+        record.body = shown;
+        if (typeof body.advertiser_id === "string") record.advertiserId = body.advertiser_id;
+      }
+      if (!url.pathname.startsWith(prefix)) throw new Refusal(TIKTOK_CODES.invalidParam, `Path ${url.pathname} is not found.`, 404);
+      const path = url.pathname.slice(prefix.length);
+      if (method === "POST" && (path === "oauth2/access_token/" || path === "oauth2/revoke_token/")) return send(200, 0, "OK", oauth(path, body));
+
+      if (typeof token !== "string" || !token) throw new Refusal(TIKTOK_CODES.tokenMissing, "Access token is null, please check your access token.");
+      const t = tokens.get(token);
+      if (!t || t.revoked) throw new Refusal(TIKTOK_CODES.tokenInvalid, "Access token is incorrect or has been revoked.");
+      const advertiser = method === "GET" ? query.advertiser_id : (body.advertiser_id as string | undefined);
+      if (!advertiser) throw invalid("advertiser_id: Missing data for required field.");
+      if (t.advertisers && !t.advertisers.includes(String(advertiser))) throw new Refusal(TIKTOK_CODES.noPermission, `No permission to operate advertiser ${advertiser}.`);
+      if (fault && fault.n > 0) {
+        fault.n--;
+        record.throttled = fault.kind === "rate_limit";
+        if (fault.kind === "rate_limit") throw new Refusal(TIKTOK_CODES.rateLimited, "Too many requests. Please retry in some time.");
+        throw new Refusal(TIKTOK_CODES.systemError, "System error, please try again later.");
+      }
+      if (method !== "GET" && method !== "POST") throw new Refusal(TIKTOK_CODES.invalidParam, "Method not allowed.", 405);
+      return send(200, 0, "OK", route(method, path, query, body, String(advertiser)));
+    } catch (e) {
+      if (e instanceof Refusal) return send(e.status, e.code, e.message, {});
+      return send(500, TIKTOK_CODES.systemError, "System error, please try again later.", {});
+    }
+  });
+
+  const base = await listenLocal(server);
+  return {
+    url: base,
+    version,
+    app,
+    requests,
+    writes,
+    budgetWrites,
+    counts,
+    addToken(value, o = {}) { tokens.set(value, { advertisers: o.advertisers ?? null, revoked: false }); },
+    isRevoked: (value) => tokens.get(value)?.revoked ?? false,
+    addAuthCode(code, o) { codes.set(code, { advertisers: [...o.advertisers], expiresAt: Date.now() + (o.expiresInS ?? 600) * 1000, used: false }); },
+    addCampaign(c) {
+      const t = now();
+      const camp: TikTokCampaign = { campaign_id: c.id ?? numericId(), advertiser_id: c.advertiserId, campaign_name: c.name, operation_status: c.status ?? "ENABLE", objective_type: "TRAFFIC", budget: 500, create_time: t, modify_time: t };
+      campaigns.set(camp.campaign_id, camp);
+      return clone(camp);
+    },
+    addAdGroup(a) {
+      const t = now();
+      const g: TikTokAdGroup = {
+        adgroup_id: a.id ?? numericId(), advertiser_id: a.advertiserId, campaign_id: a.campaignId, adgroup_name: a.name, operation_status: "ENABLE", secondary_status: "ADGROUP_STATUS_DELIVERY_OK",
+        budget: 50, bid_price: 0, location_ids: a.locationIds ?? ["6252001"], age_groups: ["AGE_25_34", "AGE_35_44"], gender: "GENDER_UNLIMITED",
+        interest_category_ids: [...(a.interestCategoryIds ?? [])], interest_keyword_ids: [...(a.interestKeywordIds ?? [])], purchase_intention_keyword_ids: [...(a.purchaseIntentionKeywordIds ?? [])],
+        deleted: false, create_time: t, modify_time: t,
+      };
+      adgroups.set(g.adgroup_id, g);
+      return clone(g);
+    },
+    adGroup: (id) => (adgroups.has(id) ? clone(adgroups.get(id)!) : undefined),
+    setTargeting(id, patch) {
+      const g = adgroups.get(id);
+      if (!g) throw new Error(`no ad group ${id}`);
+      Object.assign(g, clone(patch), { modify_time: now() });
+    },
+    deleteAdGroup(id) { const g = adgroups.get(id); if (g) g.deleted = true; },
+    addInterestKeyword(k) {
+      const full: TikTokInterestKeyword = { language: "en", status: "EFFECTIVE", keyword_status: "ONLINE", ...clone(k) };
+      keywords.set(full.keyword_id, full);
+      return clone(full);
+    },
+    addInterestCategory(c) {
+      const full: TikTokInterestCategory = { interest_category_id: c.id, interest_category_name: c.name, level: c.level ?? 1, sub_category_ids: [] };
+      categories.set(c.id, full);
+      return clone(full);
+    },
+    keywordName: (id) => keywords.get(id)?.keyword,
+    categoryName: (id) => categories.get(id)?.interest_category_name,
+    refuseAdGroup(id) { refusedAdGroups.add(id); },
+    failNext(kind, n) { fault = { kind, n }; },
+    resetLog() { requests.length = 0; writes.length = 0; budgetWrites.length = 0; fault = null; counts.exchanged = 0; counts.revoked = 0; counts.refused = 0; },
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
