@@ -31,6 +31,14 @@ test("the providers list shows Google Ads with its capabilities and whether this
   expect(after.body.data.find((p: { id: string }) => p.id === "google_ads").connected).toBe(true);
 });
 
+test("the providers list has the seven ads provider kinds; only Google and Meta claim a dry run", async () => {
+  const a = await gw.account();
+  const list = (await gw.http.get("/api/integrations/ads/providers").set(a.auth)).body.data as { id: string; capabilities: { dry_run: boolean; targeting: string[] } }[];
+  expect(list.map((p) => p.id).sort()).toEqual(["google_ads", "linkedin_ads", "meta_ads", "microsoft_ads", "pinterest_ads", "snap_ads", "tiktok_ads"]);
+  expect(list.filter((p) => p.capabilities.dry_run).map((p) => p.id).sort()).toEqual(["google_ads", "meta_ads"]);
+  for (const p of list) expect(p.capabilities.targeting.length).toBeGreaterThan(0);
+});
+
 test("selection, entities, mapping and a preview that plans, refuses with reasons, dry-runs and writes nothing", async () => {
   const a = await connected();
   const campaign = google.addCampaign({ customerId: a.customer.id, name: "Search" });
