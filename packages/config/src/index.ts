@@ -123,6 +123,14 @@ export const ConfigSchema = z.object({
   EXECUTOR_SIGNING_KEY: z.string().min(1).optional(),
   EXECUTOR_PLAN_TTL_SECONDS: int(60, 3600).default(600),
   EXECUTOR_REPORT_WINDOW_SECONDS: int(60, 7 * 86_400).default(3600),
+  // Ads reports: a preview page's largest size; an export is streamed in the response when the whole report is at
+  // most this many rows and read within this many seconds, else it becomes a job (stored in chunks of this size,
+  // kept this long after it is ready).
+  REPORT_PREVIEW_MAX_ROWS: int(1, 10_000).default(1000),
+  REPORT_STREAM_MAX_ROWS: int(0, 1_000_000).default(50_000),
+  REPORT_STREAM_MAX_SECONDS: int(1, 600).default(10),
+  REPORT_EXPORT_CHUNK_BYTES: int(16_384, 64 * 1024 * 1024).default(1024 * 1024),
+  REPORT_EXPORT_TTL_SECONDS: int(60, 30 * 86_400).default(86_400),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

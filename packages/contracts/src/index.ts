@@ -11,3 +11,4 @@ export * from "./connectors.ts";
 export * from "./operator.ts";
 export * from "./chat.ts";
 export * from "./connections.ts";
+export * from "./reports.ts";

@@ -15,6 +15,8 @@ export const QUEUES = {
   workflowPushes: "workflow-pushes",
   conversionEvents: "conversion-events",
   adsApplies: "ads-applies",
+  // CSV exports of ads reports too large to stream in one response (pulled from the providers, then stored).
+  reportExports: "report-exports",
   // The operator queue's clock: snoozes that ended, critical items to re-notify.
   operatorTicks: "operator-ticks",
 } as const;
@@ -24,7 +26,7 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
  * The queues drained by the shared outbox (apps/worker/src/outbox): rows in outbox_messages, one job per attempt,
  * re-queued by the outbox sweeper when lost. A new kind of outbound job adds its queue here.
  */
-export const OUTBOX_QUEUES = [QUEUES.chatMessages, QUEUES.workflowPushes, QUEUES.conversionEvents, QUEUES.adsApplies] as const;
+export const OUTBOX_QUEUES = [QUEUES.chatMessages, QUEUES.workflowPushes, QUEUES.conversionEvents, QUEUES.adsApplies, QUEUES.reportExports] as const;
 export type OutboxQueueName = (typeof OUTBOX_QUEUES)[number];
 
 /** One attempt of one outbox message; the worker loads the row (payload, connection) from Postgres. */
@@ -64,6 +66,7 @@ export const JOB_PAYLOADS = {
   [QUEUES.workflowPushes]: OutboxJob,
   [QUEUES.conversionEvents]: OutboxJob,
   [QUEUES.adsApplies]: OutboxJob,
+  [QUEUES.reportExports]: OutboxJob,
   // {} = the scheduler's tick.
   [QUEUES.operatorTicks]: z.object({}),
 } satisfies Record<QueueName, z.ZodType>;

@@ -65,6 +65,7 @@ export interface RouteDef<B extends z.ZodType | undefined = any, Q extends z.Zod
   raw?: boolean;
   /** The body is not parsed: the handler reads the exact bytes from `req.rawBody` (senders that sign them, e.g. chat interactivity). */
   rawBody?: boolean;
+  /** Returns the reply, or sends it itself through `res` (a stream) and returns nothing. */
   handler(ctx: HandlerContext<Infer<B>, Infer<Q>, Infer<P>>): Promise<Reply | void> | Reply | void;
 }
 

@@ -54,7 +54,11 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
       { location: "body", schema: route.body, value: req.body },
     ]);
     const idemKey = route.idempotent ? IdempotencyStore.checkHeader(req.get("idempotency-key")) : undefined;
-    if (!idemKey) return send(res, (await route.handler({ ...base, params, query, body })) ?? { status: 204 });
+    if (!idemKey) {
+      const reply = await route.handler({ ...base, params, query, body });
+      if (!res.headersSent) send(res, reply ?? { status: 204 }); // a handler that streamed its answer (CSV) sent it already
+      return;
+    }
 
     const transactional = route.idempotent === "transactional";
     const fingerprint = IdempotencyStore.fingerprint(req.method, req.originalUrl, req.rawBody);

@@ -43,7 +43,19 @@ const EXECUTOR_FLOW = `For callers that make the provider writes themselves (the
 \`\`\`
    → 200, the plan as recorded (same statuses as our own runs). A tampered token, another account's, or one past its report window → 422; a second report → 409.`;
 
+const REPORTING_FLOW = `One table across the ads providers the account connected (each with an ad account selected).
+
+1. \`GET /api/integrations/ads/reporting/catalog\`: dimensions (date in the ad account's time zone, provider, account, campaign, ad group, ad), metrics (impressions, clicks, spend_micros + currency, conversions as each provider defines them, ctr and cpc_micros computed by us), and per provider its levels, granularities, range and lookback limits and definitions.
+2. \`POST /api/integrations/ads/reporting/preview?limit=100\` with a report request:
+\`\`\`json
+{"providers":["google_ads","meta_ads"],"from":"2026-11-01","to":"2026-11-07","granularity":"day","level":"ad_group","filters":{"changed_by_trendgate":true}}
+\`\`\`
+   → \`{"data":[{"date":"2026-11-01","provider":"google_ads","account_id":"1234567890","campaign_id":"…","ad_group_id":"…","impressions":1200,"clicks":31,"spend_micros":"8450000","currency":"USD","conversions":2,"ctr":0.025833,"cpc_micros":"272580"}],"next_cursor":"…","providers":[{"provider":"meta_ads","status":"failed","error":{"kind":"rate_limited","message":"…"}}]}\`
+   A provider that fails is reported in \`providers\`; the others' rows still come.
+3. \`POST /api/integrations/ads/reporting/exports\` (same body): 200 \`text/csv\` when small; else 202 \`{"id":"rpx_…","status":"queued"}\`. Poll \`GET …/exports/{id}\` (\`rows_written\` grows while \`running\`), then \`GET …/exports/{id}/download\` when \`ready\`. \`DELETE …/exports/{id}\` cancels or deletes.`;
+
 export const TAG_DOCS: { name: string; description: string }[] = [
   { name: "Ads connectors", description: ADS_FLOW },
   { name: "Ads executor", description: EXECUTOR_FLOW },
+  { name: "Ads reporting", description: REPORTING_FLOW },
 ];

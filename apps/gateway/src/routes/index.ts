@@ -7,6 +7,7 @@ import { connectionRoutes } from "./connectors/oauth.ts";
 import { chatRoutes } from "./connectors/chat.ts";
 import { adsRoutes } from "./connectors/ads.ts";
 import { adsExecutorRoutes } from "./connectors/ads-executor.ts";
+import { reportRoutes } from "./reports.ts";
 import { communityAdsRoutes } from "./connectors/community-ads.ts";
 import { workflowRoutes } from "./connectors/workflow.ts";
 import { operatorRoutes } from "./operator.ts";
@@ -15,4 +16,4 @@ import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...adsExecutorRoutes, ...workflowRoutes, ...operatorRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...adsExecutorRoutes, ...reportRoutes, ...workflowRoutes, ...operatorRoutes];

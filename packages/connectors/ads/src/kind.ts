@@ -102,4 +102,78 @@ export interface AdsConnector {
   manifest: ProviderManifest<"ads">;
   capabilities: AdsCapabilities;
   client(ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }): AdsClient;
+  /** Its reporting (issue 13): the catalog, report previews and CSV exports read through it. */
+  reporting?: AdsReporting;
+}
+
+// ---- Reporting (issue 13) -------------------------------------------------------------------------------------
+// One catalog across providers: a provider's reporting client reads its own report endpoint (sync pages, or an
+// async job it submits, polls and downloads) and yields rows already normalised: dates in the ad account's time
+// zone, money as integer micros of the account's currency, clicks and conversions as the provider defines them
+// (said in its capabilities). Ratios (ctr, cpc) are computed by us, never taken from a provider.
+
+/** The entity levels a report can break down to; `ad_group` is the level plans target (ad group, ad set, ad squad,
+ * LinkedIn campaign). */
+export const REPORT_LEVELS = ["campaign", "ad_group", "ad"] as const;
+export type ReportLevel = (typeof REPORT_LEVELS)[number];
+export const REPORT_GRANULARITIES = ["day", "total"] as const;
+export type ReportGranularity = (typeof REPORT_GRANULARITIES)[number];
+
+export interface ReportQuery {
+  accountId: string;
+  level: ReportLevel;
+  /** Inclusive dates (YYYY-MM-DD) in the ad account's time zone. */
+  from: string;
+  to: string;
+  granularity: ReportGranularity;
+  /** Only rows of these ad groups (e.g. the entities a plan changed); undefined: all. */
+  adGroupIds?: string[];
+}
+
+/** One row, normalised. Ids the level does not reach are null (an ad_group row has no ad_id). */
+export interface ReportRow {
+  /** YYYY-MM-DD in the account's time zone; null with granularity total. */
+  date: string | null;
+  campaign_id: string;
+  campaign_name: string | null;
+  ad_group_id: string | null;
+  ad_group_name: string | null;
+  ad_id: string | null;
+  ad_name: string | null;
+  impressions: number;
+  clicks: number;
+  /** Integer micros of the account's currency, as a decimal string (int64 does not fit a JSON number). */
+  spend_micros: string;
+  /** As the provider defines them (capabilities.conversions); null where it reports none. */
+  conversions: number | null;
+}
+
+export interface ReportingCapabilities {
+  levels: ReportLevel[];
+  granularities: ReportGranularity[];
+  /** How far back the provider reports, in days. */
+  maxLookbackDays: number;
+  /** The longest range one report may cover, in days. */
+  maxRangeDays: number;
+  /** What the provider counts as a click, and as a conversion (shown in the catalog). */
+  clicks: string;
+  conversions: string;
+  /** Reports run as provider-side jobs (submit, poll, download) rather than synchronous pages. */
+  asyncJobs: boolean;
+}
+
+export interface ReportingClient {
+  /** The ad account's currency (ISO 4217) and time zone (IANA). */
+  account(accountId: string): Promise<{ currency: string; time_zone: string }>;
+  /**
+   * The report's rows page by page, as the provider pages them (an async provider submits its job, polls and
+   * downloads first). The caller pulls: a page is fetched only when the previous one was taken (backpressure), and
+   * an aborted signal stops the work (an async job is abandoned, not waited for).
+   */
+  pages(q: ReportQuery, opts: { signal?: AbortSignal }): AsyncIterable<ReportRow[]>;
+}
+
+export interface AdsReporting {
+  capabilities: ReportingCapabilities;
+  client(ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }): ReportingClient;
 }

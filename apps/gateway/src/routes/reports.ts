@@ -1,0 +1,205 @@
+import crypto from "node:crypto";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { z } from "zod";
+import { Id, QUEUES, ReportOutputRow, ReportRequest, text, type ReportOutputRow as Row } from "@trendgate/contracts";
+import { addOutboxMessages, newId, type OutboxRow, type Prisma } from "@trendgate/db";
+import { chunkReader, csvStringifier, DIMENSIONS, METRICS, providerCatalog, reportRows, reportSources } from "@trendgate/reports";
+import { ApiError, notFound } from "../http/api-error.ts";
+import { defineRoute, type RouteDef } from "../http/route.ts";
+import type { GatewayDeps } from "../app.ts";
+import { dispatchAfterCommit } from "./operator.ts";
+
+// Ads reporting (issue 13): the catalog, a report preview (the first rows, a page at a time) and CSV exports. An
+// export answers in the response when the report is small (REPORT_STREAM_MAX_ROWS, read within
+// REPORT_STREAM_MAX_SECONDS); otherwise it becomes a job on the reports queue (the shared outbox), written in chunks
+// as the providers' pages stream in, with its progress readable and its file downloadable when ready.
+
+const TAG = "Ads reporting";
+const BASE = "/api/integrations/ads/reporting";
+
+const ProviderOutcome = z.object({
+  provider: z.string(), status: z.enum(["ok", "failed", "not_reached"]), account_id: z.string().nullable(), currency: z.string().nullable(),
+  time_zone: z.string().nullable(), rows: z.number(), error: z.object({ kind: z.string(), message: z.string() }).nullable(),
+}).meta({ id: "ReportProviderOutcome", description: "Per provider: `failed` with its reason never fails the report; `not_reached`: not read to its end (the page filled first)" });
+
+const PreviewQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(10_000).default(100),
+  cursor: text({ min: 1, max: 500 }).optional(),
+});
+const Preview = z.object({ data: z.array(ReportOutputRow), next_cursor: z.string().nullable(), providers: z.array(ProviderOutcome) }).meta({ id: "ReportPreview" });
+
+const ExportView = z.object({
+  id: z.string(), status: z.enum(["queued", "running", "ready", "failed", "cancelled"]), request: ReportRequest,
+  rows_written: z.number().meta({ description: "Rows written so far (progress)" }), bytes: z.number(),
+  providers: z.array(ProviderOutcome).nullable(), error: z.string().nullable(),
+  created_at: z.string(), started_at: z.string().nullable(), finished_at: z.string().nullable(),
+  expires_at: z.string().meta({ description: "After this the file is deleted (REPORT_EXPORT_TTL_SECONDS after it is ready)" }),
+  download_url: z.string().nullable(),
+}).meta({ id: "ReportExport" });
+const ExportQuery = z.object({ mode: z.enum(["auto", "job"]).default("auto").meta({ description: "`job`: always run as a job (202), whatever the size" }) });
+
+type ExportRow = NonNullable<Awaited<ReturnType<GatewayDeps["db"]["reportExport"]["findFirst"]>>>;
+const exportView = (e: ExportRow) => ({
+  id: e.id, status: e.status as z.infer<typeof ExportView>["status"], request: e.request as z.infer<typeof ReportRequest>, rows_written: e.rowsWritten, bytes: Number(e.bytes),
+  providers: (e.providers as z.infer<typeof ProviderOutcome>[] | null) ?? null, error: e.error,
+  created_at: e.createdAt.toISOString(), started_at: e.startedAt?.toISOString() ?? null, finished_at: e.finishedAt?.toISOString() ?? null,
+  expires_at: e.expiresAt.toISOString(), download_url: e.status === "ready" ? `${BASE}/exports/${e.id}/download` : null,
+});
+
+/** A preview cursor: how many rows were shown, bound to the request it pages (another request cannot use it). */
+const requestHash = (r: unknown) => crypto.createHash("sha256").update(JSON.stringify(r)).digest("base64url").slice(0, 16);
+function readCursor(cursor: string | undefined, req: unknown): number {
+  if (!cursor) return 0;
+  try {
+    const c = JSON.parse(Buffer.from(cursor, "base64url").toString()) as { skip: number; h: string };
+    if (Number.isInteger(c.skip) && c.skip >= 0 && c.h === requestHash(req)) return c.skip;
+  } catch { /* refused below */ }
+  throw new ApiError("validation_failed", "cursor: not a cursor of this report request", { errors: [{ location: "query", path: "cursor", message: "not a cursor of this report request", code: "invalid_value" }] });
+}
+
+/** Deletes the account's exports past their time (kept until then; no sweeper needed for a per-account file). */
+const dropExpired = (deps: GatewayDeps, accountId: string) => deps.db.reportExport.deleteMany({ where: { accountId, expiresAt: { lt: new Date() } } });
+
+async function exportOf(deps: GatewayDeps, accountId: string, id: string): Promise<ExportRow> {
+  await dropExpired(deps, accountId);
+  const e = await deps.db.reportExport.findFirst({ where: { id, accountId } });
+  if (!e) throw notFound("Export");
+  return e;
+}
+
+const catalogRoute = defineRoute({
+  method: "get", path: `${BASE}/catalog`, operationId: "getReportCatalog", tag: TAG, auth: "apiKey",
+  summary: "What can be reported: dimensions, metrics, and per provider its levels, limits and definitions",
+  responses: { 200: { description: "The catalog", schema: z.object({ dimensions: z.array(z.unknown()), metrics: z.array(z.unknown()), providers: z.array(z.unknown()), limits: z.unknown() }).meta({ id: "ReportCatalog" }) } },
+  async handler({ deps, auth }) {
+    const conns = await deps.db.connection.findMany({ where: { accountId: auth.accountId, kind: "ads" }, select: { provider: true } });
+    const c = deps.config;
+    return {
+      status: 200,
+      body: {
+        dimensions: DIMENSIONS, metrics: METRICS, providers: providerCatalog(deps.registry, new Set(conns.map((x) => x.provider))),
+        limits: { preview_max_rows: c.REPORT_PREVIEW_MAX_ROWS, stream_max_rows: c.REPORT_STREAM_MAX_ROWS, stream_max_seconds: c.REPORT_STREAM_MAX_SECONDS, export_ttl_seconds: c.REPORT_EXPORT_TTL_SECONDS },
+      },
+    };
+  },
+});
+
+const previewRoute = defineRoute({
+  method: "post", path: `${BASE}/preview`, operationId: "previewReport", tag: TAG, auth: "apiKey",
+  summary: "The first rows of a report, normalised across providers, a page at a time",
+  description: "Rows of each provider in turn, marked by `provider`, `account_id` and `currency`; `providers` says per provider whether it was read, failed (with why) or not reached yet. " +
+    "Pass `next_cursor` back as `cursor` with the same body for the next page (a preview re-reads from the start: export for whole reports).",
+  body: ReportRequest, query: PreviewQuery,
+  responses: { 200: { description: "A page", schema: Preview } },
+  async handler({ deps, auth, body, query, req }) {
+    const limit = Math.min(query.limit, deps.config.REPORT_PREVIEW_MAX_ROWS);
+    const skip = readCursor(query.cursor, body);
+    const abort = new AbortController();
+    req.once("close", () => abort.abort());
+    const sources = await reportSources(deps, auth.accountId, body);
+    const rows: Row[] = [];
+    let seen = 0;
+    for await (const page of reportRows(sources, abort.signal)) {
+      for (const r of page) { if (seen++ >= skip) rows.push(r); }
+      if (rows.length > limit) break; // one more than the page says whether there is a next one
+    }
+    abort.abort(); // stop whatever provider was being read
+    const more = rows.length > limit;
+    return { status: 200, body: {
+      data: rows.slice(0, limit), next_cursor: more ? Buffer.from(JSON.stringify({ skip: skip + limit, h: requestHash(body) })).toString("base64url") : null,
+      providers: sources.map((s) => s.outcome),
+    } };
+  },
+});
+
+const createExportRoute = defineRoute({
+  method: "post", path: `${BASE}/exports`, operationId: "exportReport", tag: TAG, auth: "apiKey",
+  summary: "Export a report as CSV: in the response when small, else as a job",
+  description:
+    "200 `text/csv` when the whole report is at most REPORT_STREAM_MAX_ROWS rows read within REPORT_STREAM_MAX_SECONDS (`X-Report-Providers` carries the per-provider outcomes as JSON). " +
+    "Otherwise (or with `mode=job`) 202 with the export: it runs on the reports queue, `rows_written` shows its progress at GET …/exports/{id}, and its file is at `download_url` " +
+    "when `ready`, kept REPORT_EXPORT_TTL_SECONDS. Columns: date, provider, account_id, campaign_id, campaign_name, ad_group_id, ad_group_name, ad_id, ad_name, impressions, clicks, " +
+    "spend_micros, currency, conversions, ctr, cpc_micros (RFC 4180; cells that would start a spreadsheet formula are prefixed with `'`). A client that disconnects stops the reads.",
+  body: ReportRequest, query: ExportQuery,
+  responses: { 200: { description: "The CSV (text/csv)" }, 202: { description: "The export job", schema: ExportView } },
+  async handler({ deps, auth, body, query, req, res }) {
+    await dropExpired(deps, auth.accountId);
+    const c = deps.config;
+    if (query.mode === "auto") {
+      const abort = new AbortController();
+      req.once("close", () => { if (!res.writableEnded) abort.abort(); });
+      const sources = await reportSources(deps, auth.accountId, body);
+      const rows: Row[] = [];
+      const deadline = Date.now() + c.REPORT_STREAM_MAX_SECONDS * 1000;
+      let small = true;
+      for await (const page of reportRows(sources, abort.signal)) {
+        rows.push(...page);
+        if (rows.length > c.REPORT_STREAM_MAX_ROWS || Date.now() > deadline) { small = false; break; }
+      }
+      abort.abort();
+      if (req.destroyed) return;
+      if (small) {
+        res.status(200).set({
+          "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="report-${body.from}-${body.to}.csv"`,
+          "x-report-providers": JSON.stringify(sources.map((s) => s.outcome)),
+        });
+        await pipeline(Readable.from(rows), csvStringifier(), res).catch(() => undefined); // a client gone mid-answer
+        return;
+      }
+    }
+    const id = newId("rpx");
+    let outbox: OutboxRow[] = [];
+    const row = await deps.db.$transaction(async (tx) => {
+      const e = await tx.reportExport.create({ data: { id, accountId: auth.accountId, request: body as unknown as Prisma.InputJsonValue, status: "queued", expiresAt: new Date(Date.now() + c.REPORT_EXPORT_TTL_SECONDS * 1000) } });
+      outbox = await addOutboxMessages(tx, [{ queue: QUEUES.reportExports, accountId: auth.accountId, connectionId: null, subjectId: id, dedupKey: id, payload: { export_id: id } }]);
+      return e;
+    });
+    await dispatchAfterCommit(deps, outbox);
+    return { status: 202, headers: { Location: `${BASE}/exports/${id}` }, body: exportView(row) };
+  },
+});
+
+const getExportRoute = defineRoute({
+  method: "get", path: `${BASE}/exports/{id}`, operationId: "getReportExport", tag: TAG, auth: "apiKey",
+  summary: "An export's status and progress",
+  params: z.object({ id: Id }),
+  responses: { 200: { description: "The export", schema: ExportView } },
+  async handler({ deps, auth, params }) {
+    return { status: 200, body: exportView(await exportOf(deps, auth.accountId, params.id)) };
+  },
+});
+
+const downloadRoute = defineRoute({
+  method: "get", path: `${BASE}/exports/{id}/download`, operationId: "downloadReportExport", tag: TAG, auth: "apiKey",
+  summary: "The export's CSV file (when ready)",
+  params: z.object({ id: Id }),
+  responses: { 200: { description: "text/csv, streamed" }, 409: { description: "`conflict`: not ready (yet)" } },
+  async handler({ deps, auth, params, res }) {
+    const e = await exportOf(deps, auth.accountId, params.id);
+    if (e.status !== "ready") throw new ApiError("conflict", `This export is ${e.status}${e.status === "running" ? ` (${e.rowsWritten} rows so far)` : ""}: download it when ready`);
+    const r = e.request as { from: string; to: string };
+    res.status(200).set({ "content-type": "text/csv; charset=utf-8", "content-length": String(e.bytes), "content-disposition": `attachment; filename="report-${r.from}-${r.to}.csv"` });
+    await pipeline(chunkReader(deps.db, e.id), res).catch(() => undefined); // a client gone mid-download stops the reads
+  },
+});
+
+const cancelRoute = defineRoute({
+  method: "delete", path: `${BASE}/exports/{id}`, operationId: "deleteReportExport", tag: TAG, auth: "apiKey",
+  summary: "Cancel a running export, or delete a finished one and its file",
+  params: z.object({ id: Id }),
+  responses: { 204: { description: "Cancelled or deleted" } },
+  async handler({ deps, auth, params }) {
+    const e = await exportOf(deps, auth.accountId, params.id);
+    if (e.status === "queued" || e.status === "running") {
+      // The job sees it at its next chunk and stops reading the providers; its partial file is removed.
+      await deps.db.reportExport.update({ where: { id: e.id }, data: { status: "cancelled" } });
+      await deps.db.outboxMessage.updateMany({ where: { queue: QUEUES.reportExports, subjectId: e.id, status: "pending" }, data: { status: "cancelled" } });
+    } else {
+      await deps.db.reportExport.delete({ where: { id: e.id } });
+    }
+    return { status: 204 };
+  },
+});
+
+export const reportRoutes: RouteDef[] = [catalogRoute, previewRoute, createExportRoute, getExportRoute, downloadRoute, cancelRoute];
