@@ -19,7 +19,9 @@ export async function runExport(deps: ReportDeps, exportId: string, settings: Ex
   const exp = await db.reportExport.findUnique({ where: { id: exportId } });
   if (!exp || exp.status === "cancelled" || exp.status === "ready") return { status: exp?.status ?? "gone", rows: exp?.rowsWritten ?? 0, bytes: Number(exp?.bytes ?? 0) };
   await db.reportExportChunk.deleteMany({ where: { exportId } });
-  await db.reportExport.update({ where: { id: exportId }, data: { status: "running", startedAt: new Date(), rowsWritten: 0, bytes: 0, error: null } });
+  // Conditional: a DELETE between the read above and this write must not be turned back into "running".
+  const started = await db.reportExport.updateMany({ where: { id: exportId, status: { in: ["queued", "running"] } }, data: { status: "running", startedAt: new Date(), rowsWritten: 0, bytes: 0, error: null } });
+  if (!started.count) return { status: "cancelled", rows: 0, bytes: 0 };
 
   const abort = new AbortController();
   const sources = await reportSources(deps, exp.accountId, exp.request as unknown as ReportRequest);
@@ -43,8 +45,13 @@ export async function runExport(deps: ReportDeps, exportId: string, settings: Ex
     return { status: "cancelled", rows, bytes: sink.bytes };
   }
   const finishedAt = new Date();
-  await db.reportExport.update({ where: { id: exportId }, data: {
+  const done = await db.reportExport.updateMany({ where: { id: exportId, status: "running" }, data: {
     status: "ready", rowsWritten: rows, bytes: sink.bytes, providers: outcomes, finishedAt, expiresAt: new Date(finishedAt.getTime() + settings.ttlSeconds * 1000),
   } });
+  if (!done.count) { // cancelled after the last chunk: no file is kept
+    await db.reportExportChunk.deleteMany({ where: { exportId } });
+    await db.reportExport.update({ where: { id: exportId }, data: { finishedAt, providers: outcomes, rowsWritten: rows } });
+    return { status: "cancelled", rows, bytes: sink.bytes };
+  }
   return { status: "ready", rows, bytes: sink.bytes };
 }

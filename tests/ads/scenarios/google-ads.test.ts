@@ -26,6 +26,8 @@ adsScenarios({
   tamper(adGroupId) { google.addKeyword({ adGroupId, text: "someone else's keyword", matchType: "EXACT" }); },
   refuseWritesTo(adGroupId) { google.refuseAdGroup(adGroupId); },
   throttleNext() { google.failNext("RESOURCE_TEMPORARILY_EXHAUSTED"); return { minWaitMs: 5000 }; }, // its retryDelay "5s"
+  // partialFailure: a 200 may still carry refused operations.
+  executorStepOk: (status, body) => status === 200 && !(body as { partialFailureError?: unknown } | null)?.partialFailureError,
   calls: (customerId) => google.requests.filter((r) => r.path.includes(`/customers/${customerId}`)).map((r) => ({
     at: r.at.getTime(), throttled: r.status === 429, write: r.path.endsWith(":mutate"), dryRun: !!r.body?.validateOnly, ok: r.status === 200,
   })),

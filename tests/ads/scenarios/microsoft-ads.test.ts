@@ -37,6 +37,10 @@ adsScenarios({
   tamper(adGroupId) { ms.addKeyword({ adGroupId, text: "someone else's keyword", matchType: "Exact" }); },
   refuseWritesTo(adGroupId) { ms.refuseAdGroup(adGroupId); },
   throttleNext() { ms.failNext("call_rate"); return { minWaitMs: 1000 }; },
+  // The developer token is the app's configuration, not in the plan: the caller adds it with its access token.
+  executorHeaders: (token) => ({ authorization: `Bearer ${token}`, DeveloperToken: ms.developerToken }),
+  // A 200 may carry per-keyword PartialErrors.
+  executorStepOk: (status, body) => status === 200 && !((body as { PartialErrors?: unknown[] } | null)?.PartialErrors ?? []).some((e) => e),
   calls: (adAccountId) => ms.requests.filter((r) => r.headers.customeraccountid === adAccountId.split(":")[1]).map((r) => ({
     at: r.at, throttled: r.throttled, write: r.op === "Keywords", dryRun: false, ok: r.status === 200,
   })),

@@ -51,6 +51,11 @@ adsScenarios({
   },
   refuseWritesTo(adGroupId) { pin.refuseAdGroup(adGroupId); },
   throttleNext() { pin.failNext("rate_limit", 1, { resetS: 1 }); return { minWaitMs: 1000 }; },
+  // Pinterest answers 200 whatever became of each item: ad groups carry `exceptions`, keywords `errors`.
+  executorStepOk: (status, body) => {
+    const b = (body ?? {}) as { items?: { exceptions?: unknown[] }[]; errors?: unknown[] };
+    return status === 200 && !(b.items ?? []).some((i) => i.exceptions?.length) && !(b.errors ?? []).length;
+  },
   calls: (account) => pin.requests.slice(since.get(account) ?? 0)
     .filter((r) => r.path.startsWith(`/v5/ad_accounts/${account}/`) || r.query.ad_account_id?.[0] === account)
     .map((r) => ({ at: r.at, throttled: !!r.throttled, write: r.method !== "GET" && !r.path.endsWith("/audience_sizing"), dryRun: false, ok: r.status === 200 })),

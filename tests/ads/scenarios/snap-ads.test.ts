@@ -51,6 +51,8 @@ adsScenarios({
   // A bare 429: Snap says nothing about how long, so the outbox's retry schedule is the wait (the suite's 0.2 s, less
   // at most 20% jitter): the retry must not come sooner, i.e. the client does not hammer Snap on its own.
   throttleNext() { snap.failNext("throttle", 1); return { minWaitMs: 150 }; },
+  // Each ad squad of a PUT answers its own sub_request_status.
+  executorStepOk: (status, body) => status === 200 && ((body as { adsquads?: { sub_request_status?: string }[] } | null)?.adsquads ?? []).every((s) => s.sub_request_status === "SUCCESS"),
   calls: (adAccountId) => snap.requests.slice(since.get(adAccountId) ?? 0).filter((r) => r.path.startsWith("/v1/")).map((r) => ({
     at: r.at, throttled: !!r.throttled, write: r.method === "PUT", dryRun: false,
     ok: r.status === 200, // the connector PUTs one ad squad at a time: a refused one is a 400 ERROR

@@ -1,4 +1,6 @@
-import type { TargetingField } from "@trendgate/connector-ads";
+import { createLocalJWKSet, jwtVerify } from "jose";
+import { generateExecutorSigningKey } from "@trendgate/ads";
+import type { ExecutorRequest, TargetingField } from "@trendgate/connector-ads";
 import { saveAuthorizedConnection } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
 import { sealTokens } from "../../../packages/connections/src/credentials.ts";
@@ -14,7 +16,10 @@ import { addTrend } from "../kit.ts";
 // - the provider refuses one entity's change -> partially_applied, the refusal marked for review;
 // - rollback -> the provider's targeting equals the prior state;
 // - the provider throttles -> the apply waits what the provider said (or the retry schedule), then ends applied,
-//   each call made once.
+//   each call made once;
+// - an executor plan: the caller verifies it with the published JWKS, executes each step's request against the
+//   provider with its own token, reports the results; the provider's targeting then equals the plan's after and
+//   the plan ends applied.
 // A provider plugs in with an AdsScenarioPeer: how to start its local server and drive it.
 
 export interface ScenarioCall { at: number; throttled: boolean; write: boolean; dryRun: boolean; ok: boolean }
@@ -39,6 +44,10 @@ export interface AdsScenarioPeer {
   throttleNext(): { minWaitMs: number };
   /** The API calls made for this ad account so far, in order. */
   calls(adAccountId: string): ScenarioCall[];
+  /** The headers an executor's caller adds to a plan's request: where the provider takes its token (default Bearer). */
+  executorHeaders?(token: string): Record<string, string>;
+  /** Whether the provider's answer to an executor step says it was written (default: a 2xx status). */
+  executorStepOk?(status: number, body: unknown): boolean;
 }
 
 export function adsScenarios(peer: AdsScenarioPeer) {
@@ -47,10 +56,16 @@ export function adsScenarios(peer: AdsScenarioPeer) {
   let workers: RunningWorkers;
   let server: { close(): Promise<void> };
 
+  const PUBLIC_BASE_URL = "https://trendgate.test";
+  const credentialHeaders = (token: string) => peer.executorHeaders?.(token) ?? { authorization: `Bearer ${token}` };
+  const stepOk = (status: number, body: unknown) => peer.executorStepOk?.(status, body) ?? (status >= 200 && status < 300);
+
   beforeAll(async () => {
     const started = await peer.start();
     server = started;
-    gw = await startGateway({ ...started.env, OUTBOX_RETRY_SCHEDULE_SECONDS: "0.2,0.2,0.2" });
+    gw = await startGateway({
+      ...started.env, OUTBOX_RETRY_SCHEDULE_SECONDS: "0.2,0.2,0.2", EXECUTOR_SIGNING_KEY: await generateExecutorSigningKey(), PUBLIC_BASE_URL,
+    });
     workers = startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["ads-applies"]);
   });
   afterAll(async () => { await workers?.close(); await gw?.close(); await server?.close(); });
@@ -154,5 +169,43 @@ export function adsScenarios(peer: AdsScenarioPeer) {
     expect(t).toBeGreaterThanOrEqual(0);
     expect(calls[t + 1].at - calls[t].at).toBeGreaterThanOrEqual(minWaitMs * 0.9);
     expect(realWrites(adAccountId)).toHaveLength(plan.calls.length);
+  });
+
+  test(`${peer.provider}: an executor plan, verified with the published keys and run with the caller's own token, ends applied`, async () => {
+    const { a, token, plan } = await previewed(["Quantum computing", "Smart rings"]);
+    const issued = await gw.http.post(`${BASE}/executor/plans`).set(a.auth).send(applyBody(plan));
+    expect([issued.status, issued.body.detail]).toEqual([201, undefined]);
+    const jwks = createLocalJWKSet((await gw.http.get("/.well-known/executor-keys")).body);
+    const { payload } = await jwtVerify(issued.body.executor_plan, jwks, { audience: a.accountId, issuer: PUBLIC_BASE_URL });
+    type Step = { seq: number; request: ExecutorRequest; dry_run: ExecutorRequest | null; precondition: { targets: { entity_id: string; items: { text: string }[] }[] } };
+    const { steps } = payload.plan as { steps: Step[] };
+    expect(steps).toHaveLength(plan.calls.length);
+    // The plan carries no credentials: neither the token nor any other secret the caller adds (a developer token).
+    for (const secret of [token, ...Object.values(credentialHeaders(token))]) expect(JSON.stringify(steps)).not.toContain(secret);
+
+    const send = async (r: ExecutorRequest) => {
+      const res = await fetch(r.url, {
+        method: r.method, headers: { ...r.headers, ...credentialHeaders(token) }, ...(r.body === undefined ? {} : { body: JSON.stringify(r.body) }),
+      });
+      const text = await res.text();
+      let body: unknown = null;
+      try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+      return { status: res.status, ok: stepOk(res.status, body) };
+    };
+    const report = [];
+    for (const s of steps) {
+      // The caller's precondition check: the targets as read at preview, else the step is skipped.
+      const held = s.precondition.targets.every((t) => JSON.stringify(sorted(peer.itemsOf(t.entity_id))) === JSON.stringify(sorted(t.items.map((i) => i.text))));
+      if (!held) { report.push({ seq: s.seq, status: "skipped", precondition_held: false }); continue; }
+      if (s.dry_run) expect((await send(s.dry_run)).ok).toBe(true);
+      const r = await send(s.request);
+      report.push({ seq: s.seq, status: r.ok ? "succeeded" : "failed", http_status: r.status });
+    }
+    expect(report.map((r) => r.status)).toEqual(steps.map(() => "succeeded"));
+    for (const d of plan.diff) expect(sorted(peer.itemsOf(d.entity_id))).toEqual(sorted(d.after));
+
+    const res = await gw.http.post("/api/integrations/ads/executor/results").set(a.auth).send({ executor_plan: issued.body.executor_plan, executed_at: new Date().toISOString(), steps: report });
+    expect([res.status, res.body.status]).toEqual([200, "applied"]);
+    expect((await gw.http.get(`${BASE}/plans/${plan.id}`).set(a.auth)).body.status).toBe("applied");
   });
 }

@@ -40,6 +40,9 @@ adsScenarios({
   },
   refuseWritesTo(adgroupId) { tt.refuseAdGroup(adgroupId); },
   throttleNext() { tt.failNext("rate_limit", 1); return { minWaitMs: 0 }; },
+  executorHeaders: (token) => ({ "Access-Token": token }),
+  // TikTok answers HTTP 200 to failures too: `code` 0 is success.
+  executorStepOk: (status, body) => status === 200 && (body as { code?: number } | null)?.code === 0,
   calls: (advertiser) => tt.requests.slice(since.get(advertiser) ?? 0).filter((r) => r.advertiserId === advertiser).map((r) => ({
     at: r.at, throttled: !!r.throttled, write: r.path.endsWith("/adgroup/update/"), dryRun: false, ok: r.code === 0,
   })),

@@ -92,11 +92,12 @@ const previewRoute = defineRoute({
     "Pass `next_cursor` back as `cursor` with the same body for the next page (a preview re-reads from the start: export for whole reports).",
   body: ReportRequest, query: PreviewQuery,
   responses: { 200: { description: "A page", schema: Preview } },
-  async handler({ deps, auth, body, query, req }) {
+  async handler({ deps, auth, body, query, res }) {
     const limit = Math.min(query.limit, deps.config.REPORT_PREVIEW_MAX_ROWS);
     const skip = readCursor(query.cursor, body);
     const abort = new AbortController();
-    req.once("close", () => abort.abort());
+    // The response's close (not the request's, which closes once its body is read): the client went away.
+    res.once("close", () => abort.abort());
     const sources = await reportSources(deps, auth.accountId, body);
     const rows: Row[] = [];
     let seen = 0;
@@ -123,12 +124,12 @@ const createExportRoute = defineRoute({
     "spend_micros, currency, conversions, ctr, cpc_micros (RFC 4180; cells that would start a spreadsheet formula are prefixed with `'`). A client that disconnects stops the reads.",
   body: ReportRequest, query: ExportQuery,
   responses: { 200: { description: "The CSV (text/csv)" }, 202: { description: "The export job", schema: ExportView } },
-  async handler({ deps, auth, body, query, req, res }) {
+  async handler({ deps, auth, body, query, res }) {
     await dropExpired(deps, auth.accountId);
     const c = deps.config;
     if (query.mode === "auto") {
       const abort = new AbortController();
-      req.once("close", () => { if (!res.writableEnded) abort.abort(); });
+      res.once("close", () => { if (!res.writableEnded) abort.abort(); }); // the client went away
       const sources = await reportSources(deps, auth.accountId, body);
       const rows: Row[] = [];
       const deadline = Date.now() + c.REPORT_STREAM_MAX_SECONDS * 1000;
@@ -138,7 +139,7 @@ const createExportRoute = defineRoute({
         if (rows.length > c.REPORT_STREAM_MAX_ROWS || Date.now() > deadline) { small = false; break; }
       }
       abort.abort();
-      if (req.destroyed) return;
+      if (res.destroyed) return;
       if (small) {
         res.status(200).set({
           "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="report-${body.from}-${body.to}.csv"`,

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, codeOf, failuresOf, operationIndexOf, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -11,8 +11,6 @@ import { env as ENV } from "./manifest.ts";
 // operations quota, so reads are few and batched.
 
 const DEFAULT_VERSION = "v25";
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** Keywords are added as phrase match: broad match would spend on loosely related searches. */
 const MATCH_TYPE = "PHRASE";
 
@@ -52,20 +50,8 @@ export class GoogleAdsClient implements AdsClient {
   }
 
   private async post(path: string, body: unknown, what: string): Promise<{ status: number; body: any; requestId: string | null }> {
-    let res: Response;
-    try {
-      res = await fetch(new URL(path, this.base), {
-        method: "POST", body: JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT },
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let parsed: any = null;
-    try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = null; }
-    return { status: res.status, body: parsed, requestId: res.headers.get("request-id") };
+    const r = await providerFetch(PROVIDER, what, new URL(path, this.base), { method: "POST", json: body, headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
+    return { status: r.status, body: r.text ? r.body : {}, requestId: r.headers.get("request-id") };
   }
 
   private async search(customerId: string, query: string, pageToken?: string): Promise<{ results: Row[]; nextPageToken?: string }> {

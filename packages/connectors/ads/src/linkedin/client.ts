@@ -1,5 +1,5 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { criteriaProblems, FACETS, mergeInterests, planFacetOf, planUrns, type Criteria } from "./criteria.ts";
 import { callError, errorOf, kindOf, messageOf, PROVIDER, providerCodeOf } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -19,8 +19,6 @@ import { restliQuery } from "./restli.ts";
 // writing, and a PARTIAL_UPDATE sets a value, so repeating one cannot duplicate anything.
 
 const DEFAULT_VERSION = "202610";
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** LinkedIn's page size ceiling (more is a 400). */
 const MAX_PAGE = 1000;
 /** LinkedIn will not run a campaign for fewer members; audienceCounts reports such totals as 0. */
@@ -78,24 +76,10 @@ export class LinkedInAdsClient implements AdsClient {
 
   private async request(method: "GET" | "POST", path: string, what: string, opts: { query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
     const query = opts.query ? restliQuery(opts.query) : "";
-    let res: Response;
-    try {
-      res = await fetch(new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
-        method, signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: {
-          ...this.headers(), ...opts.headers, authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT, accept: "application/json",
-          ...(opts.body ? { "content-type": "application/json" } : {}),
-        },
-        ...(opts.body ? { body: JSON.stringify(opts.body) } : {}),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : {}; } catch { body = null; }
-    return { status: res.status, body, requestId: res.headers.get("x-li-uuid") };
+    const r = await providerFetch(PROVIDER, what, new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
+      method, json: opts.body, headers: { ...this.headers(), ...opts.headers, authorization: `Bearer ${this.ctx.accessToken}` },
+    });
+    return { status: r.status, body: r.text ? r.body : {}, requestId: r.headers.get("x-li-uuid") };
   }
 
   private async get(path: string, query: Record<string, unknown>, what: string): Promise<any> {
@@ -188,6 +172,20 @@ export class LinkedInAdsClient implements AdsClient {
         body: { patch: { $set: { targetingCriteria: mergeInterests(before.spec as Criteria, mine) } } }, change_ids: mine.map((c) => c.id),
       } satisfies ProviderCall;
     });
+  }
+
+  /**
+   * The call for an executor plan, with the headers run() sends (the pinned version, Rest.li 2.0, PARTIAL_UPDATE).
+   * LinkedIn has no validate-only write, so there is no dry-run request to hand out: the dry run is this connector's
+   * checks and audienceCounts (the preview).
+   */
+  executorRequest(call: ProviderCall, opts: { dryRun: boolean }): ExecutorRequest {
+    if (opts.dryRun) throw new ProviderError(PROVIDER, "bad_request", "LinkedIn has no validate-only write: a dry run is the connector's own checks and audienceCounts, not a request a caller can make");
+    return {
+      method: call.method, url: new URL(call.path, this.base).toString(),
+      headers: { ...this.headers(), "X-RestLi-Method": "PARTIAL_UPDATE", "content-type": "application/json" }, body: call.body,
+      credentials: "Authorization: Bearer <access token>",
+    };
   }
 
   async run(accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, graphErrorOf, graphMessage, kindOf, PROVIDER, providerCodeOf } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -12,8 +12,6 @@ import { mergeInterests } from "./spec.ts";
 // never in a URL (Graph's `paging.next` links carry it, so they are not followed: cursors are).
 
 const DEFAULT_VERSION = "v25.0";
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 const MAX_PAGE = 100;
 /** Interests a trend phrase resolves to when Meta has no interest of exactly that name. */
 const MAX_MATCHES = 3;
@@ -54,21 +52,9 @@ export class MetaAdsClient implements AdsClient {
   private async send(method: "GET" | "POST", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method, signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT, accept: "application/json", ...(opts.body ? { "content-type": "application/json" } : {}) },
-        ...(opts.body ? { body: JSON.stringify(opts.body) } : {}),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : {}; } catch { body = null; }
-    return { status: res.status, body, headers: res.headers, traceId: graphErrorOf(body)?.fbtrace_id ?? res.headers.get("x-fb-trace-id") };
+    const r = await providerFetch(PROVIDER, what, url, { method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
+    const body = r.text ? r.body : {};
+    return { status: r.status, body, headers: r.headers, traceId: graphErrorOf(body)?.fbtrace_id ?? r.headers.get("x-fb-trace-id") };
   }
 
   private async get(path: string, query: Record<string, string>, what: string): Promise<any> {

@@ -1,4 +1,4 @@
-import { ProviderError, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
 import { callError, graphErrorOf, graphMessage, PROVIDER } from "./errors.ts";
 
 // Meta's OAuth deviates from RFC 6749 in two ways: the code is exchanged with a GET on the token endpoint (client id
@@ -11,14 +11,8 @@ const TIMEOUT_MS = 15_000;
 async function tokenGet(tokenUrl: string, params: Record<string, string>, what: string): Promise<{ access_token: string; expires_in?: number; token_type?: string }> {
   const url = new URL(tokenUrl);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(TIMEOUT_MS) });
-  } catch (err) {
-    throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${(err as Error).name})`, { status: null, providerCode: "request_error" });
-  }
-  let body: any = null;
-  try { body = await res.json(); } catch { /* not JSON */ }
+  const res = await providerFetch(PROVIDER, what, url, { method: "GET", timeoutMs: TIMEOUT_MS });
+  const body = res.body;
   if (res.status !== 200 || typeof body?.access_token !== "string") {
     // The URL carries the client secret and the code: only Graph's error fields go into the message.
     const err = callError(res.status, body, res.headers, what, body?.error?.fbtrace_id ?? res.headers.get("x-fb-trace-id"));

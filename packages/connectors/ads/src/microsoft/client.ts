@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { checkAdds, checkDeletes, type AddBody, type DeleteBody, type KeywordRow } from "./checks.ts";
 import { callError, describe, faultOf, PROVIDER, type BatchError } from "./errors.ts";
@@ -15,8 +15,6 @@ import { env as ENV } from "./manifest.ts";
 // lookup (another host) per call. Longs are sent as JSON numbers (ids stay far below 2^53).
 
 const VERSION = "v13";
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** Keywords are added as phrase match: broad match would spend on loosely related searches. */
 const MATCH_TYPE = "Phrase";
 const DEFAULT_WAIT_SECONDS = 60;
@@ -82,20 +80,11 @@ export class MicrosoftAdsClient implements AdsClient {
   private async send(method: ProviderCall["method"], path: string, body: unknown, headers: Record<string, string>, what: string): Promise<Answer> {
     const developerToken = this.ctx.env?.[ENV.developerToken];
     if (!developerToken) throw bad(`${ENV.developerToken} is not set: every Microsoft Advertising call needs the developer token of the app's Microsoft Advertising account`);
-    let res: Response;
-    try {
-      res = await fetch(new URL(path, this.base), {
-        method, body: JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { ...headers, accept: "application/json", "user-agent": USER_AGENT, authorization: `Bearer ${this.ctx.accessToken}`, DeveloperToken: developerToken },
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let parsed: any = null;
-    try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = null; }
-    return { status: res.status, body: parsed, trackingId: faultOf(parsed)?.TrackingId ?? res.headers.get("trackingid") };
+    const r = await providerFetch(PROVIDER, what, new URL(path, this.base), {
+      method, json: body, headers: { ...headers, authorization: `Bearer ${this.ctx.accessToken}`, DeveloperToken: developerToken },
+    });
+    const parsed = r.text ? r.body : {};
+    return { status: r.status, body: parsed, trackingId: faultOf(parsed)?.TrackingId ?? r.headers.get("trackingid") };
   }
 
   /** A read (Query* operations are POSTs); its answer, or the fault as a ProviderError. */

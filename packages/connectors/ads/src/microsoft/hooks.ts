@@ -1,4 +1,4 @@
-import { ProviderError, retryAfterMs, tokenSetOf, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, retryAfterMs, tokenSetOf, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
 import { PROVIDER } from "./errors.ts";
 
 // The Microsoft identity platform's refresh_token grant wants `scope` again (documented as required on the v2.0
@@ -13,18 +13,11 @@ export const SCOPES = ["https://ads.microsoft.com/msads.manage", "offline_access
 
 export const microsoftAdsOAuthHooks: OAuthHooks = {
   async refresh({ refreshToken, client }): Promise<TokenSet> {
-    let res: Response;
-    try {
-      res = await fetch(client.tokenUrl, {
-        method: "POST", signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-        body: new URLSearchParams({ client_id: client.clientId, client_secret: client.clientSecret, grant_type: "refresh_token", refresh_token: refreshToken, scope: SCOPES.join(" ") }),
-      });
-    } catch (err) {
-      throw new ProviderError(PROVIDER, "unavailable", `token refresh: request failed (${(err as Error).name})`, { status: null, providerCode: "request_error" });
-    }
-    let body: any = null;
-    try { body = await res.json(); } catch { /* not JSON */ }
+    const res = await providerFetch(PROVIDER, "token refresh", client.tokenUrl, {
+      method: "POST", timeoutMs: TIMEOUT_MS,
+      form: new URLSearchParams({ client_id: client.clientId, client_secret: client.clientSecret, grant_type: "refresh_token", refresh_token: refreshToken, scope: SCOPES.join(" ") }),
+    });
+    const body = res.body;
     if (res.status === 200 && typeof body?.access_token === "string") return tokenSetOf(body);
     const code = typeof body?.error === "string" ? body.error : undefined;
     const said = `token refresh: ${code ?? `HTTP ${res.status}`}${typeof body?.error_description === "string" ? `: ${body.error_description.split(/\r?\n/)[0].slice(0, 200)}` : ""}`;

@@ -1,5 +1,5 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { checkCall, guardCall, MAX_KEYWORD } from "./checks.ts";
 import { resultsOf } from "./results.ts";
 import { callError, PROVIDER } from "./errors.ts";
@@ -23,8 +23,6 @@ import { mergeInterests } from "./spec.ts";
 // header only.
 
 const API_VERSION = "v5";
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 const MAX_PAGE = 250;
 /** Keywords are added as phrase match: broad match would spend on loosely related searches. */
 const MATCH_TYPE = "PHRASE";
@@ -65,21 +63,8 @@ export class PinterestAdsClient implements AdsClient {
   private async request(method: ProviderCall["method"], path: string, what: string, opts: { query?: Query; body?: unknown } = {}): Promise<Answer> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) for (const x of Array.isArray(v) ? v : [v]) url.searchParams.append(k, x);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method, signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT, accept: "application/json", ...(opts.body !== undefined ? { "content-type": "application/json" } : {}) },
-        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : {}; } catch { body = null; }
-    return { status: res.status, body, headers: res.headers, requestId: res.headers.get("x-pinterest-rid") };
+    const r = await providerFetch(PROVIDER, what, url, { method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
+    return { status: r.status, body: r.text ? r.body : {}, headers: r.headers, requestId: r.headers.get("x-pinterest-rid") };
   }
 
   private async get(path: string, query: Query, what: string): Promise<any> {
@@ -223,6 +208,15 @@ export class PinterestAdsClient implements AdsClient {
       out.push({ method: "PATCH", path: `ad_accounts/${account}/keywords`, headers, body: { keywords }, change_ids: part.map((c) => c.id) });
     }
     return out;
+  }
+
+  /**
+   * The call for an executor plan. Pinterest has no dry run (audience sizing checks a spec, it does not validate the
+   * write), so there is no dry-run request to hand out.
+   */
+  executorRequest(call: ProviderCall, opts: { dryRun: boolean }): ExecutorRequest {
+    if (opts.dryRun) throw new ProviderError(PROVIDER, "bad_request", "Pinterest has no dry run: a dry run is the connector's own checks and audience sizing, not a request a caller can make");
+    return { method: call.method, url: new URL(call.path, this.base).toString(), headers: { "content-type": "application/json" }, body: call.body, credentials: "Authorization: Bearer <access token>" };
   }
 
   async run(accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {

@@ -1,4 +1,4 @@
-import { ProviderError, type OAuthClientSettings, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type OAuthClientSettings, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
 import { errorOf, kindOf, PROVIDER, providerCodeOf } from "./errors.ts";
 
 // Pinterest's token endpoint (`POST /v5/oauth/token`) takes the client's credentials as HTTP Basic only and answers
@@ -15,18 +15,8 @@ const basic = (c: OAuthClientSettings) =>
   `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString("base64")}`;
 
 async function tokenPost(client: OAuthClientSettings, form: Record<string, string>, op: Op): Promise<TokenSet> {
-  let res: Response;
-  try {
-    res = await fetch(client.tokenUrl, {
-      method: "POST", signal: AbortSignal.timeout(TIMEOUT_MS), body: new URLSearchParams(form),
-      headers: { authorization: basic(client), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-    });
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    throw new ProviderError(PROVIDER, "unavailable", `${op}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-  }
-  let body: any = null;
-  try { body = await res.json(); } catch { /* not JSON */ }
+  const res = await providerFetch(PROVIDER, op, client.tokenUrl, { method: "POST", timeoutMs: TIMEOUT_MS, form: new URLSearchParams(form), headers: { authorization: basic(client) } });
+  const body = res.body;
   const rid = res.headers.get("x-pinterest-rid");
   if (res.status !== 200 || typeof body?.access_token !== "string") {
     // Only Pinterest's error fields go into the message: the request carried the code or refresh token.

@@ -1,5 +1,5 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, PROVIDER, reasonCode, type SnapEnvelope } from "./errors.ts";
 import { includedInterests, lifestyleIds, mergeInterests, squadProblems, type Squad } from "./targeting.ts";
 
@@ -12,8 +12,6 @@ import { includedInterests, lifestyleIds, mergeInterests, squadProblems, type Sq
 // the interest ids against the lookup. The token goes in the Authorization header only; Snap's `paging.next_link`
 // is not followed (its cursor is read out and sent to our own base URL, so the token never leaves for another host).
 
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** Snap takes page sizes of 50 to 1000; reads of the whole account use the largest. */
 const MIN_PAGE = 50;
 const MAX_PAGE = 1000;
@@ -55,21 +53,8 @@ export class SnapAdsClient implements AdsClient {
   private async request(method: "GET" | "PUT", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method, signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT, accept: "application/json", ...(opts.body ? { "content-type": "application/json" } : {}) },
-        ...(opts.body ? { body: JSON.stringify(opts.body) } : {}),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let body: Answer["body"] = null;
-    try { body = text ? JSON.parse(text) : null; } catch { body = null; }
-    return { status: res.status, body: body && typeof body === "object" ? body : null };
+    const r = await providerFetch(PROVIDER, what, url, { method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
+    return { status: r.status, body: r.body && typeof r.body === "object" ? r.body : null };
   }
 
   private async get(path: string, query: Record<string, string>, what: string): Promise<Record<string, any>> {
@@ -178,6 +163,12 @@ export class SnapAdsClient implements AdsClient {
         body: { adsquads: [mergeInterests(before, mine)] }, change_ids: mine.map((c) => c.id),
       } satisfies ProviderCall;
     });
+  }
+
+  /** The call for an executor plan. Snap has no dry run: the same PUT would write, so there is no dry-run request. */
+  executorRequest(call: ProviderCall, opts: { dryRun: boolean }): ExecutorRequest {
+    if (opts.dryRun) throw new ProviderError(PROVIDER, "bad_request", "Snap has no dry run: a dry run is the connector's own checks, not a request a caller can make");
+    return { method: call.method, url: new URL(call.path, this.base).toString(), headers: { "content-type": "application/json" }, body: call.body, credentials: "Authorization: Bearer <access token>" };
   }
 
   async run(_accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, envelopeOf, kindOf, PROVIDER, providerCodeOf, succeeded, tiktokMessage } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -14,8 +14,6 @@ import { categoryItem, itemTypeOf, keywordItem, mergeInterests, specOf, writeCon
 // keywords; list caps), reading only. The token goes in `Access-Token`.
 
 const DEFAULT_VERSION = "v1.3";
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** /campaign/get/ and /adgroup/get/ take page_size 1-1000; filtering by ad group ids takes at most 100. */
 const MAX_PAGE = 1000;
 const MAX_IDS = 100;
@@ -66,22 +64,9 @@ export class TikTokAdsClient implements AdsClient {
     const url = new URL(path, this.base);
     // GET parameters that are lists or objects go as JSON strings, as TikTok expects (e.g. filtering, fields).
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, typeof v === "string" ? v : JSON.stringify(v));
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method, signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { "access-token": this.ctx.accessToken, "user-agent": USER_AGENT, accept: "application/json", ...(opts.body ? { "content-type": "application/json" } : {}) },
-        ...(opts.body ? { body: JSON.stringify(opts.body) } : {}),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : null; } catch { body = null; }
-    const rid = envelopeOf(body)?.request_id;
-    return { status: res.status, body, requestId: typeof rid === "string" && rid ? rid : res.headers.get("x-tt-logid") };
+    const r = await providerFetch(PROVIDER, what, url, { method, json: opts.body, headers: { "access-token": this.ctx.accessToken } });
+    const rid = envelopeOf(r.body)?.request_id;
+    return { status: r.status, body: r.body, requestId: typeof rid === "string" && rid ? rid : r.headers.get("x-tt-logid") };
   }
 
   /** A read's `data`; any failure (HTTP or `code != 0`) thrown as a ProviderError. */

@@ -1,4 +1,4 @@
-import { ProviderError, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
 import { callError, envelopeOf, PROVIDER, succeeded, TIKTOK_CODES, tiktokMessage } from "./errors.ts";
 
 // TikTok's advertiser authorization deviates from RFC 6749: the code (TikTok's `auth_code`) is exchanged with a JSON
@@ -10,14 +10,8 @@ import { callError, envelopeOf, PROVIDER, succeeded, TIKTOK_CODES, tiktokMessage
 const TIMEOUT_MS = 15_000;
 
 async function postJson(url: string, body: Record<string, string>, what: string): Promise<any> {
-  let res: Response;
-  try {
-    res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS) });
-  } catch (err) {
-    throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${(err as Error).name})`, { status: null, providerCode: "request_error" });
-  }
-  let parsed: unknown = null;
-  try { parsed = await res.json(); } catch { /* not JSON */ }
+  const res = await providerFetch(PROVIDER, what, url, { method: "POST", timeoutMs: TIMEOUT_MS, json: body });
+  const parsed: unknown = res.body;
   if (succeeded(res.status, parsed)) return envelopeOf(parsed)!.data ?? {};
   // The body sent carries the secret and the code: only TikTok's code, message and request_id go into the error.
   const requestId = typeof envelopeOf(parsed)?.request_id === "string" ? (envelopeOf(parsed)!.request_id as string) : null;

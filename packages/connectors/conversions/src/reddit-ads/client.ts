@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ProviderError, type ProviderErrorKind } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderErrorKind } from "@trendgate/connector-core";
 import type { ConversionPush, ConversionResult, ConversionsClient } from "../kind.ts";
 import type { TestIdPlacement } from "./config.ts";
 import { trackingTypeOf } from "./schemas.ts";
@@ -92,24 +92,13 @@ export class RedditAdsConversionsClient implements ConversionsClient {
     const placement = this.ctx.testIdPlacement ?? "body";
     if (opts.testId && placement === "query") url.searchParams.set("test_id", opts.testId);
     const what = `conversion_events (${events.length} events)`;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: "POST",
-        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "content-type": "application/json", "user-agent": USER_AGENT },
-        body: JSON.stringify(v3Body(events, opts.testId, placement)),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      const code = /TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error";
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${code})`, { status: null, providerCode: code });
-    }
-    const raw = await res.text().catch(() => "");
-    if (res.ok) return events.map(() => ({ ok: true }));
+    const res = await providerFetch(PROVIDER, what, url, {
+      method: "POST", timeoutMs: TIMEOUT_MS, json: v3Body(events, opts.testId, placement),
+      headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT },
+    });
+    if (res.status >= 200 && res.status < 300) return events.map(() => ({ ok: true }));
 
-    let body: ErrorBody = {};
-    try { body = JSON.parse(raw) as ErrorBody; } catch { /* not JSON: the status says it all */ }
+    const body: ErrorBody = res.body ?? {}; // not JSON: the status says it all
     const code = typeof body.error?.code === "string" || typeof body.error?.code === "number" ? String(body.error.code) : `http_${res.status}`;
     const message = typeof body.error?.message === "string" ? body.error.message.slice(0, 500) : `HTTP ${res.status}`;
     const kind = kindOfStatus(res.status);

@@ -1,4 +1,4 @@
-import { ProviderError, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
 
 // Reddit's token endpoint (https://www.reddit.com/api/v1/access_token) takes HTTP Basic client auth built from the raw
 // `client_id:client_secret` (as PRAW and Reddit's own examples do). The standard client (oauth4webapi) form-urlencodes
@@ -12,24 +12,13 @@ const USER_AGENT = "trendgate/0.1 (conversions connector)";
 const TIMEOUT_MS = 15_000;
 
 async function tokenRequest(url: string, clientId: string, clientSecret: string, form: Record<string, string>, what: string): Promise<TokenSet> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
-        "content-type": "application/x-www-form-urlencoded", accept: "application/json", "user-agent": USER_AGENT,
-      },
-      body: new URLSearchParams(form).toString(),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-  } catch (err) {
-    throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${(err as Error).name})`, { status: null, providerCode: "request_error" });
-  }
-  let body: Record<string, unknown> = {};
-  try { body = (await res.json()) as Record<string, unknown>; } catch { /* not JSON */ }
+  const res = await providerFetch(PROVIDER, what, url, {
+    method: "POST", timeoutMs: TIMEOUT_MS, form: new URLSearchParams(form),
+    headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`, "user-agent": USER_AGENT },
+  });
+  const body: Record<string, unknown> = res.body ?? {};
   const error = typeof body.error === "string" ? body.error : typeof body.error === "number" ? `http_${body.error}` : null;
-  if (!res.ok || error || typeof body.access_token !== "string") {
+  if (!(res.status >= 200 && res.status < 300) || error || typeof body.access_token !== "string") {
     const code = error ?? `http_${res.status}`;
     const kind = res.status >= 500 ? "unavailable" : res.status === 429 ? "rate_limited" : code === "invalid_grant" ? "unauthorized" : res.status === 401 ? "bad_request" : "bad_request";
     const hint = res.status === 401 ? " (the client id or secret is wrong)" : "";
