@@ -32,6 +32,19 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   daily limit; past it, 429 quotaError RESOURCE_EXHAUSTED with no retry delay (wait for the 24-hour window).
 //   failNext("RESOURCE_TEMPORARILY_EXHAUSTED") answers 429 with quotaErrorDetails.retryDelay "5s".
 // - Everything is recorded in `requests` (headers without authorization).
+// - Reporting (issue 13): the same googleAds:search answers report queries, i.e. queries that select or filter
+//   `segments.date` or `metrics.{impressions,clicks,cost_micros,conversions}` FROM customer, campaign, ad_group or
+//   ad_group_ad. Stats are stored as Google keeps them: one row per ad per day, the day in the account's time zone,
+//   cost in micros of the account's currency, conversions a double (addStats). Metrics are summed over whatever is
+//   not selected: without `segments.date` in SELECT a row covers the whole filtered range; FROM campaign sums its ad
+//   groups' ads. Only entities with stats in the range give rows (Google leaves zero-metric rows out). Selecting
+//   `segments.date` without a finite date filter is refused (EXPECTED_FILTERS_ON_DATE_RANGE; approximate code).
+//   WHERE also takes BETWEEN and > >= < <=. Metrics are int64 (JSON strings) except conversions (a JSON number).
+//   Search answers honour Google's `prettyPrint` system parameter (default true: indented JSON) and are written a
+//   chunk of rows at a time, so a 10,000-row page is never held as one string.
+// - generateStats({customerId, adGroups, days}) serves a very large report without storing it: its entities and
+//   rows are computed by index from deterministic formulas, page by page, so a million rows cost only the page
+//   being answered. `expected()` on the returned handle computes a report's row count and totals for tests.
 
 export type MatchType = "BROAD" | "PHRASE" | "EXACT";
 export type EntityStatus = "ENABLED" | "PAUSED" | "REMOVED";
@@ -40,6 +53,26 @@ export interface AdsCustomer { id: string; descriptiveName: string; currencyCode
 export interface AdsCampaign { customerId: string; id: string; name: string; status: EntityStatus; advertisingChannelType: string }
 export interface AdsAdGroup { customerId: string; campaignId: string; id: string; name: string; status: EntityStatus }
 export interface AdsKeyword { resourceName: string; customerId: string; adGroupId: string; criterionId: string; text: string; matchType: MatchType; status: EntityStatus; negative: boolean }
+
+/** An ad (ad_group_ad). Search ads have no name: `name` stays undefined, as Google leaves it out. */
+export interface AdsAd { customerId: string; campaignId: string; adGroupId: string; id: string; name?: string; type: string; status: EntityStatus }
+/** One ad's stats for one day, as Google stores them: the date in the account's time zone, cost in micros. */
+export interface AdsStats { adId: string; date: string; impressions: number; clicks: number; costMicros: bigint; conversions: number }
+
+/** A generated account's report, computed on the fly (generateStats). */
+export interface GeneratedStats {
+  customerId: string;
+  /** The i-th campaign / ad group / ad id (ids ascend in that order; ad groups fill campaigns in order). */
+  campaignId(i: number): string;
+  adGroupId(i: number): string;
+  adId(i: number): string;
+  /** The first and last date of the generated days (YYYY-MM-DD, account time zone). */
+  from: string;
+  to: string;
+  /** What a report over these stats must come to: its row count and totals (cost as a micros decimal string). */
+  expected(q?: { level?: "campaign" | "ad_group" | "ad"; granularity?: "day" | "total"; from?: string; to?: string; adGroupIds?: string[] }):
+    { rows: number; impressions: number; clicks: number; costMicros: string; conversions: number };
+}
 
 export interface RecordedAdsRequest { method: string; path: string; query: string; headers: http.IncomingHttpHeaders; body: any; status: number; requestId: string; at: Date }
 
@@ -80,6 +113,20 @@ export interface GoogleAdsServer {
   refuseAdGroup(adGroupId: string): void;
   /** Real mutates are applied at once but answered `ms` later (a caller that dies meanwhile never hears of them). */
   holdWrites(ms: number): void;
+  /** Seeds an ad (ad_group_ad) in an ad group. */
+  addAd(a: { adGroupId: string; id?: string; name?: string; type?: string; status?: EntityStatus }): AdsAd;
+  /**
+   * Seeds one day of an ad's stats in Google's own units (cost in micros, int64 as number, string or bigint). Without
+   * adId, the ad group's first ad (created when it has none). The same ad and date again replaces the row.
+   */
+  addStats(s: { adId?: string; adGroupId?: string; date: string; impressions: number; clicks: number; costMicros: number | string | bigint; conversions?: number }): AdsStats;
+  /**
+   * Makes the customer's report a generated one (its seeded entities and stats are then not reported): `campaigns`
+   * (default 1) campaigns holding `adGroups` ad groups, `adsPerAdGroup` ads each (default 1), `days` days from
+   * `from` (default 2026-01-01). Report queries over it may filter by segments.date, campaign.id, ad_group.id and
+   * ad_group_ad.ad.id, and order by nothing but the natural order (campaign, ad group, ad, date).
+   */
+  generateStats(g: { customerId: string; adGroups: number; days: number; campaigns?: number; adsPerAdGroup?: number; from?: string }): GeneratedStats;
   dailyOperationLimit: number;
   pageSize: number;
   /** Operations counted today. */
@@ -101,9 +148,15 @@ const MAX_KEYWORD_WORDS = 10;
 const MAX_OPERATIONS = 10_000;
 const AUTH_HELP = "Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.";
 
-type Res = "customer" | "campaign" | "ad_group" | "ad_group_criterion";
-/** A row joins the FROM resource with its attributed parents. */
-interface Row { customer: AdsCustomer; campaign?: AdsCampaign; ad_group?: AdsAdGroup; ad_group_criterion?: AdsKeyword }
+type Res = "customer" | "campaign" | "ad_group" | "ad_group_criterion" | "ad_group_ad";
+/** What a query may select fields of: resources, plus the report's segments and metrics. */
+type FieldRes = Res | "segments" | "metrics";
+interface Metrics { impressions: number; clicks: number; costMicros: bigint; conversions: number }
+/** A row joins the FROM resource with its attributed parents (and, in a report, its date and summed metrics). */
+interface Row {
+  customer: AdsCustomer; campaign?: AdsCampaign; ad_group?: AdsAdGroup; ad_group_criterion?: AdsKeyword; ad_group_ad?: AdsAd;
+  date?: string; metrics?: Metrics;
+}
 type Getter = (row: Row) => unknown;
 
 // GAQL fields served, per resource, as getters on a row. Ids are int64: proto3 JSON writes them as strings.
@@ -112,7 +165,7 @@ const rn = {
   campaign: (c: AdsCampaign) => `customers/${c.customerId}/campaigns/${c.id}`,
   adGroup: (g: AdsAdGroup) => `customers/${g.customerId}/adGroups/${g.id}`,
 };
-const FIELDS: Record<Res, Record<string, Getter>> = {
+const FIELDS: Record<FieldRes, Record<string, Getter>> = {
   customer: {
     resource_name: (r) => rn.customer(r.customer), id: (r) => r.customer.id, descriptive_name: (r) => r.customer.descriptiveName,
     currency_code: (r) => r.customer.currencyCode, time_zone: (r) => r.customer.timeZone, manager: (r) => r.customer.manager, test_account: (r) => r.customer.testAccount,
@@ -130,11 +183,26 @@ const FIELDS: Record<Res, Record<string, Getter>> = {
     ad_group: (r) => rn.adGroup(r.ad_group!), status: (r) => r.ad_group_criterion!.status, negative: (r) => r.ad_group_criterion!.negative,
     type: () => "KEYWORD", "keyword.text": (r) => r.ad_group_criterion!.text, "keyword.match_type": (r) => r.ad_group_criterion!.matchType,
   },
+  ad_group_ad: {
+    resource_name: (r) => `customers/${r.ad_group_ad!.customerId}/adGroupAds/${r.ad_group_ad!.adGroupId}~${r.ad_group_ad!.id}`,
+    ad_group: (r) => rn.adGroup(r.ad_group!), status: (r) => r.ad_group_ad!.status,
+    "ad.id": (r) => r.ad_group_ad!.id, "ad.name": (r) => r.ad_group_ad!.name, "ad.type": (r) => r.ad_group_ad!.type,
+  },
+  segments: { date: (r) => r.date },
+  // int64 metrics are JSON strings; conversions is a double (a JSON number).
+  metrics: {
+    impressions: (r) => String(r.metrics!.impressions), clicks: (r) => String(r.metrics!.clicks),
+    cost_micros: (r) => r.metrics!.costMicros.toString(), conversions: (r) => r.metrics!.conversions,
+  },
 };
+const FROM_RESOURCES = new Set<string>(["customer", "campaign", "ad_group", "ad_group_criterion", "ad_group_ad"]);
+const isReportField = (f: string) => f.startsWith("segments.") || f.startsWith("metrics.");
 // Which resources a FROM resource may select fields of (itself and its attributed parents).
-const ATTRIBUTED: Record<Res, Res[]> = {
-  customer: ["customer"], campaign: ["campaign", "customer"], ad_group: ["ad_group", "campaign", "customer"],
+const ATTRIBUTED: Record<Res, FieldRes[]> = {
+  customer: ["customer", "segments", "metrics"], campaign: ["campaign", "customer", "segments", "metrics"],
+  ad_group: ["ad_group", "campaign", "customer", "segments", "metrics"],
   ad_group_criterion: ["ad_group_criterion", "ad_group", "campaign", "customer"],
+  ad_group_ad: ["ad_group_ad", "ad_group", "campaign", "customer", "segments", "metrics"],
 };
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -142,7 +210,7 @@ const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperC
 
 class QueryError extends Error { constructor(public code: string, message: string) { super(message); } }
 type Tok = { kind: "word" | "str" | "num" | "sym"; v: string };
-interface Cond { field: string; op: "=" | "!=" | "IN" | "NOT IN"; values: string[] }
+interface Cond { field: string; op: "=" | "!=" | "IN" | "NOT IN" | "BETWEEN" | ">" | ">=" | "<" | "<="; values: string[] }
 interface Query { fields: string[]; from: Res; where: Cond[]; orderBy: { field: string; desc: boolean }[]; limit?: number }
 
 function tokenize(q: string): Tok[] {
@@ -157,7 +225,7 @@ function tokenize(q: string): Tok[] {
       if (j >= q.length) throw new QueryError("STRING_NOT_TERMINATED", "Error in query: unterminated string.");
       out.push({ kind: "str", v }); i = j + 1; continue;
     }
-    const m = /^(-?\d+(?:\.\d+)?)|^([A-Za-z_][\w.]*)|^(!=|[=(),])/.exec(q.slice(i));
+    const m = /^(-?\d+(?:\.\d+)?)|^([A-Za-z_][\w.]*)|^(!=|>=|<=|[=(),<>])/.exec(q.slice(i));
     if (!m) throw new QueryError("BAD_SYMBOL", `Error in query: unexpected symbol '${c}'.`);
     out.push(m[1] !== undefined ? { kind: "num", v: m[1] } : m[2] !== undefined ? { kind: "word", v: m[2] } : { kind: "sym", v: m[3] });
     i += m[0].length;
@@ -185,11 +253,11 @@ function parseQuery(q: string): Query {
   while (t[i]?.v === ",") { i++; fields.push(fieldTok()); }
   expectKw("FROM", "EXPECTED_FROM");
   const fromTok = t[i++];
-  if (!fromTok || fromTok.kind !== "word" || !(fromTok.v in FIELDS)) throw new QueryError("BAD_RESOURCE_TYPE_IN_FROM_CLAUSE", `Error in query: invalid resource type '${fromTok?.v ?? ""}' in FROM clause.`);
+  if (!fromTok || fromTok.kind !== "word" || !FROM_RESOURCES.has(fromTok.v)) throw new QueryError("BAD_RESOURCE_TYPE_IN_FROM_CLAUSE", `Error in query: invalid resource type '${fromTok?.v ?? ""}' in FROM clause.`);
   const from = fromTok.v as Res;
   const known = (f: string) => {
     const dot = f.indexOf(".");
-    const res = f.slice(0, dot) as Res;
+    const res = f.slice(0, dot) as FieldRes;
     if (dot < 0 || !ATTRIBUTED[from].includes(res) || !(f.slice(dot + 1) in FIELDS[res])) throw new QueryError("UNRECOGNIZED_FIELD", `Error in query: unrecognized field in the query: '${f}'.`);
     return f;
   };
@@ -200,7 +268,8 @@ function parseQuery(q: string): Query {
     do {
       const field = known(fieldTok());
       let op: Cond["op"];
-      if (t[i]?.v === "=" || t[i]?.v === "!=") op = t[i++].v as "=" | "!=";
+      if (t[i]?.kind === "sym" && ["=", "!=", ">", ">=", "<", "<="].includes(t[i].v)) op = t[i++].v as Cond["op"];
+      else if (kw("BETWEEN")) { i++; op = "BETWEEN"; }
       else if (kw("IN")) { i++; op = "IN"; }
       else if (kw("NOT") && t[i + 1]?.kind === "word" && t[i + 1].v.toUpperCase() === "IN") { i += 2; op = "NOT IN"; }
       else throw new QueryError("BAD_OPERATOR", `Error in query: invalid operator after '${field}'.`);
@@ -213,6 +282,10 @@ function parseQuery(q: string): Query {
         while (t[i]?.v === ",") { i++; values.push(value()); }
         if (t[i]?.v !== ")") throw new QueryError("UNEXPECTED_INPUT", "Error in query: expected ')'.");
         i++;
+      } else if (op === "BETWEEN") {
+        values.push(value());
+        expectKw("AND", "EXPECTED_AND");
+        values.push(value());
       } else values.push(value());
       where.push({ field, op, values });
     } while (kw("AND") && ++i);
@@ -239,16 +312,193 @@ function parseQuery(q: string): Query {
   return { fields, from, where, orderBy, limit };
 }
 
-const getter = (f: string): Getter => { const dot = f.indexOf("."); return FIELDS[f.slice(0, dot) as Res][f.slice(dot + 1)]; };
+const getter = (f: string): Getter => { const dot = f.indexOf("."); return FIELDS[f.slice(0, dot) as FieldRes][f.slice(dot + 1)]; };
+
+/** Compares two field values: numerically when both are integers (ids, int64 metrics), else as strings (dates sort as text). */
+const compare = (x: unknown, y: unknown): number => {
+  const a = String(x), b = String(y);
+  if (/^-?\d+$/.test(a) && /^-?\d+$/.test(b)) { const d = BigInt(a) - BigInt(b); return d < 0n ? -1 : d > 0n ? 1 : 0; }
+  if (/^-?\d+(\.\d+)?$/.test(a) && /^-?\d+(\.\d+)?$/.test(b)) return Math.sign(Number(a) - Number(b)); // doubles (conversions)
+  return a < b ? -1 : a > b ? 1 : 0;
+};
+function matches(c: Cond, row: Row): boolean {
+  const v = getter(c.field)(row);
+  switch (c.op) {
+    case "=": case "IN": return c.values.some((x) => String(v) === x);
+    case "!=": case "NOT IN": return !c.values.some((x) => String(v) === x);
+    case "BETWEEN": return compare(v, c.values[0]) >= 0 && compare(v, c.values[1]) <= 0;
+    case ">": return compare(v, c.values[0]) > 0;
+    case ">=": return compare(v, c.values[0]) >= 0;
+    case "<": return compare(v, c.values[0]) < 0;
+    case "<=": return compare(v, c.values[0]) <= 0;
+  }
+}
+
+// ---- dates as day numbers (UTC epoch days: calendar arithmetic only, no time zone involved) ----
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const dayOf = (d: string) => Math.floor(Date.parse(`${d}T00:00:00Z`) / 86_400_000);
+const dateOf = (n: number) => new Date(n * 86_400_000).toISOString().slice(0, 10);
+const validDate = (d: string) => DATE.test(d) && !Number.isNaN(dayOf(d)) && dateOf(dayOf(d)) === d;
 
 // ---- errors ------------------------------------------------------------------------------------------------------
 
 interface AdsError { errorCode: Record<string, string>; message: string; trigger?: { stringValue: string }; location?: { fieldPathElements: { fieldName: string; index?: number }[] }; details?: Record<string, unknown> }
+/** A page's rows, serialised a chunk at a time as the answer is written (a 10,000-row page is never one string). */
+class LazyRows { constructor(public from: number, public to: number, public row: (i: number) => Record<string, any>) {} }
+
 class Refusal { constructor(public status: number, public grpc: string, public message: string, public errors: AdsError[] | null, public headers: Record<string, string> = {}) {} }
 const opPath = (i: number, ...names: string[]) => ({ fieldPathElements: [{ fieldName: "operations", index: i }, ...names.map((fieldName) => ({ fieldName }))] });
 const invalid = (errors: AdsError[]) => new Refusal(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", errors);
 // A body the REST JSON parser refuses: Google answers before the Ads service sees it, with BadRequest details only.
 class JsonRefusal { constructor(public description: string) {} }
+
+// ---- generated stats (generateStats): a large report computed by index, never stored ---------------------------
+
+interface Generator { table(q: Query): { count: number; at(i: number): Row }; handle: GeneratedStats }
+
+const GEN_CAMPAIGN_BASE = 5_000_000_000;
+const GEN_AD_GROUP_BASE = 6_000_000_000;
+const GEN_AD_BASE = 7_000_000_000;
+
+/**
+ * One ad's stats on day d (0 = the first generated day): deterministic, cheap, every row non-zero. Clicks stay below
+ * impressions, cost is clicks x a CPC of 0.05 to 1.045 in micros, conversions are quarters (exact in binary floating
+ * point, so sums compare exactly).
+ */
+export function generatedAdDay(ad: number, d: number): { impressions: number; clicks: number; costMicros: number; conversions: number } {
+  const impressions = 100 + ((ad * 7919 + d * 104_729) % 900);
+  const clicks = (ad * 31 + d * 17) % 50;
+  const cpcMicros = 50_000 + ((ad * 13 + d * 7) % 200) * 5_000;
+  return { impressions, clicks, costMicros: clicks * cpcMicros, conversions: ((ad + d) % 4) * 0.25 };
+}
+
+function makeGenerator(customer: AdsCustomer, g: { adGroups: number; days: number; campaigns?: number; adsPerAdGroup?: number; from?: string }): Generator {
+  const G = g.adGroups, A = g.adsPerAdGroup ?? 1, days = g.days;
+  const start = dayOf(g.from ?? "2026-01-01");
+  if (!(G >= 1 && A >= 1 && days >= 1) || G > 999_999_999 || G * A > 999_999_999 || Number.isNaN(start)) throw new Error("generateStats: adGroups, adsPerAdGroup, days >= 1 and a YYYY-MM-DD from");
+  const gpc = Math.ceil(G / Math.min(g.campaigns ?? 1, G)); // ad groups per campaign, filled in order
+  const C = Math.ceil(G / gpc);
+  const cid = customer.id;
+  const campaignOf = (grp: number) => Math.floor(grp / gpc);
+  const ids = { campaign: (i: number) => String(GEN_CAMPAIGN_BASE + i), adGroup: (i: number) => String(GEN_AD_GROUP_BASE + i), ad: (i: number) => String(GEN_AD_BASE + i) };
+  const indexOf = (base: number, n: number, id: string) => { const i = /^\d+$/.test(id) ? Number(id) - base : -1; return i >= 0 && i < n ? i : -1; };
+  const campaignObj = (c: number): AdsCampaign => ({ customerId: cid, id: ids.campaign(c), name: `Generated campaign ${c}`, status: "ENABLED", advertisingChannelType: "SEARCH" });
+  const groupObj = (grp: number): AdsAdGroup => ({ customerId: cid, campaignId: ids.campaign(campaignOf(grp)), id: ids.adGroup(grp), name: `Generated ad group ${grp}`, status: "ENABLED" });
+  const adObj = (a: number): AdsAd => ({ customerId: cid, campaignId: ids.campaign(campaignOf(Math.floor(a / A))), adGroupId: ids.adGroup(Math.floor(a / A)), id: ids.ad(a), type: "RESPONSIVE_SEARCH_AD", status: "ENABLED" });
+  /** Ads [a0, a1) summed over days [d0, d1]. */
+  const sum = (a0: number, a1: number, d0: number, d1: number): Metrics => {
+    let impressions = 0, clicks = 0, cost = 0, conversions = 0;
+    for (let a = a0; a < a1; a++) for (let d = d0; d <= d1; d++) {
+      const m = generatedAdDay(a, d);
+      impressions += m.impressions; clicks += m.clicks; cost += m.costMicros; conversions += m.conversions;
+    }
+    return { impressions, clicks, costMicros: BigInt(cost), conversions };
+  };
+  const adsOfGroup = (grp: number): [number, number] => [grp * A, grp * A + A];
+  const adsOfCampaign = (c: number): [number, number] => [c * gpc * A, Math.min(G, (c + 1) * gpc) * A];
+
+  function table(q: Query) {
+    const level: Res = q.from;
+    if (level === "ad_group_criterion") throw new Error("generated stats report on customer, campaign, ad_group and ad_group_ad");
+    const byDate = q.fields.includes("segments.date");
+    // Natural order only: (campaign, ad group, ad[, date]); an ORDER BY must be a run of these keys it already follows.
+    const keys = [...(level === "customer" ? ["customer.id"] : ["campaign.id", ...(level !== "campaign" ? ["ad_group.id"] : []), ...(level === "ad_group_ad" ? ["ad_group_ad.ad.id"] : [])]), ...(byDate ? ["segments.date"] : [])];
+    const entityKeys = keys.length - (byDate ? 1 : 0);
+    const ob = q.orderBy.map((o) => (o.desc ? "-" : "") + o.field).join(",");
+    let followed = !ob;
+    for (let j = 0; j < entityKeys; j++) for (let k = j + 1; k <= keys.length; k++) if (keys.slice(j, k).join(",") === ob) followed = true;
+    // Also served: by campaign, then date, then entity (what a campaign roll-up of ad-group rows asks for).
+    const campaignThenDate = byDate && level !== "campaign" && level !== "customer" && ob === "campaign.id,segments.date";
+    if (!followed && !campaignThenDate) throw new Error(`generated stats are served in their natural order only, not ORDER BY ${ob}`);
+    let lo = 0, hi = days - 1;
+    let camps: Set<number> | null = null, groups: Set<number> | null = null, adSet: Set<number> | null = null;
+    const restrict = (prev: Set<number> | null, next: number[]) => new Set(next.filter((x) => x >= 0 && (!prev || prev.has(x))));
+    for (const c of q.where) {
+      if (c.field === "segments.date") {
+        const v = c.values.map((x) => dayOf(x) - start);
+        if (c.op === "=" || (c.op === "IN" && v.length === 1)) { lo = Math.max(lo, v[0]); hi = Math.min(hi, v[0]); }
+        else if (c.op === "BETWEEN") { lo = Math.max(lo, v[0]); hi = Math.min(hi, v[1]); }
+        else if (c.op === ">=" || c.op === ">") lo = Math.max(lo, v[0] + (c.op === ">" ? 1 : 0));
+        else if (c.op === "<=" || c.op === "<") hi = Math.min(hi, v[0] - (c.op === "<" ? 1 : 0));
+        else throw new Error(`generated stats: segments.date ${c.op} is not served`);
+      } else if (c.op === "=" || c.op === "IN") {
+        if (c.field === "campaign.id") camps = restrict(camps, c.values.map((id) => indexOf(GEN_CAMPAIGN_BASE, C, id)));
+        else if (c.field === "ad_group.id") groups = restrict(groups, c.values.map((id) => indexOf(GEN_AD_GROUP_BASE, G, id)));
+        else if (c.field === "ad_group_ad.ad.id") adSet = restrict(adSet, c.values.map((id) => indexOf(GEN_AD_BASE, G * A, id)));
+        else throw new Error(`generated stats: a filter on ${c.field} is not served`);
+      } else throw new Error(`generated stats: ${c.field} ${c.op} is not served`);
+    }
+    const nd = Math.max(0, hi - lo + 1);
+    // The level's entities, as a count and an index accessor (a range unless filtered, then a small sorted list).
+    const keep = (grp: number) => (!groups || groups.has(grp)) && (!camps || camps.has(campaignOf(grp)));
+    let n: number, entity: (k: number) => number;
+    const list = (xs: number[]) => { const s = [...new Set(xs)].sort((x, y) => x - y); n = s.length; entity = (k) => s[k]; };
+    if (level === "customer") { n = 1; entity = () => 0; }
+    else if (level === "campaign") { if (camps) list([...camps]); else { n = C; entity = (k) => k; } }
+    else if (level === "ad_group") {
+      if (groups) list([...groups].filter(keep));
+      else if (camps) list([...camps].flatMap((c) => Array.from({ length: Math.max(0, Math.min(G, (c + 1) * gpc) - c * gpc) }, (_, k) => c * gpc + k)));
+      else { n = G; entity = (k) => k; }
+    } else {
+      if (adSet) list([...adSet].filter((a) => keep(Math.floor(a / A))));
+      else if (groups || camps) {
+        const gs = groups ? [...groups].filter(keep) : [...camps!].flatMap((c) => Array.from({ length: Math.max(0, Math.min(G, (c + 1) * gpc) - c * gpc) }, (_, k) => c * gpc + k));
+        list(gs.flatMap((grp) => Array.from({ length: A }, (_, k) => grp * A + k)));
+      } else { n = G * A; entity = (k) => k; }
+    }
+    const count = nd === 0 ? 0 : byDate ? n! * nd : n!;
+    // campaignThenDate: the entity list in campaign blocks (entities ascend with their campaign), each block day-major.
+    const blocks: { first: number; size: number; rowStart: number }[] = [];
+    if (campaignThenDate) {
+      const campaignOfEntity = (e: number) => campaignOf(level === "ad_group" ? e : Math.floor(e / A));
+      for (let k = 0; k < n!; k++) {
+        const last = blocks.at(-1);
+        if (last && campaignOfEntity(entity!(k)) === campaignOfEntity(entity!(last.first))) last.size++;
+        else blocks.push({ first: k, size: 1, rowStart: 0 });
+      }
+      blocks.forEach((b, k) => { b.rowStart = k ? blocks[k - 1].rowStart + blocks[k - 1].size * nd : 0; });
+    }
+    const locate = (i: number): [number, number] => {
+      if (!campaignThenDate) return byDate ? [entity(Math.floor(i / nd)), i % nd] : [entity(i), 0];
+      let a = 0, b = blocks.length - 1;
+      while (a < b) { const mid = (a + b + 1) >> 1; if (blocks[mid].rowStart <= i) a = mid; else b = mid - 1; }
+      const blk = blocks[a], j = i - blk.rowStart;
+      return [entity(blk.first + (j % blk.size)), Math.floor(j / blk.size)];
+    };
+    const at = (i: number): Row => {
+      const [e, dd] = locate(i);
+      const d0 = byDate ? lo + dd : lo, d1 = byDate ? d0 : hi;
+      const row: Row = { customer, ...(byDate ? { date: dateOf(start + d0) } : {}), metrics: undefined };
+      if (level === "customer") row.metrics = sum(0, G * A, d0, d1);
+      else if (level === "campaign") { row.campaign = campaignObj(e); row.metrics = sum(...adsOfCampaign(e), d0, d1); }
+      else if (level === "ad_group") { row.ad_group = groupObj(e); row.campaign = campaignObj(campaignOf(e)); row.metrics = sum(...adsOfGroup(e), d0, d1); }
+      else { const grp = Math.floor(e / A); row.ad_group_ad = adObj(e); row.ad_group = groupObj(grp); row.campaign = campaignObj(campaignOf(grp)); row.metrics = sum(e, e + 1, d0, d1); }
+      return row;
+    };
+    return { count, at };
+  }
+
+  const handle: GeneratedStats = {
+    customerId: cid, campaignId: ids.campaign, adGroupId: ids.adGroup, adId: ids.ad, from: dateOf(start), to: dateOf(start + days - 1),
+    expected(o = {}) {
+      // Straight from the formula, one ad-day at a time (independent of the paging above).
+      const d0 = Math.max(0, o.from ? dayOf(o.from) - start : 0), d1 = Math.min(days - 1, o.to ? dayOf(o.to) - start : days - 1);
+      const grps = o.adGroupIds ? [...new Set(o.adGroupIds.map((id) => indexOf(GEN_AD_GROUP_BASE, G, id)).filter((x) => x >= 0))] : null;
+      const groupList = grps ?? Array.from({ length: G }, (_, k) => k);
+      let impressions = 0, clicks = 0, cost = 0n, conversions = 0;
+      for (const grp of groupList) for (let a = grp * A; a < grp * A + A; a++) for (let d = d0; d <= d1; d++) {
+        const m = generatedAdDay(a, d);
+        impressions += m.impressions; clicks += m.clicks; cost += BigInt(m.costMicros); conversions += m.conversions;
+      }
+      const nd = Math.max(0, d1 - d0 + 1);
+      const level = o.level ?? "ad_group";
+      const entities = level === "ad" ? groupList.length * A : level === "ad_group" ? groupList.length : new Set(groupList.map(campaignOf)).size;
+      const rows = nd === 0 ? 0 : (o.granularity ?? "day") === "day" ? entities * nd : entities;
+      return { rows, impressions, clicks, costMicros: cost.toString(), conversions };
+    },
+  };
+  return { table, handle };
+}
 
 // ---- the server --------------------------------------------------------------------------------------------------
 
@@ -259,6 +509,9 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
   const campaigns = new Map<string, AdsCampaign>();
   const adGroups = new Map<string, AdsAdGroup>();
   const keywords = new Map<string, AdsKeyword>(); // by resource name, creation order
+  const ads = new Map<string, AdsAd>();
+  const stats = new Map<string, AdsStats>(); // by `${adId}|${date}`
+  const generated = new Map<string, Generator>(); // by customer id
   const criterionIds = new Map<string, string>(); // (match type, normalized text) -> criterion id, as Google shares them
   const refused = new Set<string>();
   const refusedGroups = new Set<string>();
@@ -279,6 +532,26 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
   function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
     res.writeHead(status, { "content-type": "application/json; charset=UTF-8", ...headers });
     res.end(JSON.stringify(body, null, 2));
+  }
+  /** Writes a search answer, its rows a chunk at a time, waiting for the socket to drain between chunks. */
+  async function streamAnswer(res: http.ServerResponse, answer: Record<string, unknown>, rows: LazyRows, pretty: boolean, headers: Record<string, string>) {
+    res.writeHead(200, { "content-type": "application/json; charset=UTF-8", ...headers });
+    const rest = { ...answer };
+    delete rest.results;
+    const tail = JSON.stringify(rest, null, pretty ? 2 : undefined).slice(1); // "...}" after the results
+    res.write(pretty ? `{\n  "results": [` : `{"results":[`);
+    const CHUNK = 500;
+    for (let i = rows.from; i < rows.to && !res.destroyed; i += CHUNK) {
+      const parts: string[] = [];
+      for (let j = i; j < Math.min(rows.to, i + CHUNK); j++) {
+        const row = rows.row(j);
+        parts.push(pretty ? `\n    ${JSON.stringify(row, null, 2).replace(/\n/g, "\n    ")}` : JSON.stringify(row));
+      }
+      if (!res.write((i > rows.from ? "," : "") + parts.join(","))) {
+        await new Promise<void>((r) => { const done = () => { res.off("drain", done); res.off("close", done); r(); }; res.once("drain", done); res.once("close", done); });
+      }
+    }
+    if (!res.destroyed) res.end(`${pretty ? "\n  ]" : "]"}${tail.length > 1 ? "," : ""}${tail}`);
   }
   function refusalBody(r: Refusal, requestId: string) {
     return { error: { code: r.status, message: r.message, status: r.grpc, ...(r.errors ? { details: [{ "@type": failureType, errors: r.errors, requestId }] } : {}) } };
@@ -351,7 +624,51 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
         const ad_group = adGroups.get(k.adGroupId)!;
         return { customer, ad_group, campaign: campaigns.get(ad_group.campaignId), ad_group_criterion: k };
       });
+      case "ad_group_ad": return [...ads.values()].filter((a) => a.customerId === cid)
+        .map((ad_group_ad) => ({ customer, ad_group_ad, ad_group: adGroups.get(ad_group_ad.adGroupId), campaign: campaigns.get(ad_group_ad.campaignId) }));
     }
+  }
+
+  /** Report-query checks Google makes before running it: date literals, and a finite range when segmenting by date. */
+  function checkReportQuery(q: Query) {
+    const dateConds = q.where.filter((c) => c.field === "segments.date");
+    for (const c of dateConds) for (const v of c.values) {
+      // approximate code: Google names the bad literal in a queryError
+      if (!validDate(v)) throw invalid([{ errorCode: { queryError: "BAD_VALUE_IN_WHERE_CLAUSE" }, message: `Error in query: invalid date '${v}' (expected YYYY-MM-DD).` }]);
+    }
+    const finite = dateConds.some((c) => ["=", "IN", "BETWEEN"].includes(c.op))
+      || (dateConds.some((c) => c.op === ">" || c.op === ">=") && dateConds.some((c) => c.op === "<" || c.op === "<="));
+    if (q.fields.includes("segments.date") && !finite) throw invalid([{ errorCode: { queryError: "EXPECTED_FILTERS_ON_DATE_RANGE" }, message: "Error in query: a finite date range filter on segments.date is required when it is selected." }]);
+  }
+
+  /** A seeded customer's report rows: stats rows filtered, then summed per FROM entity (and date when selected). */
+  function reportRows(cid: string, q: Query): Row[] {
+    const customer = customers.get(cid)!;
+    const byDate = q.fields.includes("segments.date");
+    const metricConds = q.where.filter((c) => c.field.startsWith("metrics."));
+    const rowConds = q.where.filter((c) => !c.field.startsWith("metrics."));
+    const out = new Map<string, Row>();
+    for (const s of stats.values()) {
+      const ad = ads.get(s.adId)!;
+      if (ad.customerId !== cid) continue;
+      const ad_group = adGroups.get(ad.adGroupId)!;
+      const campaign = campaigns.get(ad.campaignId)!;
+      if (!rowConds.every((c) => matches(c, { customer, campaign, ad_group, ad_group_ad: ad, date: s.date }))) continue;
+      const entity = q.from === "customer" ? cid : q.from === "campaign" ? campaign.id : q.from === "ad_group" ? ad_group.id : ad.id;
+      const key = `${entity}|${byDate ? s.date : ""}`;
+      let row = out.get(key);
+      if (!row) {
+        row = {
+          customer, ...(q.from !== "customer" ? { campaign } : {}), ...(q.from === "ad_group" || q.from === "ad_group_ad" ? { ad_group } : {}),
+          ...(q.from === "ad_group_ad" ? { ad_group_ad: ad } : {}), ...(byDate ? { date: s.date } : {}),
+          metrics: { impressions: 0, clicks: 0, costMicros: 0n, conversions: 0 },
+        };
+        out.set(key, row);
+      }
+      const m = row.metrics!;
+      m.impressions += s.impressions; m.clicks += s.clicks; m.costMicros += s.costMicros; m.conversions += s.conversions;
+    }
+    return [...out.values()].filter((r) => metricConds.every((c) => matches(c, r)));
   }
 
   function search(cid: string, body: Record<string, any>) {
@@ -372,39 +689,49 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
       offset = tok.o!;
     }
     countOperations(1);
-    let rows = rowsOf(cid, q.from).filter((row) => q.where.every((c) => {
-      const v = String(getter(c.field)(row));
-      const hit = c.values.some((x) => x === v);
-      return c.op === "=" || c.op === "IN" ? hit : !hit;
-    }));
-    // Stable order: ORDER BY when given, else by the resource's id (what Google effectively returns).
-    const keys = q.orderBy.length ? q.orderBy : [{ field: `${q.from}.${q.from === "ad_group_criterion" ? "criterion_id" : "id"}`, desc: false }];
-    rows = rows.sort((a, b) => {
-      for (const k of keys) {
-        const x = getter(k.field)(a), y = getter(k.field)(b);
-        const cmp = /^\d+$/.test(String(x)) && /^\d+$/.test(String(y)) ? Number(x) - Number(y) : String(x).localeCompare(String(y));
-        if (cmp) return k.desc ? -cmp : cmp;
-      }
-      return 0;
+    const report = [...q.fields, ...q.where.map((c) => c.field), ...q.orderBy.map((o) => o.field)].some(isReportField);
+    if (report) checkReportQuery(q);
+    const gen = report ? generated.get(cid) : undefined;
+    let table: { count: number; at(i: number): Row };
+    if (gen) table = gen.table(q); // computed by index: nothing but the page is built
+    else {
+      let rows = report ? reportRows(cid, q) : rowsOf(cid, q.from).filter((row) => q.where.every((c) => matches(c, row)));
+      // Stable order: ORDER BY when given, else by the resource's id (and date) (what Google effectively returns).
+      const idField = q.from === "ad_group_criterion" ? "criterion_id" : q.from === "ad_group_ad" ? "ad.id" : "id";
+      const keys = q.orderBy.length ? q.orderBy
+        : [{ field: `${q.from}.${idField}`, desc: false }, ...(report && q.fields.includes("segments.date") ? [{ field: "segments.date", desc: false }] : [])];
+      rows = rows.sort((a, b) => {
+        for (const k of keys) {
+          const cmp = compare(getter(k.field)(a), getter(k.field)(b));
+          if (cmp) return k.desc ? -cmp : cmp;
+        }
+        return 0;
+      });
+      table = { count: rows.length, at: (i) => rows[i] };
+    }
+    const count = q.limit !== undefined ? Math.min(q.limit, table.count) : table.count;
+    const end = Math.min(count, offset + server.pageSize);
+    // Each selected field's place in the nested camelCase row, worked out once per query rather than per row.
+    const plan = q.fields.map((f) => {
+      const [res, ...path] = f.split(".");
+      return { key: camel(res), rn: res === "segments" || res === "metrics" ? null : FIELDS[res as Res].resource_name, path: path.slice(0, -1).map(camel), leaf: camel(path[path.length - 1]), get: getter(f) };
     });
-    if (q.limit !== undefined) rows = rows.slice(0, q.limit);
-    const page = rows.slice(offset, offset + server.pageSize);
-    const results = page.map((row) => {
+    const serialize = (i: number) => {
+      const row = table.at(i);
       const out: Record<string, any> = {};
-      for (const f of q.fields) {
-        const [res, ...path] = f.split(".");
-        const obj = (out[camel(res)] ??= { resourceName: FIELDS[res as Res].resource_name(row) });
-        let at = obj;
-        for (const p of path.slice(0, -1)) at = at[camel(p)] ??= {};
-        at[camel(path[path.length - 1])] = getter(f)(row);
+      for (const p of plan) {
+        let at = (out[p.key] ??= p.rn ? { resourceName: p.rn(row) } : {});
+        for (const k of p.path) at = at[k] ??= {};
+        at[p.leaf] = p.get(row);
       }
       return out;
-    });
+    };
     const answer: Record<string, unknown> = {};
-    if (results.length) answer.results = results; // proto3 JSON leaves an empty list out
-    if (offset + server.pageSize < rows.length) answer.nextPageToken = Buffer.from(JSON.stringify({ q: queryHash, o: offset + server.pageSize })).toString("base64url");
+    // proto3 JSON leaves an empty list out. Rows are built while the answer is written (see LazyRows).
+    if (end > offset) answer.results = new LazyRows(offset, end, serialize);
+    if (end < count) answer.nextPageToken = Buffer.from(JSON.stringify({ q: queryHash, o: end })).toString("base64url");
     answer.fieldMask = q.fields.map((f) => f.split(".").map(camel).join(".")).join(",");
-    answer.queryResourceConsumption = String(1 + results.length);
+    answer.queryResourceConsumption = String(1 + end - offset);
     return answer;
   }
 
@@ -578,7 +905,13 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
         const ids = [...customers.keys()].filter((id) => !grant.customers || grant.customers.has(id));
         return reply(200, ids.length ? { resourceNames: ids.map((id) => `customers/${id}`) } : {});
       }
-      if (route.kind === "search") return reply(200, search(route.cid, parseBody(raw, new Set(["query", "pageToken", "pageSize", "validateOnly", "returnTotalResultsCount", "summaryRowSetting", "searchSettings"]))));
+      if (route.kind === "search") {
+        const answer = search(route.cid, parseBody(raw, new Set(["query", "pageToken", "pageSize", "validateOnly", "returnTotalResultsCount", "summaryRowSetting", "searchSettings"])));
+        if (!(answer.results instanceof LazyRows)) return reply(200, answer);
+        rec.status = 200;
+        // Google's `prettyPrint` system parameter (default true) decides the indentation, as on every Google REST API.
+        return void streamAnswer(res, answer, answer.results, url.searchParams.get("prettyPrint") !== "false", { "request-id": requestId });
+      }
       const answer: any = mutate(route.cid, parseBody(raw, new Set(["operations", "partialFailure", "validateOnly", "responseContentType"])));
       if (answer.partialFailureError) answer.partialFailureError.details[0].requestId = requestId;
       if (holdMs > 0 && !rec.body?.validateOnly) { setTimeout(() => { if (!res.destroyed) reply(200, answer); }, holdMs); return; }
@@ -631,6 +964,31 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
     refuseText(text) { refused.add(norm(text)); },
     refuseAdGroup(adGroupId) { refusedGroups.add(adGroupId); },
     holdWrites(ms) { holdMs = ms; },
+    addAd(a) {
+      const group = adGroups.get(a.adGroupId);
+      if (!group) throw new Error(`unknown ad group ${a.adGroupId}`);
+      const ad: AdsAd = { customerId: group.customerId, campaignId: group.campaignId, adGroupId: group.id, id: a.id ?? String(++nextId), ...(a.name !== undefined ? { name: a.name } : {}), type: a.type ?? "RESPONSIVE_SEARCH_AD", status: a.status ?? "ENABLED" };
+      ads.set(ad.id, ad);
+      return ad;
+    },
+    addStats(s) {
+      if (!validDate(s.date)) throw new Error(`date ${s.date}: YYYY-MM-DD expected`);
+      let adId = s.adId;
+      if (!adId) {
+        if (!s.adGroupId || !adGroups.has(s.adGroupId)) throw new Error(`addStats needs adId or a known adGroupId`);
+        adId = [...ads.values()].find((a) => a.adGroupId === s.adGroupId)?.id ?? server.addAd({ adGroupId: s.adGroupId }).id;
+      }
+      if (!ads.has(adId)) throw new Error(`unknown ad ${adId}`);
+      const row: AdsStats = { adId, date: s.date, impressions: s.impressions, clicks: s.clicks, costMicros: BigInt(s.costMicros), conversions: s.conversions ?? 0 };
+      stats.set(`${adId}|${s.date}`, row);
+      return row;
+    },
+    generateStats(g) {
+      if (!customers.has(g.customerId)) throw new Error(`unknown customer ${g.customerId}`);
+      const gen = makeGenerator(customers.get(g.customerId)!, g);
+      generated.set(g.customerId, gen);
+      return gen.handle;
+    },
     operationsToday: () => opsToday,
     resetDay() { opsToday = 0; },
     close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(() => r()); }),

@@ -30,6 +30,16 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   campaign's audience must stay at or above 300. Answer 204 with no body. Budget fields are accepted and recorded.
 // - Every answer carries `x-li-uuid` (LinkedIn's request id). Throttles are 429 WITHOUT Retry-After or any
 //   rate-limit header (a third-party summary in providers.md; LinkedIn's limits are daily and unpublished).
+// - Reporting (issue 13): `GET adAnalytics?q=analytics&pivot=CAMPAIGN_GROUP|CAMPAIGN|CREATIVE|ACCOUNT` with
+//   `timeGranularity` DAILY or ALL, a Rest.li `dateRange=(start:(year,month,day),end:(...))`, at least one facet
+//   (`accounts`, `campaignGroups`, `campaigns`, `creatives`: Lists of URNs, ANDed) and `fields` (a plain comma list,
+//   at most 20; only the fields asked for come back). Stats are seeded per creative and day (`addStats`, LinkedIn's
+//   own units: `costInLocalCurrency` a decimal string of the account's currency) and rolled up to the pivot, summed
+//   exactly. Days are UTC days; only entities with activity answer. No paging: ONE answer, silently cut at 15,000
+//   elements (a third-party changelog reports the cut; the stand-in keeps the first 15,000 in date order, which
+//   ones LinkedIn keeps is not documented). Needs the `r_ads_reporting` scope (403 without it) and a role on the
+//   accounts. Also `GET adAccounts/{id}` (its currency) and the BATCH_GETs `adAccounts/{id}/adCampaignGroups?ids=`,
+//   `adCampaigns?ids=` and `creatives?ids=List(<creative URNs>)` answering `{results, statuses, errors}`.
 // Where providers.md is silent the stand-in follows LinkedIn's public docs as remembered; error `code` strings and
 // `serviceErrorCode` numbers marked "approximate" were not verified (clients should branch on the HTTP status).
 
@@ -55,6 +65,11 @@ export interface LinkedInEntity { urn: string; facetUrn: string; name: string; m
 export type Criteria = { include?: { and?: { or?: Record<string, string[]> }[] }; exclude?: { or?: Record<string, string[]> } };
 export type Role = "ACCOUNT_BILLING_ADMIN" | "ACCOUNT_MANAGER" | "CAMPAIGN_MANAGER" | "CREATIVE_MANAGER" | "VIEWER";
 export interface LinkedInAccount { id: string; name: string; test: boolean; currency: string; status: string }
+export interface LinkedInCreative { id: string; account: string; campaign: string; name: string }
+/** One creative's day as LinkedIn stores it (the day is a UTC day; cost a decimal string of the account's currency). */
+export interface LinkedInStat { creative: string; date: string; impressions: number; clicks: number; costInLocalCurrency: string; externalWebsiteConversions: number }
+/** LinkedIn's cap on one adAnalytics answer (no paging: the rest is dropped). */
+export const LINKEDIN_ANALYTICS_CAP = 15_000;
 export interface LinkedInGroup { id: string; account: string; name: string; status: string }
 export interface LinkedInCampaign {
   id: string; account: string; campaignGroup: string; name: string; status: string; type: string; targetingCriteria: Criteria;
@@ -92,7 +107,13 @@ export interface LinkedInAdsServer {
   addCode(code: string, opts: { redirectUri: string; accounts: Record<string, Role> }): void;
   /** Makes a refresh token's 365 days run out now. */
   expireRefreshToken(refreshToken: string): void;
-  addAccount(a: { id: string; name: string; test?: boolean }): LinkedInAccount;
+  addAccount(a: { id: string; name: string; test?: boolean; currency?: string }): LinkedInAccount;
+  /** A creative (our `ad`) of a campaign; its id is the digits of urn:li:sponsoredCreative:<id>. */
+  addCreative(a: { account: string; campaign: string; name?: string; id?: string }): LinkedInCreative;
+  /** Seeds creatives' daily stats, in LinkedIn's units; adAnalytics rolls them up to the pivot asked for. */
+  addStats(rows: LinkedInStat | LinkedInStat[]): void;
+  /** adAnalytics answers wait this long (abort tests). */
+  setAnalyticsDelay(ms: number): void;
   addGroup(a: { account: string; name: string; id?: string; status?: string }): LinkedInGroup;
   addCampaign(a: { account: string; group: string; name: string; targetingCriteria: Criteria; id?: string; status?: string }): LinkedInCampaign;
   addEntity(e: { urn: string; name: string; members?: number }): LinkedInEntity;
@@ -193,6 +214,10 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
   const accounts = new Map<string, LinkedInAccount>();
   const groups = new Map<string, LinkedInGroup>();
   const campaigns = new Map<string, LinkedInCampaign>();
+  const creatives = new Map<string, LinkedInCreative>();
+  const stats: LinkedInStat[] = [];
+  let analyticsDelay = 0;
+  const delayed = new Set<NodeJS.Timeout>();
   const entities = new Map<string, LinkedInEntity>(SEED.map((e) => [e.urn, clone(e)]));
   const locked = new Set<string>();
   const requests: LinkedInRequest[] = [];
@@ -319,6 +344,105 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
     return Object.entries(cl?.or ?? {}).filter(([f]) => planFacets.includes(f)).flatMap(([, v]) => v.map((u) => entities.get(u)?.name ?? u));
   }
 
+  // ---- reporting ---------------------------------------------------------------------------------------------------
+  const METRICS = ["impressions", "clicks", "costInLocalCurrency", "externalWebsiteConversions"] as const;
+  /** Fields the stand-in serves (LinkedIn has ~100 metrics; others are refused here, not by LinkedIn). */
+  const FIELDS = new Set<string>([...METRICS, "pivotValues", "dateRange"]);
+  const PIVOTS = ["ACCOUNT", "CAMPAIGN_GROUP", "CAMPAIGN", "CREATIVE"];
+  const FACET_URNS: Record<string, string> = { accounts: "sponsoredAccount", campaignGroups: "sponsoredCampaignGroup", campaigns: "sponsoredCampaign", creatives: "sponsoredCreative" };
+
+  /** Exact decimal addition of LinkedIn's money strings. */
+  function addDecimal(a: string, b: string): string {
+    const parse = (x: string) => { const [i, f = ""] = x.split("."); return { i, f }; };
+    const pa = parse(a), pb = parse(b);
+    const scale = Math.max(pa.f.length, pb.f.length);
+    const sum = (BigInt(pa.i + pa.f.padEnd(scale, "0")) + BigInt(pb.i + pb.f.padEnd(scale, "0"))).toString().padStart(scale + 1, "0");
+    return scale ? `${sum.slice(0, -scale)}.${sum.slice(-scale)}` : sum;
+  }
+
+  function ymd(v: unknown, what: string): string {
+    const d = v as { year?: unknown; month?: unknown; day?: unknown } | undefined;
+    const [y, m, dd] = [d?.year, d?.month, d?.day].map((x) => (typeof x === "string" && /^\d+$/.test(x) ? Number(x) : NaN));
+    const t = Date.UTC(y, m - 1, dd);
+    const iso = Number.isNaN(t) ? "" : new Date(t).toISOString().slice(0, 10);
+    if (!iso || iso !== `${String(y).padStart(4, "0")}-${String(m).padStart(2, "0")}-${String(dd).padStart(2, "0")}`) throw new ApiError(400, "ILLEGAL_ARGUMENT", `Invalid ${what} in dateRange`);
+    return iso;
+  }
+  const dateOf = (iso: string) => { const [year, month, day] = iso.split("-").map(Number); return { year, month, day }; };
+
+  function analytics(q: Record<string, string>, t: ReturnType<typeof checkToken>): unknown {
+    if (q.q !== "analytics") throw new ApiError(400, "ILLEGAL_ARGUMENT", "q must be analytics (statistics is not served by this stand-in)");
+    // LinkedIn: reporting needs r_ads_reporting on top of r_ads (serviceErrorCode approximate).
+    if (!t.scopes.includes("r_ads_reporting")) throw new ApiError(403, "ACCESS_DENIED", "Not enough permissions to access: adAnalytics.analytics (r_ads_reporting)");
+    const pivot = String(param(q, "pivot") ?? "");
+    if (!PIVOTS.includes(pivot)) throw new ApiError(400, "ILLEGAL_ARGUMENT", `Invalid value for param: pivot (${pivot})`);
+    const granularity = String(param(q, "timeGranularity") ?? "");
+    if (granularity !== "DAILY" && granularity !== "ALL") throw new ApiError(400, "ILLEGAL_ARGUMENT", `timeGranularity ${granularity || "(missing)"}: the stand-in serves DAILY and ALL`);
+    const range = param(q, "dateRange") as { start?: unknown; end?: unknown } | undefined;
+    if (!range || typeof range !== "object" || !range.start) throw new ApiError(400, "ILLEGAL_ARGUMENT", "dateRange with a start is required");
+    const from = ymd(range.start, "start");
+    const to = range.end === undefined ? new Date().toISOString().slice(0, 10) : ymd(range.end, "end");
+    if (to < from) throw new ApiError(400, "ILLEGAL_ARGUMENT", "dateRange end is before its start");
+    // fields: a projection, a plain comma list (NOT Rest.li encoded: %2C would be one field with a comma in it).
+    const fields = (q.fields ?? "").split(",").filter(Boolean);
+    if (!fields.length || fields.length > 20 || fields.some((f) => !FIELDS.has(f))) throw new ApiError(400, "ILLEGAL_ARGUMENT", `fields must list 1 to 20 known metrics, comma separated: ${q.fields ?? ""}`);
+    const facets: Record<string, Set<string>> = {};
+    for (const [facet, type] of Object.entries(FACET_URNS)) {
+      if (q[facet] === undefined) continue;
+      const list = param(q, facet);
+      const re = new RegExp(`^urn:li:${type}:(\\d+)$`);
+      if (!Array.isArray(list) || !list.length || list.some((u) => !re.test(String(u)))) throw new ApiError(400, "ILLEGAL_ARGUMENT", `${facet} must be a List of urn:li:${type} URNs`);
+      facets[facet] = new Set(list.map((u) => re.exec(String(u))![1]));
+    }
+    if (!Object.keys(facets).length) throw new ApiError(400, "ILLEGAL_ARGUMENT", "At least one of accounts, campaignGroups, campaigns, creatives is required");
+    for (const acc of facets.accounts ?? []) if (!accounts.has(acc) || !t.accounts[acc]) throw new ApiError(403, "ACCESS_DENIED", `Not enough permissions to access: adAnalytics for urn:li:sponsoredAccount:${acc}`);
+    const daily = granularity === "DAILY";
+    const sums = new Map<string, { date: string; urn: string; impressions: number; clicks: number; costInLocalCurrency: string; externalWebsiteConversions: number }>();
+    for (const s of stats) {
+      if (s.date < from || s.date > to) continue;
+      const cr = creatives.get(s.creative);
+      const camp = cr && campaigns.get(cr.campaign);
+      if (!cr || !camp) continue;
+      const ids = { accounts: cr.account, campaignGroups: camp.campaignGroup, campaigns: camp.id, creatives: cr.id };
+      if (Object.entries(facets).some(([f, set]) => !set.has(ids[f as keyof typeof ids]))) continue;
+      if (!t.accounts[cr.account]) throw new ApiError(403, "ACCESS_DENIED", `Not enough permissions to access: adAnalytics for urn:li:sponsoredAccount:${cr.account}`);
+      const urn = pivot === "ACCOUNT" ? `urn:li:sponsoredAccount:${cr.account}` : pivot === "CAMPAIGN_GROUP" ? `urn:li:sponsoredCampaignGroup:${camp.campaignGroup}`
+        : pivot === "CAMPAIGN" ? `urn:li:sponsoredCampaign:${camp.id}` : `urn:li:sponsoredCreative:${cr.id}`;
+      const key = `${daily ? s.date : ""}|${urn}`;
+      const sum = sums.get(key) ?? { date: s.date, urn, impressions: 0, clicks: 0, costInLocalCurrency: "0", externalWebsiteConversions: 0 };
+      sum.impressions += s.impressions; sum.clicks += s.clicks; sum.externalWebsiteConversions += s.externalWebsiteConversions;
+      sum.costInLocalCurrency = addDecimal(sum.costInLocalCurrency, s.costInLocalCurrency);
+      sums.set(key, sum);
+    }
+    const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v).slice(0, LINKEDIN_ANALYTICS_CAP);
+    const elements = rows.map((r) => {
+      const e: Record<string, unknown> = {};
+      for (const f of fields) {
+        if (f === "pivotValues") e.pivotValues = [r.urn];
+        else if (f === "dateRange") e.dateRange = daily ? { start: dateOf(r.date), end: dateOf(r.date) } : { start: dateOf(from), end: dateOf(to) };
+        else e[f] = r[f as (typeof METRICS)[number]];
+      }
+      return e;
+    });
+    return { paging: { start: 0, count: 10, links: [] }, elements };
+  }
+
+  /** Rest.li BATCH_GET: `{results, statuses, errors}` keyed by the ids as asked. */
+  function batchGet(q: Record<string, string>, find: (id: string) => unknown | undefined) {
+    const ids = param(q, "ids");
+    if (!Array.isArray(ids) || !ids.length) throw new ApiError(400, "ILLEGAL_ARGUMENT", "ids must be a List");
+    const out = { results: {} as Record<string, unknown>, statuses: {} as Record<string, number>, errors: {} as Record<string, unknown> };
+    for (const raw of ids) {
+      const id = String(raw);
+      const found = find(id);
+      if (found) { out.results[id] = found; out.statuses[id] = 200; } else {
+        out.statuses[id] = 404;
+        out.errors[id] = { status: 404, message: `Entity ${id} not found` };
+      }
+    }
+    return out;
+  }
+
   // ---- OAuth -------------------------------------------------------------------------------------------------------
   function oauthToken(form: Record<string, string>): { status: number; body: unknown } {
     const err = (status: number, error: string, error_description: string) => { counts.refused++; return { status, body: { error, error_description } }; };
@@ -360,7 +484,7 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
   });
   const groupView = (g: LinkedInGroup) => ({ ...clone(g), id: Number(g.id), account: `urn:li:sponsoredAccount:${g.account}` });
 
-  function route(req: http.IncomingMessage, method: string, parts: string[], q: Record<string, string>, body: Record<string, any> | null, t: ReturnType<typeof checkToken>): { status: number; body?: unknown } {
+  function route(req: http.IncomingMessage, method: string, parts: string[], q: Record<string, string>, body: Record<string, any> | null, t: ReturnType<typeof checkToken>): { status: number; body?: unknown; delay?: number } {
     const [root, accId, edge, id, ...more] = parts;
     const denied = (what: string) => new ApiError(403, "ACCESS_DENIED", `Not enough permissions to access: ${what}`);
     if (method === "GET" && root === "adTargetingEntities" && parts.length === 1) {
@@ -386,10 +510,28 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
       if (q.targetingCriteria === undefined) throw new ApiError(400, "ILLEGAL_ARGUMENT", "targetingCriteria is required");
       return { status: 200, body: { elements: [audience(validateCriteria(param(q, "targetingCriteria")))], paging: { start: 0, count: 10, links: [] } } };
     }
+    if (method === "GET" && root === "adAnalytics" && parts.length === 1) return { status: 200, body: analytics(q, t), delay: analyticsDelay };
     if (root !== "adAccounts" || !accId || more.length) throw new ApiError(404, "NOT_FOUND", "Not Found", 0);
     const account = accounts.get(accId);
     const role = t.accounts[accId];
     if (!account || !role) throw denied(`${method === "GET" ? "get" : "partialUpdate"} /adAccounts/${accId}`);
+    if (method === "GET" && !edge) return { status: 200, body: { ...clone(account), id: Number(account.id), reference: null, type: "BUSINESS", servingStatuses: ["RUNNABLE"] } };
+    if (method === "GET" && edge === "adCampaignGroups" && !id && q.ids !== undefined && q.q === undefined) {
+      return { status: 200, body: batchGet(q, (gid) => { const g = groups.get(gid); return g && g.account === accId ? groupView(g) : undefined; }) };
+    }
+    if (method === "GET" && edge === "adCampaigns" && !id && q.ids !== undefined && q.q === undefined) {
+      return { status: 200, body: batchGet(q, (cid) => { const c = campaigns.get(cid); return c && c.account === accId ? campaignView(c) : undefined; }) };
+    }
+    if (method === "GET" && edge === "creatives" && !id) {
+      if (q.ids === undefined || q.q !== undefined) throw new ApiError(400, "ILLEGAL_ARGUMENT", "the stand-in serves the creatives BATCH_GET (ids=List(<creative URNs>)) only");
+      return {
+        status: 200,
+        body: batchGet(q, (urn) => {
+          const cr = creatives.get(/^urn:li:sponsoredCreative:(\d+)$/.exec(urn)?.[1] ?? "");
+          return cr && cr.account === accId ? { id: `urn:li:sponsoredCreative:${cr.id}`, account: `urn:li:sponsoredAccount:${cr.account}`, campaign: `urn:li:sponsoredCampaign:${cr.campaign}`, name: cr.name, intendedStatus: "ACTIVE" } : undefined;
+        }),
+      };
+    }
     if (method === "GET" && edge === "adCampaignGroups" && !id) {
       if (q.q !== "search") throw new ApiError(400, "ILLEGAL_ARGUMENT", "q must be search");
       const keep = statusFilter(q);
@@ -481,6 +623,11 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
       }
       const parts = url.pathname.slice("/rest/".length).split("/").filter(Boolean).map(decodeURIComponent);
       const answer = route(req, method, parts, q, body, t);
+      if (answer.delay) {
+        const timer = setTimeout(() => { delayed.delete(timer); if (!res.destroyed) send(answer.status, answer.body); }, answer.delay);
+        delayed.add(timer);
+        return;
+      }
       return send(answer.status, answer.body);
     } catch (e) {
       if (e instanceof ApiError) return send(e.status, { status: e.status, serviceErrorCode: e.serviceErrorCode, code: e.code, message: e.message });
@@ -499,7 +646,7 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
     addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, accounts: { ...o.accounts }, used: false }); },
     expireRefreshToken(value) { const r = refreshTokens.get(value); if (r) r.expiresAt = Date.now() - 1000; },
     addAccount(a) {
-      const acc: LinkedInAccount = { id: a.id, name: a.name, test: a.test ?? false, currency: "USD", status: "ACTIVE" };
+      const acc: LinkedInAccount = { id: a.id, name: a.name, test: a.test ?? false, currency: a.currency ?? "USD", status: "ACTIVE" };
       accounts.set(a.id, acc);
       return clone(acc);
     },
@@ -534,10 +681,22 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
     planNames,
     lockCampaign(id) { locked.add(id); },
     failNext(kind, n) { fault = { kind, n }; },
+    addCreative(a) {
+      const cr: LinkedInCreative = { id: a.id ?? String(nextId++), account: a.account, campaign: a.campaign, name: a.name ?? "" };
+      creatives.set(cr.id, cr);
+      return clone(cr);
+    },
+    addStats(rows) {
+      for (const r of Array.isArray(rows) ? rows : [rows]) {
+        if (!/^\d+(\.\d+)?$/.test(r.costInLocalCurrency)) throw new Error(`costInLocalCurrency ${r.costInLocalCurrency}: a decimal string`);
+        stats.push({ ...r });
+      }
+    },
+    setAnalyticsDelay(ms) { analyticsDelay = ms; },
     resetLog() {
       requests.length = 0; writes.length = 0; budgetWrites.length = 0; fault = null;
       counts.authorization_code = 0; counts.refresh_token = 0; counts.refused = 0;
     },
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () => new Promise<void>((r) => { for (const t of delayed) clearTimeout(t); delayed.clear(); server.closeAllConnections(); server.close(() => r()); }),
   };
 }

@@ -23,9 +23,18 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   `interest_fbid_list` (Meta's way to check interest ids are still valid). Delivery estimates for an ad set.
 // - Every answer carries `x-fb-trace-id` (= the error body's `fbtrace_id`) and the usage headers a client paces on:
 //   X-Business-Use-Case-Usage (keyed by business id), X-Ad-Account-Usage, X-App-Usage.
-// - Faults: the next n API calls can be throttled (17/2446079 user, 613/1487742 ad account, 4 app, 80004 BUC, each
-//   a 400 whose usage header shows `estimated_time_to_regain_access` in MINUTES, as Meta reports it) or a transient
-//   500 (code 1, is_transient). `refuseInterest(id)` makes an interest invalid (Meta retires interests).
+// - Faults: the next n API calls can be throttled (17/2446079 user, 613/1487742 ad account, 4 app, 80004 BUC, 80000
+//   ads_insights BUC, each a 400 whose usage header shows `estimated_time_to_regain_access` in MINUTES, as Meta
+//   reports it) or a transient 500 (code 1, is_transient). `refuseInterest(id)` makes an interest invalid (Meta retires interests).
+// - Reporting (issue 13): `GET /act_<id>/insights` (sync, Graph cursor pages over offset cursors; `fields`, `level`,
+//   `time_range` {since, until} in the account's time zone, `time_increment` 1..90 or all_days, `filtering` on
+//   campaign.id/adset.id/ad.id with IN or EQUAL); numbers as strings, `spend` a decimal in the account's currency,
+//   `actions` a list of {action_type, value} left out when there are none. A sync answer over `syncInsightsLimit` rows
+//   is Meta's data-size error (#100, subcode 1487534). `POST /act_<id>/insights` submits an async report run
+//   ({report_run_id}); `GET /<report_run_id>` walks Job Not Started -> Job Started -> Job Running -> Job Completed
+//   (or Job Failed / Job Skipped) over `reportRunSteps` polls with async_percent_completion; `GET /<id>/insights`
+//   pages the result. A start date more than 37 months back is Meta's (#3018). Seed rows with `addStats` as Meta
+//   stores them: one per ad and day (account-local date), spend as a decimal string.
 // Error subcodes marked "approximate" below were not verified against Meta's docs; clients should branch on `code`.
 
 /** Error subcodes this stand-in answers with (exported so tests name them rather than repeat numbers). */
@@ -43,9 +52,11 @@ export const META_SUBCODES = {
   codeInvalid: 36007,
   redirectMismatch: 36008,
   codeUsed: 36009,
+  /** "Please reduce the amount of data you're asking for" (insights best practices; code 100). */
+  dataTooLarge: 1487534,
 } as const;
 
-export type MetaFaultKind = "user_limit" | "ad_account_limit" | "app_limit" | "buc_limit" | "transient";
+export type MetaFaultKind = "user_limit" | "ad_account_limit" | "app_limit" | "buc_limit" | "insights_limit" | "transient";
 
 export interface MetaInterest {
   id: string;
@@ -86,6 +97,23 @@ export interface MetaRequest {
   throttled?: boolean;
 }
 
+/** One ad's delivery on one day, as Meta stores it (account-local date, spend a decimal in the account's currency). */
+export interface MetaStatsRow {
+  accountId: string; date: string;
+  campaignId: string; campaignName?: string; adsetId: string; adsetName?: string; adId: string; adName?: string;
+  impressions: number | string; clicks: number | string; inlineLinkClicks?: number | string;
+  /** Decimal string in the account's currency ("12.34"; JPY "1500"). */
+  spend: string;
+  actions?: { action_type: string; value: string | number }[];
+}
+
+export type MetaRunStatus = "Job Not Started" | "Job Started" | "Job Running" | "Job Completed" | "Job Failed" | "Job Skipped";
+export interface MetaReportRun {
+  id: string; accountId: string; params: Record<string, unknown>; status: MetaRunStatus; percent: number;
+  /** Status reads (GET /<report_run_id>) and result page reads so far. */
+  polls: number; downloads: number;
+}
+
 export interface MetaWrite { adsetId: string; params: Record<string, unknown>; validateOnly: boolean; ok: boolean }
 
 export interface MetaAdsServer {
@@ -114,6 +142,16 @@ export interface MetaAdsServer {
   refuseAdSet(adsetId: string): void;
   /** The next n API calls answer this fault; throttles report `regainMinutes` (default 5). */
   failNext(kind: MetaFaultKind, n: number, opts?: { regainMinutes?: number }): void;
+  /** Seeds insights rows (reporting). */
+  addStats(...rows: MetaStatsRow[]): void;
+  /** Sync insights answers with more rows than this fail with Meta's data-size error (#100/1487534). Default 100,000. */
+  setSyncInsightsLimit(rows: number): void;
+  /** Status reads a report run takes to finish (default 3: Job Started, Job Running, then done). */
+  setReportRunSteps(n: number): void;
+  /** The next submitted report run ends this way instead of Job Completed. */
+  failNextReportRun(status: "Job Failed" | "Job Skipped"): void;
+  /** Report runs submitted, in order (live objects). */
+  reportRuns: MetaReportRun[];
   /** Every request, in arrival order. */
   requests: MetaRequest[];
   /** Every POST to an ad set that passed auth and throttling: validate-only ones and refused ones included. */
@@ -195,6 +233,13 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
   let appCalls = 0;
   const QUOTA = 300;
   let fault: { kind: MetaFaultKind; n: number; regainMinutes: number } | null = null;
+  const stats: MetaStatsRow[] = [];
+  const reportRuns: MetaReportRun[] = [];
+  const runResults = new Map<string, Record<string, unknown>[]>();
+  const runOutcomes = new Map<string, MetaRunStatus>();
+  let syncInsightsLimit = 100_000;
+  let runSteps = 3;
+  let nextRunOutcome: MetaRunStatus = "Job Completed";
 
   // ---- usage headers -------------------------------------------------------------------------------------------
   // Meta reports usage as percentages of the quota; at 100 the caller is throttled and estimated_time_to_regain_access
@@ -207,7 +252,7 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
       const calls = bucCalls.get(a.businessId) ?? 0;
       const hit = throttled !== null && throttled !== "transient";
       buc[a.businessId] = [{
-        type: "ads_management", call_count: hit ? 100 : pct(calls), total_cputime: hit ? 100 : pct(Math.ceil(calls / 2)), total_time: hit ? 100 : pct(Math.ceil(calls / 2)),
+        type: throttled === "insights_limit" ? "ads_insights" : "ads_management", call_count: hit ? 100 : pct(calls), total_cputime: hit ? 100 : pct(Math.ceil(calls / 2)), total_time: hit ? 100 : pct(Math.ceil(calls / 2)),
         estimated_time_to_regain_access: hit ? regain : 0, ads_api_access_tier: "development_access",
       }];
     }
@@ -232,6 +277,10 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
       case "buc_limit": return new GraphError(400, {
         message: "(#80004) There have been too many calls to this ad-account. Wait a bit and try again. For more info, please refer to https://developers.facebook.com/docs/graph-api/overview/rate-limiting#ads-management.",
         type: "OAuthException", code: 80004, error_subcode: META_SUBCODES.userLimit, is_transient: true,
+      });
+      case "insights_limit": return new GraphError(400, {
+        message: "(#80000) There have been too many calls from this ad-account. Wait a bit and try again. For more info, please refer to https://developers.facebook.com/docs/graph-api/overview/rate-limiting.",
+        type: "OAuthException", code: 80000, error_subcode: META_SUBCODES.userLimit, is_transient: true,
       });
       case "transient": return new GraphError(500, { message: "An unknown error occurred", type: "OAuthException", code: 1, is_transient: true });
     }
@@ -416,6 +465,193 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
     return { estimate_dau: Math.round(mau * 0.55), estimate_mau_lower_bound: Math.round(mau * 0.85), estimate_mau_upper_bound: Math.round(mau * 1.15), estimate_ready: true };
   }
 
+  // ---- insights (reporting) --------------------------------------------------------------------------------------
+  const INSIGHT_FIELDS = ["account_id", "account_name", "account_currency", "campaign_id", "campaign_name", "adset_id", "adset_name", "ad_id", "ad_name",
+    "impressions", "clicks", "inline_link_clicks", "spend", "actions", "date_start", "date_stop"];
+  /** The entity ids each level reaches; fields of deeper levels are left out of its rows (approximate). */
+  const LEVEL_REACH: Record<string, string[]> = { account: [], campaign: ["campaign"], adset: ["campaign", "adset"], ad: ["campaign", "adset", "ad"] };
+  const FILTER_FIELDS: Record<string, "campaignId" | "adsetId" | "adId"> = { "campaign.id": "campaignId", "adset.id": "adsetId", "ad.id": "adId" };
+  const DAY_MS = 86_400_000;
+  const dayNo = (d: string) => Date.parse(`${d}T00:00:00Z`) / DAY_MS;
+  const dayOf = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);
+  const isDate = (d: unknown): d is string => typeof d === "string" && /^\d{4}-\d{2}-\d{2}$/.test(d) && !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && dayOf(dayNo(d)) === d;
+
+  interface InsightsQuery { level: string; fields: string[]; since: string; until: string; increment: number | "all_days"; filters: { key: "campaignId" | "adsetId" | "adId"; ids: Set<string> }[] }
+
+  function insightsQuery(a: MetaAdAccount, params: Record<string, unknown>): InsightsQuery {
+    const level = params.level === undefined ? "account" : String(params.level);
+    if (!(level in LEVEL_REACH)) throw param100("param level must be one of {ad, adset, campaign, account}");
+    const fields = String(params.fields ?? "").split(",").map((f) => f.trim()).filter(Boolean);
+    for (const f of fields) {
+      if (!INSIGHT_FIELDS.includes(f)) throw param100(`${f} is not valid for fields param. please check https://developers.facebook.com/docs/marketing-api/reference/ads-insights/ for all valid values`);
+    }
+    // Meta would default to date_preset=last_30d; this stand-in wants the range spelled out (a client should).
+    if (params.time_range === undefined) throw param100("This stand-in needs time_range (Meta would default to last_30d)");
+    const range = jsonParam(params, "time_range") as { since?: unknown; until?: unknown } | null;
+    if (!range || typeof range !== "object" || !isDate(range.since) || !isDate(range.until)) throw param100("param time_range must be an object with since and until dates (YYYY-MM-DD)");
+    if (range.since > range.until) throw param100("The since date must be before the until date in time_range");
+    // 37 months back from today in the account's time zone (Meta's insights retention).
+    const today = new Intl.DateTimeFormat("en-CA", { timeZone: a.timezone_name, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+    const [y, m, d] = today.split("-").map(Number);
+    const back = new Date(Date.UTC(y, m - 1 - 37, d)).toISOString().slice(0, 10);
+    if (range.since < back) throw new GraphError(400, { message: "(#3018) The start date of the time range cannot be beyond 37 months from the current date", type: "OAuthException", code: 3018 });
+    const inc = params.time_increment === undefined ? "all_days" : String(params.time_increment);
+    let increment: number | "all_days";
+    if (inc === "all_days") increment = "all_days";
+    else if (/^\d+$/.test(inc) && Number(inc) >= 1 && Number(inc) <= 90) increment = Number(inc);
+    else throw param100("param time_increment must be all_days, monthly or an integer between 1 and 90 (monthly is not modelled here)");
+    const filters: InsightsQuery["filters"] = [];
+    if (params.filtering !== undefined) {
+      const list = jsonParam(params, "filtering");
+      if (!Array.isArray(list)) throw param100("param filtering must be an array");
+      for (const f of list as { field?: unknown; operator?: unknown; value?: unknown }[]) {
+        const key = FILTER_FIELDS[String(f?.field)];
+        if (!key) throw param100(`Filtering field ${String(f?.field)} is invalid`);
+        const op = String(f.operator);
+        if (op === "IN" && Array.isArray(f.value)) filters.push({ key, ids: new Set(f.value.map(String)) });
+        else if (op === "EQUAL" && (typeof f.value === "string" || typeof f.value === "number")) filters.push({ key, ids: new Set([String(f.value)]) });
+        else throw param100(`Filtering operator ${op} with this value is not supported (IN takes an array, EQUAL a value)`);
+      }
+    }
+    return { level, fields, since: range.since, until: range.until, increment, filters };
+  }
+
+  /** Decimal strings summed exactly (no float), printed with the widest scale seen. */
+  function addDecimals(values: string[]): string {
+    const scale = Math.max(0, ...values.map((v) => (v.split(".")[1] ?? "").length));
+    const total = values.reduce((s, v) => { const [i, f = ""] = v.split("."); return s + BigInt(i + f.padEnd(scale, "0")); }, 0n);
+    const digits = total.toString().padStart(scale + 1, "0");
+    return scale ? `${digits.slice(0, -scale)}.${digits.slice(-scale)}` : digits;
+  }
+
+  function computeInsights(a: MetaAdAccount, q: InsightsQuery): Record<string, unknown>[] {
+    const reach = LEVEL_REACH[q.level];
+    const groups = new Map<string, { start: string; stop: string; rows: MetaStatsRow[] }>();
+    for (const r of stats) {
+      if (r.accountId !== a.account_id || r.date < q.since || r.date > q.until) continue;
+      // Filters apply to the rows before they are added up, so a campaign row covers only the filtered ad sets (approximate).
+      if (!q.filters.every((f) => f.ids.has(r[f.key]))) continue;
+      let start = q.since, stop = q.until;
+      if (q.increment !== "all_days") {
+        const from = dayNo(q.since) + Math.floor((dayNo(r.date) - dayNo(q.since)) / q.increment) * q.increment;
+        start = dayOf(from);
+        stop = dayOf(Math.min(from + q.increment - 1, dayNo(q.until)));
+      }
+      const key = [start, reach.includes("campaign") ? r.campaignId : "", reach.includes("adset") ? r.adsetId : "", reach.includes("ad") ? r.adId : ""].join("|");
+      const g = groups.get(key) ?? { start, stop, rows: [] };
+      g.rows.push(r);
+      groups.set(key, g);
+    }
+    const out: { key: string; row: Record<string, unknown> }[] = [];
+    for (const [key, g] of groups) {
+      const first = g.rows[0];
+      const sum = (f: (r: MetaStatsRow) => number | string | undefined) => g.rows.reduce((s, r) => s + BigInt(f(r) ?? 0), 0n).toString();
+      const actions = new Map<string, string[]>();
+      for (const r of g.rows) for (const x of r.actions ?? []) actions.set(x.action_type, [...(actions.get(x.action_type) ?? []), String(x.value)]);
+      const full: Record<string, unknown> = {
+        account_id: a.account_id, account_name: a.name, account_currency: a.currency,
+        campaign_id: first.campaignId, campaign_name: first.campaignName ?? campaigns.get(first.campaignId)?.name ?? "",
+        adset_id: first.adsetId, adset_name: first.adsetName ?? adsets.get(first.adsetId)?.name ?? "",
+        ad_id: first.adId, ad_name: first.adName ?? "",
+        impressions: sum((r) => r.impressions), clicks: sum((r) => r.clicks), inline_link_clicks: sum((r) => r.inlineLinkClicks),
+        spend: addDecimals(g.rows.map((r) => r.spend)),
+        // Meta leaves `actions` out of a row that has none.
+        actions: actions.size ? [...actions].map(([action_type, v]) => ({ action_type, value: addDecimals(v) })) : undefined,
+      };
+      const row: Record<string, unknown> = {};
+      for (const f of q.fields) {
+        const entity = f.split("_")[0];
+        if (["campaign", "adset", "ad"].includes(entity) && !reach.includes(entity)) continue;
+        if (full[f] !== undefined) row[f] = full[f];
+      }
+      row.date_start = g.start;
+      row.date_stop = g.stop;
+      out.push({ key, row });
+    }
+    return out.sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)).map((x) => x.row);
+  }
+
+  /** Graph cursor pages over a computed list (insights cursors are opaque offsets). */
+  function offsetPage(rows: Record<string, unknown>[], params: Record<string, unknown>, url: URL, tokenValue: string, tag: string) {
+    const limit = params.limit === undefined ? 25 : Number(params.limit);
+    if (!Number.isInteger(limit) || limit < 1) throw param100("param limit must be a positive integer");
+    const cursor = (n: number) => Buffer.from(`${tag}:${n}`).toString("base64url");
+    let start = 0;
+    if (params.after !== undefined) {
+      const m = new RegExp(`^${tag}:(\\d+)$`).exec(Buffer.from(String(params.after), "base64url").toString());
+      if (!m) throw param100("Invalid cursor");
+      start = Number(m[1]) + 1;
+    }
+    const slice = rows.slice(start, start + limit);
+    const body: Record<string, any> = { data: slice };
+    if (!slice.length) return { ...body, paging: { cursors: {} } };
+    body.paging = { cursors: { before: cursor(start), after: cursor(start + slice.length - 1) } };
+    if (start + slice.length < rows.length) {
+      const u = new URL(base + url.pathname);
+      for (const [k, v] of url.searchParams) if (k !== "after" && k !== "before" && k !== "access_token") u.searchParams.set(k, v);
+      u.searchParams.set("access_token", tokenValue); // Graph does put the token in paging links
+      u.searchParams.set("limit", String(limit));
+      u.searchParams.set("after", body.paging.cursors.after);
+      body.paging.next = u.toString();
+    }
+    return body;
+  }
+
+  function syncInsights(a: MetaAdAccount, params: Record<string, unknown>, url: URL, tokenValue: string) {
+    const rows = computeInsights(a, insightsQuery(a, params));
+    if (rows.length > syncInsightsLimit) {
+      throw new GraphError(400, {
+        message: "Please reduce the amount of data you're asking for, then retry your request", type: "OAuthException", code: 100,
+        error_subcode: META_SUBCODES.dataTooLarge, is_transient: false,
+      });
+    }
+    return offsetPage(rows, params, url, tokenValue, `insights:${a.account_id}`);
+  }
+
+  function submitRun(a: MetaAdAccount, params: Record<string, unknown>) {
+    const { access_token: _t, ...kept } = params;
+    insightsQuery(a, kept); // a bad request fails at submit, as Meta checks parameters first
+    const run: MetaReportRun = { id: `6${crypto.randomInt(100_000_000, 999_999_999)}${crypto.randomInt(1000, 9999)}`, accountId: a.account_id, params: kept, status: "Job Not Started", percent: 0, polls: 0, downloads: 0 };
+    runOutcomes.set(run.id, nextRunOutcome);
+    nextRunOutcome = "Job Completed";
+    reportRuns.push(run);
+    return { report_run_id: run.id };
+  }
+
+  const RUN_FIELDS = ["id", "account_id", "async_status", "async_percent_completion", "date_start", "date_stop", "time_ref", "time_completed", "is_running"];
+  function pollRun(run: MetaReportRun, params: Record<string, unknown>) {
+    const fields = String(params.fields ?? "").split(",").map((f) => f.trim()).filter(Boolean);
+    for (const f of fields) if (!RUN_FIELDS.includes(f)) throw param100(`Tried accessing nonexisting field (${f}) on node type (AdReportRun)`);
+    run.polls++;
+    if (run.status === "Job Not Started" || run.status === "Job Started" || run.status === "Job Running") {
+      if (run.polls >= runSteps) {
+        run.status = runOutcomes.get(run.id) ?? "Job Completed";
+        if (run.status === "Job Completed") {
+          run.percent = 100;
+          runResults.set(run.id, computeInsights(accounts.get(run.accountId)!, insightsQuery(accounts.get(run.accountId)!, run.params)));
+        }
+      } else {
+        run.status = run.polls === 1 ? "Job Started" : "Job Running";
+        run.percent = Math.floor((run.polls * 100) / runSteps);
+      }
+    }
+    const range = jsonParam(run.params, "time_range") as { since: string; until: string };
+    // Approximate: Graph answers an AdReportRun's status fields without `fields` being asked for.
+    const full: Record<string, unknown> = {
+      id: run.id, account_id: run.accountId, async_status: run.status, async_percent_completion: run.percent, date_start: range.since, date_stop: range.until,
+      time_ref: 1_780_000_000, is_running: run.status !== "Job Completed" && run.status !== "Job Failed" && run.status !== "Job Skipped",
+      ...(run.status === "Job Completed" ? { time_completed: Math.floor(Date.now() / 1000) } : {}),
+    };
+    return fields.length ? Object.fromEntries(fields.filter((f) => full[f] !== undefined).map((f) => [f, full[f]])) : full;
+  }
+
+  function runInsights(run: MetaReportRun, params: Record<string, unknown>, url: URL, tokenValue: string) {
+    // Approximate wording: Meta refuses to page a run that has not completed.
+    if (run.status !== "Job Completed") throw param100(`Report run ${run.id} is not complete (async_status ${run.status})`);
+    run.downloads++;
+    return offsetPage(runResults.get(run.id) ?? [], params, url, tokenValue, `run:${run.id}`);
+  }
+
   // ---- writes --------------------------------------------------------------------------------------------------
   function writeAdSet(a: MetaAdSet, params: Record<string, unknown>): { success: true } {
     const record: MetaWrite = { adsetId: a.id, params: Object.fromEntries(Object.entries(params).filter(([k]) => k !== "access_token")), validateOnly: false, ok: false };
@@ -459,7 +695,7 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
   /** The ad account a path addresses (an account, or the account of a campaign or ad set), if any. */
   function accountOf(id: string): MetaAdAccount | null {
     if (id.startsWith("act_")) return accounts.get(actId(id)) ?? null;
-    const owner = adsets.get(id)?.account_id ?? campaigns.get(id)?.account_id;
+    const owner = adsets.get(id)?.account_id ?? campaigns.get(id)?.account_id ?? reportRuns.find((r) => r.id === id)?.accountId;
     return owner ? accounts.get(owner) ?? null : null;
   }
 
@@ -541,11 +777,20 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
         const fields = fieldList(params, "AdSet");
         return page([...adsets.values()].filter((s) => s.account_id === a.account_id), params, url, tokenValue, (s) => view("AdSet", s, fields));
       }
+      if (edge === "insights" && method === "GET") return syncInsights(a, params, url, tokenValue);
+      if (edge === "insights" && method === "POST") return submitRun(a, params);
       if (method === "GET" && edge === "delivery_estimate") {
         if (params.targeting_spec === undefined) throw param100("The parameter targeting_spec is required");
         if (params.optimization_goal === undefined) throw param100("The parameter optimization_goal is required");
         return deliveryEstimate(params, null);
       }
+      throw unsupported(method, id);
+    }
+
+    const run = reportRuns.find((r) => r.id === id);
+    if (run && canSee(run.accountId)) {
+      if (method === "GET" && !edge) return pollRun(run, params);
+      if (method === "GET" && edge === "insights") return runInsights(run, params, url, tokenValue);
       throw unsupported(method, id);
     }
 
@@ -630,6 +875,8 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
       if (method !== "GET" && method !== "POST") throw unsupported(method, rest[0] ?? "");
       const answer = route(method, rest, params, url, tok.value!, t);
       extra = usageHeaders(account, visible, null, 0);
+      // Insights answers also carry their own throttle header (percent of the insights quota used; the numbers here are approximate).
+      if (rest[1] === "insights" && account) extra["X-FB-Ads-Insights-Throttle"] = JSON.stringify({ app_id_util_pct: Math.min(100, appCalls), acc_id_util_pct: Math.min(100, accountCalls.get(account.account_id) ?? 0), ads_api_access_tier: "development_access" });
       return send(200, answer);
     } catch (e) {
       if (!(e instanceof GraphError)) {
@@ -695,6 +942,17 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
     refuseInterest(id) { refused.add(id); },
     refuseAdSet(adsetId) { refusedAdSets.add(adsetId); },
     failNext(kind, n, o = {}) { fault = { kind, n, regainMinutes: o.regainMinutes ?? 5 }; },
+    reportRuns,
+    addStats(...rows) {
+      for (const r of rows) {
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(r.date)) throw new Error(`addStats: date ${r.date} is not YYYY-MM-DD`);
+        if (!/^\d+(\.\d+)?$/.test(r.spend)) throw new Error(`addStats: spend ${r.spend} is not a decimal string`);
+        stats.push(clone({ ...r, accountId: actId(r.accountId) }));
+      }
+    },
+    setSyncInsightsLimit(n) { syncInsightsLimit = n; },
+    setReportRunSteps(n) { runSteps = Math.max(1, n); },
+    failNextReportRun(status) { nextRunOutcome = status; },
     resetLog() {
       requests.length = 0; writes.length = 0; budgetWrites.length = 0; fault = null; appCalls = 0;
       bucCalls.clear(); accountCalls.clear(); counts.code = 0; counts.fb_exchange_token = 0; counts.refused = 0;

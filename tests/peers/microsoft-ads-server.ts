@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type http from "node:http";
+import { strToU8, zipSync } from "fflate";
 import { bodyServer, listenLocal } from "./listen.ts";
 
 // A local stand-in for Microsoft Advertising's Campaign Management REST API v13 and the Microsoft identity platform's
@@ -30,6 +31,27 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   redirect_uri, PKCE S256 when the code was issued with a challenge) issues a refresh token only when the consent
 //   included `offline_access`; refresh_token requires `scope` (AADSTS90014 without it, as the v2.0 endpoint documents
 //   scope as required) and rotates the refresh token. Errors are AADSTS JSON. Access tokens last 60-90 minutes.
+// Reporting (issue 13), on the same origin (a client points its reporting and customer hosts here):
+// - Customer Management `POST /CustomerManagement/v13/Account/Query` (GetAccount) `{AccountId}` answers `{Account:
+//   {Id, Name, Number, CurrencyCode (ISO 4217), TimeZone (Microsoft's zone names), ParentCustomerId, ...}}`; the
+//   token and developer token are needed, the account headers are not.
+// - Reporting `POST /Reporting/v13/GenerateReport/Submit` `{ReportRequest: {Type, Aggregation, Columns, Scope, Time,
+//   Format, Exclude*...}}` answers `{ReportRequestId}`. Without `Type` (the REST discriminator), or with a SOAP-style
+//   `Scope.AccountIds` (`{long:[...]}`), the body is unreadable: 100 NullRequest, as the live service answers. Columns
+//   must be the report type's; the range must end no later than today in ReportTimeZone (PacificTimeUSCanadaTijuana
+//   when unset); Daily and Summary aggregations and the Csv format are what this stand-in builds. The report is built
+//   at submit time from the seeded stats (`addStats`, stored per ad and day in the account currency's decimals, as
+//   Microsoft reports them): rows are grouped by the attribute columns requested (Microsoft's "columns that group the
+//   data") and the metrics summed, every field quoted, after a UTF-8 BOM, with the report header metadata and the
+//   copyright footer unless excluded.
+// - `POST /Reporting/v13/GenerateReport/Poll` `{ReportRequestId}` answers `{ReportRequestStatus: {Status,
+//   ReportDownloadUrl}}`: Pending for `reportDelay` polls, then Success with a freshly signed URL valid 5 minutes
+//   (null when the report has no rows), or Error (`failReports`). Only the token that submitted may poll (Microsoft:
+//   "use the same user credentials"); another gets an invalid report id.
+// - `GET /ReportDownload/<id>.zip?se=&sig=` needs no credentials (a signed blob URL): a ZIP (fflate zipSync, deflate)
+//   holding `<id>.csv`, sent 16 KiB a millisecond (`downloadPace`) and waiting for the socket to drain, so a client
+//   that stops reading holds the rest back (`downloads` logs bytes sent and an early close). A bad or expired signature is a 403
+//   AuthenticationFailed (Azure Storage's XML error).
 // Numeric error codes other than 0, 105, 106, 109 and 117 are approximate (Microsoft's list was not at hand); the
 // symbolic ErrorCode is what a client should read for them.
 
@@ -38,13 +60,20 @@ export const MS_CODES = {
   invalidCampaignId: 1100, invalidAccountId: 1102, invalidAdGroupId: 1201,
   keywordsArrayTooLong: 1507, keywordTextEmpty: 1510, keywordTextTooLong: 1511, invalidMatchType: 1512, duplicateKeyword: 1542,
   invalidKeywordId: 1529, keywordIdsArrayTooLong: 1530, editorial: 1043,
+  // Reporting (approximate numbers).
+  invalidReportId: 2100, invalidReportColumns: 2005, invalidAggregation: 2008, invalidReportTime: 2010, invalidReportFormat: 2011, invalidReportScope: 2016,
 } as const;
 
 export type MsMatchType = "Exact" | "Phrase" | "Broad";
-export interface MsAccount { id: string; customerId: string; name: string; number: string }
+export interface MsAccount { id: string; customerId: string; name: string; number: string; currency: string; timeZone: string }
 export interface MsCampaign { id: string; accountId: string; name: string; status: string; campaignType: string }
 export interface MsAdGroup { id: string; accountId: string; campaignId: string; name: string; status: string }
 export interface MsKeyword { id: string; adGroupId: string; text: string; matchType: MsMatchType; status: "Active" | "Paused" | "Deleted"; editorialStatus: string; bid: number | null }
+
+/** One ad's stats of one day, as Microsoft keeps them: spend a decimal string of the account currency. */
+export interface MsStat { accountId: string; campaignId: string; adGroupId: string; adId: string; adTitle: string; date: string; impressions: number; clicks: number; spend: string; conversions: number }
+export interface MsReportJob { id: string; accountId: string; request: any; rows: number; polls: number; status: "Pending" | "Success" | "Error" }
+export interface MsDownload { id: string; status: number; authorization: boolean; bytes: number; total: number; closedEarly: boolean }
 
 export interface MsRequest {
   method: string;
@@ -70,7 +99,8 @@ export interface MicrosoftAdsServer {
   addCode(code: string, opts: { redirectUri: string; scope: string; codeChallenge?: string; accounts?: string[] }): void;
   /** Revokes a refresh token (invalid_grant from then on). */
   revokeRefreshToken(token: string): void;
-  addAccount(a: { customerId: string; name: string; id?: string }): MsAccount;
+  /** `currency` ISO 4217 (default USD), `timeZone` one of Microsoft's names (default PacificTimeUSCanadaTijuana). */
+  addAccount(a: { customerId: string; name: string; id?: string; currency?: string; timeZone?: string }): MsAccount;
   addCampaign(c: { accountId: string; name: string; id?: string; status?: string; campaignType?: string }): MsCampaign;
   addAdGroup(g: { campaignId: string; name: string; id?: string; status?: string }): MsAdGroup;
   /** Seeds a keyword (no checks); the object returned is a copy. */
@@ -79,7 +109,22 @@ export interface MicrosoftAdsServer {
   keywordsOf(adGroupId: string): MsKeyword[];
   refuseAdGroup(adGroupId: string): void;
   refuseText(text: string): void;
-  failNext(kind: "call_rate" | "internal", n?: number): void;
+  /** `op` (a request's `op`, e.g. "/Reporting/v13/GenerateReport/Submit"): only calls of that operation fail. */
+  failNext(kind: "call_rate" | "internal", n?: number, op?: string): void;
+  /** Seeds stats rows of an ad group's ad (default ad: `<adGroupId>0001`, "Ad of <ad group name>"). */
+  addStats(rows: { adGroupId: string; date: string; impressions: number; clicks: number; spend: string; conversions?: number; adId?: string; adTitle?: string }[]): void;
+  /** How many polls of each report submitted from now on answer Pending before Success (default 1). */
+  reportDelay(polls: number): void;
+  /** The next n reports submitted end in Status Error. */
+  failReports(n?: number): void;
+  /** Every download URL signed so far expires now (as 5 minutes later would). */
+  expireDownloads(): void;
+  /** The next n download URLs are signed already expired (a consumer slower than the 5 minutes). */
+  expireUrls(n?: number): void;
+  /** Milliseconds between the download's 16 KiB writes (default 1): a slower link. */
+  downloadPace(ms: number): void;
+  reports: MsReportJob[];
+  downloads: MsDownload[];
   requests: MsRequest[];
   /** Token endpoint requests: grant type, scope sent, and the answer's status. */
   tokenRequests: { grant_type: string; scope: string | null; status: number }[];
@@ -89,6 +134,32 @@ export interface MicrosoftAdsServer {
 }
 
 const PREFIX = "/CampaignManagement/v13/";
+const REPORTING = "/Reporting/v13/";
+const CUSTOMER = "/CustomerManagement/v13/";
+const DOWNLOAD = /^\/ReportDownload\/(\d+)\.zip$/;
+const URL_TTL_MS = 5 * 60_000;
+const REPORT_TYPES: Record<string, string[]> = {
+  CampaignPerformanceReportRequest: ["TimePeriod", "AccountId", "AccountName", "AccountNumber", "CampaignId", "CampaignName", "CurrencyCode", "Impressions", "Clicks", "Spend", "Conversions"],
+  AdGroupPerformanceReportRequest: ["TimePeriod", "AccountId", "AccountName", "AccountNumber", "CampaignId", "CampaignName", "AdGroupId", "AdGroupName", "CurrencyCode", "Impressions", "Clicks", "Spend", "Conversions"],
+  AdPerformanceReportRequest: ["TimePeriod", "AccountId", "AccountName", "AccountNumber", "CampaignId", "CampaignName", "AdGroupId", "AdGroupName", "AdId", "AdTitle", "CurrencyCode", "Impressions", "Clicks", "Spend", "Conversions"],
+};
+const REPORT_METRICS = new Set(["Impressions", "Clicks", "Spend", "Conversions"]);
+/** The zones this stand-in knows for "today" (others: the earliest zone on Earth, so it never refuses today). */
+const ZONES: Record<string, string> = {
+  PacificTimeUSCanadaTijuana: "America/Los_Angeles", EasternTimeUSCanada: "America/New_York", OsakaSapporoTokyo: "Asia/Tokyo",
+  GreenwichMeanTimeDublinEdinburghLisbonLondon: "Europe/London", AmsterdamBerlinBernRomeStockholmVienna: "Europe/Berlin",
+  AucklandWellington: "Pacific/Auckland", Hawaii: "Pacific/Honolulu",
+};
+const todayIn = (zone: string) => new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+const csvField = (v: string) => `"${v.replace(/"/g, '""')}"`;
+/** Exact decimal sums: amounts as integer micros. */
+const microsOf = (d: string) => { const [i, f = ""] = d.split("."); const m = BigInt(i.replace("-", "") + f.padEnd(6, "0").slice(0, 6)); return d.startsWith("-") ? -m : m; };
+const decimalOf = (micros: bigint) => {
+  const neg = micros < 0n;
+  const s = (neg ? -micros : micros).toString().padStart(7, "0");
+  const frac = s.slice(-6).replace(/0+$/, "").padEnd(2, "0");
+  return `${neg ? "-" : ""}${s.slice(0, -6)}.${frac}`;
+};
 const TOKEN_PATH = "/common/oauth2/v2.0/token";
 const MATCH_TYPES = ["Exact", "Phrase", "Broad"];
 const CAMPAIGN_TYPES = ["Search", "Shopping", "DynamicSearchAds", "Audience", "Hotel", "PerformanceMax", "App"];
@@ -125,8 +196,18 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
   const requests: MsRequest[] = [];
   const tokenRequests: MicrosoftAdsServer["tokenRequests"] = [];
   const bidWrites: MicrosoftAdsServer["bidWrites"] = [];
-  let fault: { kind: "call_rate" | "internal"; n: number } | null = null;
+  let fault: { kind: "call_rate" | "internal"; n: number; op?: string } | null = null;
   let seq = 0;
+  const stats: MsStat[] = [];
+  const reports: MsReportJob[] = [];
+  const downloads: MsDownload[] = [];
+  /** Per report: the token that submitted it, its ZIP (null: no rows), and the signatures handed out with expiry. */
+  const jobs = new Map<string, { job: MsReportJob; token: string; zip: Uint8Array | null; delay: number; fail: boolean }>();
+  const signatures = new Map<string, { id: string; expiresAt: number }>();
+  let delay = 1;
+  let failing = 0;
+  let expiring = 0;
+  let pace = 1;
   const nextId = (base: number) => String(base + ++seq);
 
   const long = (v: unknown, name: string): string => {
@@ -140,12 +221,18 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
     Id: Number(k.id), MatchType: k.matchType, Param1: null, Param2: null, Param3: null, Status: k.status, Text: k.text, TrackingUrlTemplate: null, UrlCustomParameters: null,
   });
 
-  function authorize(req: http.IncomingMessage): MsAccount {
+  /** The caller's token (its string, and what it reaches), after the token and developer token checks. */
+  function user(req: http.IncomingMessage): { token: string; accounts: string[] | null } {
     const auth = /^Bearer\s+(.+)$/i.exec(String(req.headers.authorization ?? ""));
     const t = auth ? tokens.get(auth[1]) : undefined;
     if (!t) throw adApi(401, MS_CODES.invalidCredentials, "InvalidCredentials", "Authentication failed. Either supplied credentials are invalid or the account is inactive.");
     if (t.expiresAt !== null && t.expiresAt <= Date.now()) throw adApi(401, MS_CODES.tokenExpired, "AuthenticationTokenExpired", "The OAuth access token has expired. Please use the refresh token to get a new access token.");
     if (req.headers.developertoken !== developerToken) throw adApi(401, MS_CODES.invalidCredentials, "InvalidCredentials", "Authentication failed. Either supplied credentials are invalid or the account is inactive.");
+    return { token: auth![1], accounts: t.accounts };
+  }
+
+  function authorize(req: http.IncomingMessage): MsAccount {
+    const t = user(req);
     const accountId = String(req.headers.customeraccountid ?? "");
     const customerId = String(req.headers.customerid ?? "");
     const account = accounts.get(accountId);
@@ -188,6 +275,147 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
     if (method === "POST" && op === "Keywords") return addKeywords(group(body.AdGroupId), body.Keywords);
     if (method === "DELETE" && op === "Keywords") return deleteKeywords(group(body.AdGroupId), body.KeywordIds);
     throw new Fault(404, {});
+  }
+
+  function getAccount(body: any, u: { accounts: string[] | null }) {
+    const a = accounts.get(long(body.AccountId, "AccountId"));
+    if (!a || (u.accounts && !u.accounts.includes(a.id))) throw adApi(400, MS_CODES.notAuthorized, "UserIsNotAuthorized", "The user does not have permission to access the requested customer or account.");
+    return {
+      Account: {
+        BillToCustomerId: Number(a.customerId), CurrencyCode: a.currency, AccountFinancialStatus: "ClearFinancialStatus", Id: Number(a.id), Language: "English",
+        LastModifiedByUserId: 1, LastModifiedTime: "2026-01-01T00:00:00", Name: a.name, Number: a.number, ParentCustomerId: Number(a.customerId), PaymentMethodId: null,
+        PaymentMethodType: null, PrimaryUserId: 1, AccountLifeCycleStatus: "Active", TimeStamp: "AAAAAAAAB9E=", TimeZone: a.timeZone, PauseReason: null,
+        ForwardCompatibilityMap: [], LinkedAgencies: [], SalesHouseCustomerId: null, TaxInformation: null, BackUpPaymentInstrumentId: null, BillingThresholdAmount: null,
+        BusinessAddress: null, AutoTagType: "Inactive", SoldToPaymentInstrumentId: null, TaxCertificate: null, AccountMode: "Expert",
+      },
+    };
+  }
+
+  const reportError = (code: number, errorCode: string, message: string) => operation(code, errorCode, message);
+  const dateOf = (d: any): string | null => {
+    if (!d || typeof d !== "object" || ![d.Year, d.Month, d.Day].every((x) => Number.isInteger(x))) return null;
+    const s = `${String(d.Year).padStart(4, "0")}-${String(d.Month).padStart(2, "0")}-${String(d.Day).padStart(2, "0")}`;
+    return new Date(`${s}T00:00:00Z`).toISOString().startsWith(s) ? s : null;
+  };
+
+  function submitReport(body: any, account: MsAccount, token: string) {
+    const r = body?.ReportRequest;
+    // The REST service reads the body by its Type discriminator; without it (or with SOAP-style arrays) it reads nothing.
+    if (!r || typeof r !== "object" || !REPORT_TYPES[r.Type] || (r.Scope?.AccountIds !== undefined && !Array.isArray(r.Scope.AccountIds))) {
+      throw operation(MS_CODES.nullRequest, "NullRequest", "The request message is null.");
+    }
+    const allowed = REPORT_TYPES[r.Type];
+    const columns: unknown = r.Columns;
+    if (!Array.isArray(columns) || !columns.length || columns.some((c) => typeof c !== "string" || !allowed.includes(c))) {
+      throw reportError(MS_CODES.invalidReportColumns, "ReportingServiceInvalidReportColumns", `The report columns are not valid for ${r.Type}.`);
+    }
+    const ids: unknown[] = r.Scope?.AccountIds ?? [];
+    if (!ids.length || ids.some((x) => typeof x !== "number" || String(x) !== account.id)) {
+      throw reportError(MS_CODES.invalidReportScope, "ReportingServiceInvalidAccountIds", "The account IDs in the report scope are not valid for the CustomerAccountId header.");
+    }
+    const aggregation = r.Aggregation ?? "Summary";
+    if (!["Daily", "Summary"].includes(aggregation)) throw reportError(MS_CODES.invalidAggregation, "ReportingServiceInvalidReportAggregation", `Aggregation ${aggregation} is not supported here.`);
+    if ((r.Format ?? "Csv") !== "Csv") throw reportError(MS_CODES.invalidReportFormat, "ReportingServiceInvalidReportFormat", "Only Csv reports are built by this stand-in.");
+    const from = dateOf(r.Time?.CustomDateRangeStart);
+    const to = dateOf(r.Time?.CustomDateRangeEnd);
+    const zone = r.Time?.ReportTimeZone ?? "PacificTimeUSCanadaTijuana";
+    if (!from || !to || from > to || to > todayIn(ZONES[zone] ?? "Pacific/Kiritimati")) {
+      throw reportError(MS_CODES.invalidReportTime, "ReportingServiceInvalidCustomDateRange", "The custom date range is not valid: the start must not be after the end, nor the end after today.");
+    }
+    const campaignScope: any[] | null = Array.isArray(r.Scope?.Campaigns) ? r.Scope.Campaigns : null;
+    const groupScope: any[] | null = Array.isArray(r.Scope?.AdGroups) ? r.Scope.AdGroups : null;
+    const daily = aggregation === "Daily" && (columns as string[]).includes("TimePeriod");
+    // Group by the attribute columns requested, summing the metrics.
+    const attributes = (columns as string[]).filter((c) => !REPORT_METRICS.has(c));
+    const groupsOut = new Map<string, { values: Record<string, string>; impressions: number; clicks: number; spend: bigint; conversions: number }>();
+    for (const s of stats) {
+      if (s.accountId !== account.id || s.date < from || s.date > to) continue;
+      if (campaignScope && !campaignScope.some((c) => String(c?.CampaignId) === s.campaignId)) continue;
+      if (groupScope && !groupScope.some((g) => String(g?.AdGroupId) === s.adGroupId && String(g?.CampaignId) === s.campaignId)) continue;
+      const values: Record<string, string> = {
+        TimePeriod: daily ? s.date : "", AccountId: account.id, AccountName: account.name, AccountNumber: account.number, CampaignId: s.campaignId,
+        CampaignName: campaigns.get(s.campaignId)?.name ?? "", AdGroupId: s.adGroupId, AdGroupName: adGroups.get(s.adGroupId)?.name ?? "", AdId: s.adId, AdTitle: s.adTitle,
+        CurrencyCode: account.currency,
+      };
+      const key = attributes.map((c) => values[c]).join("\u0000");
+      const g = groupsOut.get(key) ?? { values, impressions: 0, clicks: 0, spend: 0n, conversions: 0 };
+      g.impressions += s.impressions;
+      g.clicks += s.clicks;
+      g.spend += microsOf(s.spend);
+      g.conversions += s.conversions;
+      groupsOut.set(key, g);
+    }
+    const order = (g: { values: Record<string, string> }) => `${g.values.TimePeriod}|${g.values.CampaignId.padStart(20, "0")}|${g.values.AdGroupId.padStart(20, "0")}|${g.values.AdId.padStart(20, "0")}`;
+    const rows = [...groupsOut.values()].map((g) => ({ g, k: order(g) })).sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : 0)).map((x) => x.g);
+    const id = String(30_000_000_000 + ++seq);
+    const lines: string[] = [];
+    if (r.ExcludeReportHeader !== true) {
+      lines.push(...[`Report Name: ${r.ReportName ?? `${r.Type.replace(/Request$/, "")}-${id}`}`, `Report Time: ${from}, ${to}`, `Time Zone: ${zone}`,
+        `Last Completed Available Day: ${new Date().toISOString()} (GMT)`, `Last Completed Available Hour: ${new Date().toISOString()} (GMT)`,
+        `Report Aggregation: ${aggregation}`, "Report Filter: ", "Potential Incomplete Data: true", `Rows: ${rows.length}`].map(csvField), "");
+    }
+    if (r.ExcludeColumnHeaders !== true) lines.push((columns as string[]).map(csvField).join(","));
+    for (const g of rows) {
+      lines.push((columns as string[]).map((c) => csvField(
+        c === "Impressions" ? String(g.impressions) : c === "Clicks" ? String(g.clicks) : c === "Spend" ? decimalOf(g.spend) : c === "Conversions" ? g.conversions.toFixed(2) : g.values[c],
+      )).join(","));
+    }
+    if (r.ExcludeReportFooter !== true) lines.push("", csvField(`©${new Date().getUTCFullYear()} Microsoft Corporation. All rights reserved. `));
+    const text = strToU8(`${lines.join("\r\n")}\r\n`);
+    const csv = new Uint8Array(text.length + 3);
+    csv.set([0xef, 0xbb, 0xbf]);
+    csv.set(text, 3);
+    const job: MsReportJob = { id, accountId: account.id, request: r, rows: rows.length, polls: 0, status: "Pending" };
+    reports.push(job);
+    jobs.set(id, { job, token, zip: rows.length ? zipSync({ [`${id}.csv`]: csv }) : null, delay, fail: failing > 0 });
+    if (failing > 0) failing--;
+    return { ReportRequestId: id };
+  }
+
+  function pollReport(body: any, token: string, base: string) {
+    const j = typeof body?.ReportRequestId === "string" ? jobs.get(body.ReportRequestId) : undefined;
+    if (!j || j.token !== token) throw reportError(MS_CODES.invalidReportId, "ReportingServiceInvalidReportId", "The report request ID is not valid.");
+    j.job.polls++;
+    if (j.job.polls > j.delay) j.job.status = j.fail ? "Error" : "Success";
+    let url: string | null = null;
+    if (j.job.status === "Success" && j.zip) {
+      const sig = crypto.randomBytes(16).toString("base64url");
+      const expiresAt = expiring > 0 ? Date.now() - 1 : Date.now() + URL_TTL_MS;
+      if (expiring > 0) expiring--;
+      signatures.set(sig, { id: j.job.id, expiresAt });
+      url = `${base}/ReportDownload/${j.job.id}.zip?sv=2020-08-04&sr=b&se=${encodeURIComponent(new Date(expiresAt).toISOString())}&sp=r&sig=${sig}`;
+    }
+    return { ReportRequestStatus: { ReportDownloadUrl: url, Status: j.job.status } };
+  }
+
+  function download(req: http.IncomingMessage, res: http.ServerResponse, url: URL, id: string) {
+    const entry: MsDownload = { id, status: 0, authorization: req.headers.authorization !== undefined, bytes: 0, total: 0, closedEarly: false };
+    downloads.push(entry);
+    const sig = signatures.get(url.searchParams.get("sig") ?? "");
+    const zip = jobs.get(id)?.zip;
+    if (!sig || sig.id !== id || sig.expiresAt <= Date.now() || !zip) {
+      entry.status = 403;
+      res.writeHead(403, { "content-type": "application/xml" });
+      return res.end(`<?xml version="1.0" encoding="utf-8"?><Error><Code>AuthenticationFailed</Code><Message>Server failed to authenticate the request. Signed expiry time has passed or the signature is invalid.</Message></Error>`);
+    }
+    entry.status = 200;
+    entry.total = zip.length;
+    res.writeHead(200, { "content-type": "application/x-zip-compressed", "content-length": String(zip.length) });
+    // 16 KiB a millisecond (a fast WAN link rather than loopback), so that where a client stopped reading shows.
+    let at = 0;
+    let closed = false;
+    const pump = () => {
+      if (closed) return;
+      if (at >= zip.length) return void res.end();
+      const chunk = zip.subarray(at, at + 16_384);
+      at += chunk.length;
+      entry.bytes = at;
+      const next = () => setTimeout(pump, pace);
+      if (res.write(chunk)) next();
+      else res.once("drain", next);
+    };
+    res.on("close", () => { closed = true; if (!res.writableFinished) entry.closedEarly = true; });
+    pump();
   }
 
   function addKeywords(g: MsAdGroup, list: unknown) {
@@ -281,13 +509,17 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
       res.writeHead(r.status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
       return res.end(JSON.stringify(r.body));
     }
+    const dl = method === "GET" ? DOWNLOAD.exec(url.pathname) : null;
+    if (dl) return download(req, res, url, dl[1]);
     const { authorization: _a, developertoken: _d, ...headers } = req.headers;
     const record: MsRequest = { method, op: url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : url.pathname, headers, body: null, status: 0, trackingId, at: Date.now(), throttled: false };
     requests.push(record);
     try {
-      if (!url.pathname.startsWith(PREFIX)) throw new Fault(404, {});
-      const account = authorize(req);
-      if (fault && fault.n > 0) {
+      const service = url.pathname.startsWith(PREFIX) ? "campaign" : url.pathname.startsWith(REPORTING) ? "reporting" : url.pathname.startsWith(CUSTOMER) ? "customer" : null;
+      if (!service) throw new Fault(404, {});
+      const caller = user(req);
+      const account = service === "customer" ? null : authorize(req);
+      if (fault && fault.n > 0 && (!fault.op || fault.op === record.op)) {
         fault.n--;
         if (fault.kind === "call_rate") {
           record.throttled = true;
@@ -302,7 +534,16 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
         throw operation(MS_CODES.nullRequest, "NullRequest", "The request message is null or could not be read as JSON.");
       }
       record.status = 200;
-      return send(200, route(method, record.op, body, account));
+      if (service === "customer") {
+        if (method === "POST" && url.pathname === `${CUSTOMER}Account/Query`) return send(200, getAccount(body, caller));
+        throw new Fault(404, {});
+      }
+      if (service === "reporting") {
+        if (method === "POST" && url.pathname === `${REPORTING}GenerateReport/Submit`) return send(200, submitReport(body, account!, caller.token));
+        if (method === "POST" && url.pathname === `${REPORTING}GenerateReport/Poll`) return send(200, pollReport(body, caller.token, `http://${req.headers.host}`));
+        throw new Fault(404, {});
+      }
+      return send(200, route(method, record.op, body, account!));
     } catch (e) {
       if (!(e instanceof Fault)) {
         record.status = 500;
@@ -316,13 +557,16 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
 
   const url = await listenLocal(server);
   return {
-    url, developerToken, app, requests, tokenRequests, bidWrites,
+    url, developerToken, app, requests, tokenRequests, bidWrites, reports, downloads,
     addToken(t, o = {}) { tokens.set(t, { expiresAt: o.expiresInS === undefined ? null : Date.now() + o.expiresInS * 1000, accounts: o.accounts ?? null }); },
     expireToken(t) { const x = tokens.get(t); if (x) x.expiresAt = Date.now() - 1000; },
     addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, scope: o.scope, codeChallenge: o.codeChallenge, accounts: o.accounts ?? null, used: false }); },
     revokeRefreshToken(t) { const r = refreshTokens.get(t); if (r) r.revoked = true; },
     addAccount(a) {
-      const acc: MsAccount = { id: a.id ?? nextId(180_000_000), customerId: a.customerId, name: a.name, number: `F${crypto.randomBytes(4).toString("hex").toUpperCase().slice(0, 7)}` };
+      const acc: MsAccount = {
+        id: a.id ?? nextId(180_000_000), customerId: a.customerId, name: a.name, number: `F${crypto.randomBytes(4).toString("hex").toUpperCase().slice(0, 7)}`,
+        currency: a.currency ?? "USD", timeZone: a.timeZone ?? "PacificTimeUSCanadaTijuana",
+      };
       accounts.set(acc.id, acc);
       return { ...acc };
     },
@@ -346,8 +590,24 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
     keywordsOf: (id) => liveKeywords(id).map((k) => ({ ...k })),
     refuseAdGroup(id) { refusedGroups.add(id); },
     refuseText(t) { refusedTexts.add(t.toLowerCase()); },
-    failNext(kind, n = 1) { fault = { kind, n }; },
-    resetLog() { requests.length = 0; tokenRequests.length = 0; bidWrites.length = 0; fault = null; },
+    failNext(kind, n = 1, op) { fault = { kind, n, op }; },
+    addStats(rows) {
+      for (const r of rows) {
+        const g = adGroups.get(r.adGroupId);
+        if (!g) throw new Error(`no ad group ${r.adGroupId}`);
+        if (!/^-?\d+(\.\d+)?$/.test(r.spend)) throw new Error(`spend ${r.spend}: a decimal string of the account currency`);
+        stats.push({
+          accountId: g.accountId, campaignId: g.campaignId, adGroupId: g.id, adId: r.adId ?? `${g.id}0001`, adTitle: r.adTitle ?? `Ad of ${g.name}`,
+          date: r.date, impressions: r.impressions, clicks: r.clicks, spend: r.spend, conversions: r.conversions ?? 0,
+        });
+      }
+    },
+    reportDelay(polls) { delay = polls; },
+    failReports(n = 1) { failing = n; },
+    expireDownloads() { for (const s of signatures.values()) s.expiresAt = 0; },
+    expireUrls(n = 1) { expiring = n; },
+    downloadPace(ms) { pace = ms; },
+    resetLog() { requests.length = 0; tokenRequests.length = 0; bidWrites.length = 0; fault = null; reports.length = 0; downloads.length = 0; },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }

@@ -36,6 +36,18 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   cap's reset many hours away). Limits are per category, the one the description names (`x-ratelimit-category`).
 // - Faults: the next n API calls (optionally of one category) are throttled per minute, or hit the Trial tier's
 //   1,000-a-day cap, or fail with a 500.
+// - Reporting (issue 13): the ad account (`GET /ad_accounts/{id}`: its `currency`; Pinterest's AdAccount has no time
+//   zone field), its ads (`GET .../ads`, bookmark paging), the sync analytics of campaigns, ad groups and ads
+//   (`GET .../{campaigns|ad_groups|ads}/analytics`: ids required, 1-250 of them; `columns` comma-separated
+//   (`explode: false`); `start_date`/`end_date` UTC days, at most 90 days back and 90 days long; one JSON array, no
+//   paging; rows whose metrics are all 0 are left out and a metric without value is not returned), and the async
+//   reports (`POST .../reports` -> token; `GET .../reports?token=` IN_PROGRESS until the job is done, then FINISHED
+//   with a `url` valid 5 minutes; up to 914 days back and 186 days long). Stats are seeded per ad and per UTC day in
+//   Pinterest's own columns (`addStats`: IMPRESSION_1, CLICKTHROUGH_1, SPEND_IN_MICRO_DOLLAR in micro-units of the
+//   account's currency, TOTAL_CONVERSIONS) and rolled up to ad groups and campaigns as Pinterest does. The download
+//   is a pre-signed object-store URL outside the API (no Authorization header: S3 refuses a second auth mechanism);
+//   the file's layout is approximate (the description does not describe it): CSV with the requested column names as
+//   the header (DATE first for DAY), metrics zero-filled; JSON an object keyed by entity id, zero metrics left out.
 // Exception codes and messages marked "approximate" are not from Pinterest's documentation.
 
 export const PINTEREST_SPEC_FILE = process.env.VENDOR_SPECS_DIR
@@ -122,7 +134,8 @@ export class PinterestSpec {
     for (const p of params) {
       if (p.in === "path") out.push(...this.validate(p.schema, op.pathParams[p.name], `${name} path ${p.name}`));
       if (p.in !== "query") continue;
-      const raw = r.query.getAll(p.name);
+      // `explode: false` (the analytics `columns`) is one comma-separated value rather than repeated keys.
+      const raw = p.explode === false ? r.query.getAll(p.name).flatMap((x) => x.split(",")) : r.query.getAll(p.name);
       if (!raw.length) { if (p.required) out.push(`${name}: query ${p.name} is required`); continue; }
       const coerce = (s: string, t: string | undefined) => (t === "integer" || t === "number" ? (/^-?\d+(\.\d+)?$/.test(s) ? Number(s) : s) : t === "boolean" ? (s === "true" ? true : s === "false" ? false : s) : s);
       const schema = this.deref(p.schema);
@@ -181,6 +194,13 @@ export interface PinterestAdGroup {
   placement_group: string; pacing_delivery_type: string; start_time: number | null; end_time: number | null; summary_status: string; type: "adgroup";
   created_time: number; updated_time: number;
 }
+export interface PinterestAd {
+  id: string; ad_account_id: string; ad_group_id: string; campaign_id: string; name: string; status: string; pin_id: string; creative_type: "REGULAR";
+  review_status: "APPROVED"; type: "pinpromotion"; created_time: number; updated_time: number;
+}
+/** One ad's delivery on one UTC day, in Pinterest's reporting columns (spend in micro-units of the account currency). */
+export interface PinterestStats { adId: string; date: string; [column: string]: number | string }
+export type PinterestReportStatus = "FINISHED" | "FAILED" | "EXPIRED" | "CANCELLED";
 export interface PinterestKeyword { id: string; parent_id: string; parent_type: "adgroup"; value: string; match_type: string; archived: boolean; bid: null; type: "keyword" }
 
 export interface PinterestRequest {
@@ -205,7 +225,16 @@ export interface PinterestAdsServer {
   addToken(token: string, opts?: { expiresInS?: number; accounts?: string[]; scopes?: string[] }): void;
   expireToken(token: string): void;
   addCode(code: string, opts: { redirectUri: string; accounts?: string[] }): void;
-  addAdAccount(a: { id: string; name: string }): void;
+  /** An ad account; `currency` ISO 4217 (default USD). */
+  addAdAccount(a: { id: string; name: string; currency?: string; country?: string }): void;
+  addAd(a: { adAccountId: string; adGroupId: string; name: string; id?: string; status?: string }): PinterestAd;
+  /** Delivery stats of an ad on a UTC day, in Pinterest's columns (IMPRESSION_1, CLICKTHROUGH_1, SPEND_IN_MICRO_DOLLAR...). */
+  addStats(s: PinterestStats): void;
+  /** Async reports: how many polls answer IN_PROGRESS before the job ends (default 1), and how it ends (default FINISHED). */
+  setReportJobs(o: { pollsBeforeDone?: number; outcome?: PinterestReportStatus }): void;
+  /** The async report jobs submitted (their request bodies) and the downloads made. */
+  reportJobs: { token: string; accountId: string; body: Record<string, any>; polls: number }[];
+  downloads: { path: string; authorization: boolean; status: number }[];
   addCampaign(c: { adAccountId: string; name: string; id?: string; status?: string }): PinterestCampaign;
   addAdGroup(g: { adAccountId: string; campaignId: string; name: string; targetingSpec: Record<string, any>; id?: string; status?: string }): PinterestAdGroup;
   addKeyword(adGroupId: string, k: { value: string; matchType: string }): PinterestKeyword;
@@ -254,6 +283,15 @@ const REFRESH_DAYS = 60;
 const clone = <T>(v: T): T => structuredClone(v);
 const now = () => Math.floor(Date.now() / 1000);
 const numericId = () => `${crypto.randomInt(100_000, 999_999)}${crypto.randomInt(100_000, 999_999)}`;
+/** Sync analytics: days back (UTC) and days long; async reports (non-HOUR): the description's limits. */
+const SYNC_LOOKBACK_DAYS = 90;
+const ASYNC_LOOKBACK_DAYS = 914;
+const ASYNC_RANGE_DAYS = 186;
+const DOWNLOAD_TTL_MS = 5 * 60_000;
+const METRIC_COLUMNS = new Set(["IMPRESSION_1", "IMPRESSION_2", "TOTAL_IMPRESSION", "CLICKTHROUGH_1", "CLICKTHROUGH_2", "TOTAL_CLICKTHROUGH", "OUTBOUND_CLICK_1", "SPEND_IN_MICRO_DOLLAR", "TOTAL_CONVERSIONS"]);
+const dayOf = (d: string) => Date.parse(`${d}T00:00:00Z`) / 86_400_000;
+const todayUtc = () => Math.floor(Date.now() / 86_400_000);
+const csvField = (v: unknown) => { const t = String(v ?? ""); return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t; };
 const bookmarkOf = (offset: number) => Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
 
 export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
@@ -262,7 +300,14 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
   const tokens = new Map<string, { expiresAt: number; accounts: string[] | null; scopes: string[] }>();
   const refreshTokens = new Map<string, { expiresAt: number; accounts: string[] | null; scopes: string[] }>();
   const codes = new Map<string, { redirectUri: string; accounts: string[] | null; used: boolean }>();
-  const accounts = new Map<string, { id: string; name: string }>();
+  const accounts = new Map<string, { id: string; name: string; currency: string; country: string }>();
+  const ads = new Map<string, PinterestAd>();
+  const stats: PinterestStats[] = [];
+  const reportJobs: PinterestAdsServer["reportJobs"] = [];
+  const downloads: PinterestAdsServer["downloads"] = [];
+  const jobs = new Map<string, { accountId: string; body: Record<string, any>; polls: number; pollsBeforeDone: number; outcome: PinterestReportStatus; url?: string; finishedAt?: number }>();
+  let jobSettings: { pollsBeforeDone: number; outcome: PinterestReportStatus } = { pollsBeforeDone: 1, outcome: "FINISHED" };
+  let base = "";
   const campaigns = new Map<string, PinterestCampaign>();
   const adGroups = new Map<string, PinterestAdGroup>();
   const keywords = new Map<string, PinterestKeyword>();
@@ -372,6 +417,117 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
     return { keywords: updated, errors };
   }
 
+  // ---- reporting ---------------------------------------------------------------------------------------------------
+  type Level = "campaign" | "ad_group" | "ad";
+  /** Rows as Pinterest reports them: the ads' stats rolled up to `level`, per UTC day (DAY) or over the range (TOTAL). */
+  function statRows(accountId: string, level: Level, filter: { campaigns?: string[]; adGroups?: string[]; ads?: string[] }, start: string, end: string, granularity: string, columns: string[], zeroFill: boolean) {
+    const key = (a: PinterestAd) => (level === "campaign" ? a.campaign_id : level === "ad_group" ? a.ad_group_id : a.id);
+    const sums = new Map<string, { id: string; ad: PinterestAd; date: string | null; m: Record<string, number> }>();
+    for (const st of stats) {
+      const a = ads.get(st.adId);
+      if (!a || a.ad_account_id !== accountId || st.date < start || st.date > end) continue;
+      if ((filter.campaigns && !filter.campaigns.includes(a.campaign_id)) || (filter.adGroups && !filter.adGroups.includes(a.ad_group_id)) || (filter.ads && !filter.ads.includes(a.id))) continue;
+      const date = granularity === "DAY" ? st.date : null;
+      const k = `${key(a)}|${date ?? ""}`;
+      const row = sums.get(k) ?? { id: key(a), ad: a, date, m: {} };
+      for (const [c, v] of Object.entries(st)) if (METRIC_COLUMNS.has(c)) row.m[c] = (row.m[c] ?? 0) + Number(v);
+      sums.set(k, row);
+    }
+    const idColumn = level === "campaign" ? "CAMPAIGN_ID" : level === "ad_group" ? "AD_GROUP_ID" : "AD_ID";
+    return [...sums.values()].sort((a, b) => (a.id === b.id ? String(a.date).localeCompare(String(b.date)) : BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+      .filter((r) => columns.some((c) => METRIC_COLUMNS.has(c) && (r.m[c] ?? 0) !== 0)) // rows of zeros are left out
+      .map((r) => {
+        const out: Record<string, string | number> = { [idColumn]: r.id };
+        if (r.date) out.DATE = r.date;
+        const g = adGroups.get(r.ad.ad_group_id);
+        const names: Record<string, string | undefined> = {
+          CAMPAIGN_ID: r.ad.campaign_id, CAMPAIGN_NAME: campaigns.get(r.ad.campaign_id)?.name, AD_GROUP_ID: level === "campaign" ? undefined : r.ad.ad_group_id,
+          AD_GROUP_NAME: level === "campaign" ? undefined : g?.name, AD_ID: level === "ad" ? r.ad.id : undefined, AD_NAME: level === "ad" ? r.ad.name : undefined,
+          PIN_PROMOTION_ID: level === "ad" ? r.ad.id : undefined, PIN_PROMOTION_NAME: level === "ad" ? r.ad.name : undefined,
+        };
+        for (const c of columns) {
+          if (METRIC_COLUMNS.has(c)) { const v = r.m[c] ?? 0; if (v !== 0 || zeroFill) out[c] = v; } // "a column with no value may not be returned"
+          else if (names[c] !== undefined) out[c] = names[c]!;
+        }
+        return out;
+      });
+  }
+
+  function syncAnalytics(accountId: string, what: string, q: URLSearchParams) {
+    const level: Level = what.startsWith("campaigns") ? "campaign" : what.startsWith("ad_groups") ? "ad_group" : "ad";
+    const refuse = () => new ApiError(400, 400, level === "campaign" ? "Invalid ad account campaign analytics parameters." : level === "ad_group" ? "Invalid ad account group analytics parameters." : "Invalid ad account ads analytics parameters.");
+    const start = q.get("start_date") ?? "";
+    const end = q.get("end_date") ?? "";
+    const granularity = q.get("granularity") ?? "";
+    const columns = q.getAll("columns").flatMap((c) => c.split(","));
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(start) || !/^\d{4}-\d{2}-\d{2}$/.test(end) || dayOf(end) < dayOf(start)) throw refuse();
+    if (dayOf(start) < todayUtc() - SYNC_LOOKBACK_DAYS || dayOf(end) - dayOf(start) > SYNC_LOOKBACK_DAYS) throw refuse();
+    if (!["TOTAL", "DAY"].includes(granularity) || !columns.length) throw refuse(); // WEEK/MONTH/HOUR: not modelled here
+    const ids = (n: string) => (q.getAll(n).length ? q.getAll(n) : undefined);
+    if (level === "campaign" && !ids("campaign_ids")) throw refuse();
+    if (level === "ad_group" && !ids("ad_group_ids")) throw refuse();
+    if (level === "ad" && !ids("ad_ids") && !(ids("campaign_ids") && ids("pin_ids"))) throw refuse(); // "either ad_ids or both campaign_ids and pin_ids"
+    return statRows(accountId, level, { campaigns: ids("campaign_ids"), adGroups: ids("ad_group_ids"), ads: ids("ad_ids") }, start, end, granularity, columns, false);
+  }
+
+  function createReport(accountId: string, body: Record<string, any>) {
+    const refuse = () => new ApiError(400, 400, "Invalid ad account ads analytics parameters.");
+    const { start_date: start, end_date: end, granularity, level, columns } = body ?? {};
+    if (typeof start !== "string" || typeof end !== "string" || dayOf(end) < dayOf(start)) throw refuse();
+    if (dayOf(start) < todayUtc() - ASYNC_LOOKBACK_DAYS || dayOf(end) - dayOf(start) > ASYNC_RANGE_DAYS) throw refuse();
+    if (!["TOTAL", "DAY"].includes(granularity) || !["CAMPAIGN", "AD_GROUP", "PIN_PROMOTION"].includes(level) || !Array.isArray(columns) || !columns.length) throw refuse();
+    const token = crypto.randomBytes(12).toString("hex");
+    jobs.set(token, { accountId, body: clone(body), polls: 0, pollsBeforeDone: jobSettings.pollsBeforeDone, outcome: jobSettings.outcome });
+    reportJobs.push({ token, accountId, body: clone(body), polls: 0 });
+    return { report_status: "IN_PROGRESS", token, message: null };
+  }
+
+  function pollReport(accountId: string, token: string) {
+    const j = jobs.get(token);
+    if (!j || j.accountId !== accountId) return { report_status: "DOES_NOT_EXIST", url: null, size: null };
+    j.polls++;
+    reportJobs.find((r) => r.token === token)!.polls = j.polls;
+    if (j.polls <= j.pollsBeforeDone) return { report_status: "IN_PROGRESS", url: null, size: null };
+    if (j.outcome !== "FINISHED") return { report_status: j.outcome, url: null, size: null };
+    j.finishedAt ??= Date.now();
+    const ext = j.body.report_format === "CSV" ? "csv" : "json";
+    j.url = `${base}/pinterest-ads-reporting/${accountId}/${token}.${ext}?X-Amz-Expires=300&X-Amz-Signature=${crypto.createHash("sha256").update(token).digest("hex")}`;
+    return { report_status: "FINISHED", url: j.url, size: reportFile(token).length };
+  }
+
+  /** The finished report's file, as Pinterest's download would hold it (layout approximate, see above). */
+  function reportFile(token: string): Buffer {
+    const j = jobs.get(token)!;
+    const b = j.body;
+    const level: Level = b.level === "CAMPAIGN" ? "campaign" : b.level === "AD_GROUP" ? "ad_group" : "ad";
+    const csv = b.report_format === "CSV";
+    const rows = statRows(j.accountId, level, { campaigns: b.campaign_ids, adGroups: b.ad_group_ids, ads: b.ad_ids }, b.start_date, b.end_date, b.granularity, b.columns, csv);
+    if (csv) {
+      const header = [...(b.granularity === "DAY" ? ["DATE"] : []), ...b.columns];
+      return Buffer.from([header, ...rows.map((r) => header.map((h) => r[h] ?? ""))].map((r) => r.map(csvField).join(",")).join("\r\n") + "\r\n");
+    }
+    const idColumn = level === "campaign" ? "CAMPAIGN_ID" : level === "ad_group" ? "AD_GROUP_ID" : "AD_ID";
+    const byId: Record<string, unknown[]> = {};
+    for (const r of rows) (byId[String(r[idColumn])] ??= []).push(r);
+    return Buffer.from(JSON.stringify(byId));
+  }
+
+  function download(req: { headers: Record<string, string | string[] | undefined> }, url: URL, res: import("node:http").ServerResponse) {
+    const m = /^\/pinterest-ads-reporting\/(\d+)\/([0-9a-f]+)\.(csv|json)$/.exec(url.pathname);
+    const j = m ? jobs.get(m[2]) : undefined;
+    const log = { path: url.pathname, authorization: req.headers.authorization !== undefined, status: 200 };
+    downloads.push(log);
+    const record: PinterestRequest = { method: "GET", path: url.pathname, query: {}, body: null, requestId: "", category: null, at: Date.now(), status: 200 };
+    requests.push(record);
+    const fail = (status: number, code: string) => { log.status = status; record.status = status; res.writeHead(status, { "content-type": "application/xml" }); res.end(`<Error><Code>${code}</Code></Error>`); };
+    if (!m || !j || j.accountId !== m[1] || !j.url || new URL(j.url).searchParams.get("X-Amz-Signature") !== url.searchParams.get("X-Amz-Signature")) return fail(403, "AccessDenied");
+    if (log.authorization) return fail(400, "InvalidArgument"); // "Only one auth mechanism allowed"
+    if (Date.now() - j.finishedAt! > DOWNLOAD_TTL_MS) return fail(403, "AccessDenied"); // the link is valid five minutes
+    const file = reportFile(m[2]);
+    res.writeHead(200, { "content-type": m[3] === "csv" ? "text/csv" : "application/json", "content-length": String(file.length) });
+    res.end(file);
+  }
+
   // ---- OAuth -------------------------------------------------------------------------------------------------------
   function oauthToken(authz: string, form: URLSearchParams) {
     const basic = /^Basic (.+)$/.exec(authz);
@@ -413,6 +569,23 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
   function route(method: string, apiPath: string, q: URLSearchParams, body: unknown, t: { accounts: string[] | null; scopes: string[] }): unknown {
     if (method === "GET" && apiPath === "/resources/targeting/INTEREST") {
       return [Object.fromEntries([...interests].filter(([id]) => !refusedInterests.has(id)))];
+    }
+    const r = /^\/ad_accounts\/(\d+)(?:\/(ads|reports|campaigns\/analytics|ad_groups\/analytics|ads\/analytics))?$/.exec(apiPath);
+    if (r) {
+      const [, accountId, what] = r;
+      if (!accounts.has(accountId) || (t.accounts && !t.accounts.includes(accountId))) throw new ApiError(403, 29, "You are not permitted to access that resource.");
+      const a = accounts.get(accountId)!;
+      if (!what && method === "GET") return { id: a.id, name: a.name, currency: a.currency, country: a.country, owner: { id: "1234567890", username: "pins" }, permissions: ["OWNER"], created_time: 1_600_000_000, updated_time: 1_600_000_000 };
+      if (what === "ads" && method === "GET") {
+        const [cids, gids, aids] = ["campaign_ids", "ad_group_ids", "ad_ids"].map((n) => q.getAll(n));
+        if ([cids, gids, aids].filter((x) => x.length).length > 1) throw new ApiError(400, 400, "Invalid ads parameters."); // "Provide only campaign_id or ad_group_id or ad_id"
+        const all = [...ads.values()].filter((x) => x.ad_account_id === accountId && statuses(q).includes(x.status) && (!cids.length || cids.includes(x.campaign_id)) && (!gids.length || gids.includes(x.ad_group_id)) && (!aids.length || aids.includes(x.id)));
+        return page(ordered(all, q), q, 250);
+      }
+      if (what?.endsWith("/analytics") && method === "GET") return syncAnalytics(accountId, what, q);
+      if (what === "reports" && method === "POST") return createReport(accountId, body as Record<string, any>);
+      if (what === "reports" && method === "GET") return pollReport(accountId, q.get("token") ?? "");
+      throw new ApiError(405, 405, "Method not allowed."); // approximate
     }
     const m = /^\/ad_accounts\/([^/]+)\/(campaigns|ad_groups|keywords|ad_groups\/audience_sizing)$/.exec(apiPath);
     if (!m) throw new ApiError(404, 404, "Not found."); // approximate
@@ -470,6 +643,7 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
   const server = bodyServer((req, res, url, raw) => {
     const method = (req.method ?? "GET").toUpperCase();
     const requestId = crypto.randomBytes(8).toString("hex");
+    if (url.pathname.startsWith("/pinterest-ads-reporting/")) return download(req, url, res); // the object store, not the API
     const apiPath = url.pathname.replace(/^\/v5(?=\/)/, "");
     const isToken = apiPath === "/oauth/token";
     const category = url.pathname.startsWith("/v5/") ? spec.category(method, apiPath) : null;
@@ -513,15 +687,31 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
     }
   });
 
-  const base = await listenLocal(server);
+  base = await listenLocal(server);
   return {
-    url: base, spec, app, requests, tokenRequests, budgetWrites, specViolations, counts,
+    url: base, spec, app, requests, tokenRequests, budgetWrites, specViolations, counts, reportJobs, downloads,
     addToken(value, o = {}) {
       tokens.set(value, { expiresAt: Date.now() + (o.expiresInS ?? TOKEN_DAYS * 86_400) * 1000, accounts: o.accounts ?? null, scopes: o.scopes ?? ["ads:read", "ads:write"] });
     },
     expireToken(value) { const t = tokens.get(value); if (t) t.expiresAt = Date.now() - 1000; },
     addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, accounts: o.accounts ?? null, used: false }); },
-    addAdAccount(a) { accounts.set(a.id, { ...a }); },
+    addAdAccount(a) { accounts.set(a.id, { id: a.id, name: a.name, currency: a.currency ?? "USD", country: a.country ?? "US" }); },
+    addAd(a) {
+      const g = adGroups.get(a.adGroupId);
+      if (!g) throw new Error(`no ad group ${a.adGroupId}`);
+      const ad: PinterestAd = {
+        id: a.id ?? numericId(), ad_account_id: a.adAccountId, ad_group_id: g.id, campaign_id: g.campaign_id, name: a.name, status: a.status ?? "ACTIVE", pin_id: numericId(),
+        creative_type: "REGULAR", review_status: "APPROVED", type: "pinpromotion", created_time: now(), updated_time: now(),
+      };
+      ads.set(ad.id, ad);
+      return clone(ad);
+    },
+    addStats(st) {
+      if (!ads.has(st.adId)) throw new Error(`no ad ${st.adId}`);
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(st.date)) throw new Error(`date ${st.date}: YYYY-MM-DD (UTC)`);
+      stats.push({ ...st });
+    },
+    setReportJobs(o) { jobSettings = { pollsBeforeDone: o.pollsBeforeDone ?? jobSettings.pollsBeforeDone, outcome: o.outcome ?? jobSettings.outcome }; },
     addCampaign(c) {
       const camp: PinterestCampaign = { id: c.id ?? numericId(), ad_account_id: c.adAccountId, name: c.name, status: c.status ?? "ACTIVE", objective_type: "CONSIDERATION", created_time: now(), updated_time: now(), type: "campaign" };
       campaigns.set(camp.id, camp);
@@ -552,6 +742,7 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
     failNext(kind, n, o = {}) { fault = { kind, n, resetS: o.resetS ?? 2, category: o.category }; },
     resetLog() {
       requests.length = 0; tokenRequests.length = 0; budgetWrites.length = 0; specViolations.length = 0; fault = null; used.clear();
+      reportJobs.length = 0; downloads.length = 0;
       counts.authorization_code = 0; counts.refresh_token = 0; counts.refused = 0;
     },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),

@@ -23,6 +23,16 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   "E2xxx: ..." on error): all fine 200 SUCCESS, some 200 PARTIAL, none 400 ERROR. No validate-only mode exists.
 // - Throttle: a bare 429 with no Retry-After and no rate-limit headers (providers.md §3f). `failNext("throttle")`
 //   forces it; `perTokenPerSecond` enforces a per-token budget like Snap's 10 requests/s.
+// - Reporting (issue 13): ads `GET /v1/adaccounts/{id}/ads` (ad_squad_id, name); stats
+//   `GET /v1/{adaccounts|campaigns|adsquads|ads}/{id}/stats` with `granularity` TOTAL|DAY (HOUR is refused here: not
+//   modelled), `fields` (impressions, swipes, spend, conversion_purchases; others refused), `start_time`/`end_time`
+//   ISO with an offset on the hour, for DAY at midnight of the account's time zone (Snap's own refusal text) and at
+//   most 32 days (approximate), `breakdown` (account: campaign|adsquad|ad; campaign: adsquad|ad; ad squad: ad),
+//   `omit_empty`, the attribution windows. Answers `timeseries_stats:[{sub_request_status, timeseries_stat:{...,
+//   timeseries:[{start_time,end_time,stats}] | breakdown_stats:{<level>:[{id,type,timeseries}]}}}]` or `total_stats`
+//   with `stats` instead of `timeseries`; times carry the account zone's offset. Stats are seeded per ad and day
+//   (`addStats`, the day in the account's time zone) as Snap stores them: `spend` integer micros of the account's
+//   currency, `swipes`, `conversion_purchases`; a campaign's or ad squad's are its ads' sums. No paging on stats.
 // Where providers.md is silent, shapes follow Snap's public reference as remembered; E-codes marked "approximate"
 // were not verified, so clients should branch on the HTTP status and sub_request_status, not on these codes.
 
@@ -50,6 +60,9 @@ export const SNAP_CODES = {
 export interface SnapAdAccount { id: string; name: string; organization_id: string; currency: string; timezone: string; status: string; type: string; created_at: string; updated_at: string }
 export interface SnapCampaign { id: string; ad_account_id: string; name: string; status: string; objective: string; start_time: string; created_at: string; updated_at: string }
 export type SnapAdSquad = Record<string, any> & { id: string; campaign_id: string; name: string; status: string; targeting: Record<string, any> };
+export interface SnapAd { id: string; ad_squad_id: string; name: string; type: string; status: string; creative_id: string; created_at: string; updated_at: string }
+/** One ad's stats for one day (YYYY-MM-DD in the account's time zone), in Snap's units. */
+export interface SnapStat { adId: string; date: string; impressions?: number; swipes?: number; spend?: number; conversion_purchases?: number }
 export interface SnapInterest { id: string; name: string; path: string; parent_id: string; source: string }
 
 export interface SnapRequest {
@@ -76,7 +89,10 @@ export interface SnapAdsServer {
   addToken(token: string, opts?: { expiresInS?: number; accounts?: string[] }): void;
   expireToken(token: string): void;
   addCode(code: string, opts: { redirectUri: string; accounts?: string[] }): void;
-  addAdAccount(a?: { id?: string; name?: string }): SnapAdAccount;
+  addAdAccount(a?: { id?: string; name?: string; currency?: string; timezone?: string }): SnapAdAccount;
+  addAd(a: { adSquadId: string; name: string; id?: string }): SnapAd;
+  /** Stats of one ad on one day, added to what is stored (spend in integer micros, as Snap reports it). */
+  addStats(s: SnapStat): void;
   addCampaign(c: { adAccountId: string; name: string; id?: string; status?: string }): SnapCampaign;
   /** An ad squad with realistic defaults (budget, bid, schedule, placement); `extra` overrides any field. */
   addAdSquad(s: { campaignId: string; name: string; targeting: Record<string, any>; id?: string; extra?: Record<string, any> }): SnapAdSquad;
@@ -90,8 +106,8 @@ export interface SnapAdsServer {
   retireInterest(id: string): void;
   /** Writes to this ad squad are refused from now on (its ads in review). */
   refuseAdSquad(id: string): void;
-  /** The next n API calls answer this fault (after auth). */
-  failNext(kind: "throttle" | "unavailable", n?: number): void;
+  /** The next n API calls answer this fault (after auth); with `only`, the next n calls whose path matches it. */
+  failNext(kind: "throttle" | "unavailable", n?: number, only?: RegExp): void;
   requests: SnapRequest[];
   writes: SnapWrite[];
   counts: { authorization_code: number; refresh_token: number; refused: number };
@@ -126,6 +142,8 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
   const accounts = new Map<string, SnapAdAccount>();
   const campaigns = new Map<string, SnapCampaign>();
   const squads = new Map<string, SnapAdSquad>();
+  const ads = new Map<string, SnapAd>();
+  const stats = new Map<string, Required<Omit<SnapStat, "adId" | "date">>>(); // `${adId} ${date}`
   const interests = new Map<string, SnapInterest>(SEED_INTERESTS.map(([id, name]) => [id, { id, name, path: `/${name}`, parent_id: "SLC_0", source: "SNAPCHAT" }]));
   const retired = new Set<string>();
   const refused = new Set<string>();
@@ -133,7 +151,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
   const writes: SnapWrite[] = [];
   const counts = { authorization_code: 0, refresh_token: 0, refused: 0 };
   const recent = new Map<string, number[]>();
-  let fault: { kind: "throttle" | "unavailable"; n: number } | null = null;
+  let fault: { kind: "throttle" | "unavailable"; n: number; only?: RegExp } | null = null;
 
   // ---- OAuth -------------------------------------------------------------------------------------------------------
   function issue(accountsSeen: string[] | null, refresh?: string) {
@@ -168,6 +186,113 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
   // ---- views and paging ----------------------------------------------------------------------------------------------
   const ownerOfCampaign = (id: string) => campaigns.get(id)?.ad_account_id ?? null;
   const ownerOfSquad = (id: string) => { const s = squads.get(id); return s ? ownerOfCampaign(s.campaign_id) : null; };
+  const ownerOfAd = (id: string) => { const a = ads.get(id); return a ? ownerOfSquad(a.ad_squad_id) : null; };
+
+  // ---- stats -------------------------------------------------------------------------------------------------------
+  const fmts = new Map<string, Intl.DateTimeFormat>();
+  const zoneFmt = (tz: string) => {
+    if (!fmts.has(tz)) fmts.set(tz, new Intl.DateTimeFormat("en-US", { timeZone: tz, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" }));
+    return fmts.get(tz)!;
+  };
+  /** The wall clock of instant t in tz: its date, whether it is midnight, and the zone's offset in minutes. */
+  function local(t: number, tz: string) {
+    const p = Object.fromEntries(zoneFmt(tz).formatToParts(new Date(t)).map((x) => [x.type, x.value]));
+    const wallMs = Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second);
+    return { date: `${p.year}-${p.month}-${p.day}`, midnight: p.hour === "00" && p.minute === "00" && p.second === "00" && t % 1000 === 0, offset: Math.round((wallMs - t) / 60_000) };
+  }
+  function isoIn(t: number, tz: string) {
+    const off = local(t, tz).offset;
+    const a = Math.abs(off);
+    return new Date(t + off * 60_000).toISOString().replace(/Z$/, "") + `${off < 0 ? "-" : "+"}${String(Math.floor(a / 60)).padStart(2, "0")}:${String(a % 60).padStart(2, "0")}`;
+  }
+  /** The instant after t at which the next local day starts (hour steps: zones move by whole or half hours). */
+  function nextMidnight(t: number, tz: string) {
+    let u = t + 3_600_000 * 20;
+    while (!local(u, tz).midnight || local(u, tz).date === local(t, tz).date) u += 1_800_000;
+    return u;
+  }
+  const STAT_FIELDS = ["impressions", "swipes", "spend", "conversion_purchases"] as const;
+  const BREAKDOWNS: Record<string, string[]> = { adaccounts: ["campaign", "adsquad", "ad"], campaigns: ["adsquad", "ad"], adsquads: ["ad"], ads: [] };
+  const TYPES: Record<string, string> = { adaccounts: "AD_ACCOUNT", campaigns: "CAMPAIGN", adsquads: "AD_SQUAD", ads: "AD", campaign: "CAMPAIGN", adsquad: "AD_SQUAD", ad: "AD" };
+  const WINDOWS = { swipe_up_attribution_window: ["1_DAY", "7_DAY", "28_DAY"], view_attribution_window: ["none", "1_HOUR", "3_HOUR", "6_HOUR", "1_DAY", "7_DAY", "28_DAY"], action_report_time: ["conversion", "impression"] } as const;
+
+  function statsOf(kind: string, id: string, acct: SnapAdAccount, url: URL) {
+    const q = url.searchParams;
+    const bad = (msg: string) => new SnapError(400, SNAP_CODES.badRequest, msg);
+    const granularity = q.get("granularity") ?? "TOTAL";
+    if (granularity === "HOUR") throw bad("Unsupported Stats Query: HOUR granularity is not modelled by this stand-in");
+    if (granularity !== "TOTAL" && granularity !== "DAY") throw bad(`Invalid granularity ${granularity}`);
+    const fields = (q.get("fields") ?? "impressions,swipes,spend").split(",").map((f) => f.trim()).filter(Boolean);
+    for (const f of fields) if (!(STAT_FIELDS as readonly string[]).includes(f)) throw bad(`Invalid field ${f}`);
+    for (const [k, allowed] of Object.entries(WINDOWS)) { const v = q.get(k); if (v !== null && !(allowed as readonly string[]).includes(v)) throw bad(`Invalid ${k} ${v}`); }
+    const breakdown = q.get("breakdown");
+    if (breakdown !== null && !BREAKDOWNS[kind].includes(breakdown)) throw bad(`Unsupported Stats Query: breakdown ${breakdown} is not supported for ${TYPES[kind]}`);
+    const omitEmpty = q.get("omit_empty") === "true";
+    const tz = acct.timezone;
+    const time = (k: string) => {
+      const v = q.get(k);
+      if (v === null) return null;
+      if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/.test(v) || Number.isNaN(Date.parse(v))) throw bad(`Invalid ${k} ${v}: ISO 8601 with a time zone expected`);
+      const t = Date.parse(v);
+      if (t % 3_600_000 !== 0 && local(t, tz).offset % 60 === 0) throw bad(`Unsupported Stats Query: ${k} must be on the hour`);
+      if (granularity === "DAY" && !local(t, tz).midnight) {
+        throw bad(`Unsupported Stats Query: Timeseries queries with DAY granularity must have a ${k === "start_time" ? "start" : "end"} time that is the start of day (00:00:00) for the account's timezone. This account's timezone is: ${tz}`);
+      }
+      return t;
+    };
+    let start = time("start_time");
+    let end = time("end_time");
+    if (granularity === "DAY" && (start === null || end === null)) throw bad("start_time and end_time are required for DAY granularity");
+    // TOTAL without times: the entity's lifetime (as far back as anything was seeded).
+    start ??= Date.parse("2015-01-01T00:00:00Z");
+    end ??= Date.now();
+    if (end <= start) throw bad("end_time must be after start_time");
+    const days: { date: string; from: number; to: number }[] = [];
+    for (let t = start; t < end;) { const n = granularity === "DAY" ? nextMidnight(t, tz) : end; days.push({ date: local(t, tz).date, from: t, to: Math.min(n, end) }); t = n; }
+    if (granularity === "DAY" && days.length > 32) throw bad("Unsupported Stats Query: DAY granularity queries can span at most 32 days");
+
+    // The ads under the entity, and which breakdown entity each one counts towards.
+    const adsOf = [...ads.values()].filter((a) => {
+      const squad = squads.get(a.ad_squad_id);
+      if (kind === "ads") return a.id === id;
+      if (kind === "adsquads") return a.ad_squad_id === id;
+      if (kind === "campaigns") return squad?.campaign_id === id;
+      return !!squad && ownerOfCampaign(squad.campaign_id) === acct.id;
+    });
+    const groupOf = (a: SnapAd) => (breakdown === "ad" ? a.id : breakdown === "adsquad" ? a.ad_squad_id : breakdown === "campaign" ? squads.get(a.ad_squad_id)!.campaign_id : id);
+    const groups = new Map<string, SnapAd[]>();
+    if (breakdown === "campaign") for (const c of campaigns.values()) if (c.ad_account_id === acct.id && (kind === "adaccounts")) groups.set(c.id, []);
+    if (breakdown === "adsquad") for (const sq of squads.values()) if (kind === "adaccounts" ? ownerOfCampaign(sq.campaign_id) === acct.id : sq.campaign_id === id) groups.set(sq.id, []);
+    if (!breakdown) groups.set(id, []);
+    for (const a of adsOf) groups.set(groupOf(a), [...(groups.get(groupOf(a)) ?? []), a]);
+    const sum = (members: SnapAd[], from: string, to: string | null) => {
+      const out: Record<string, number> = Object.fromEntries(fields.map((f) => [f, 0]));
+      for (const a of members) for (const [k, v] of stats) {
+        const [adId, date] = k.split(" ");
+        if (adId !== a.id || date < from || (to !== null && date > to)) continue;
+        for (const f of fields) out[f] += v[f as keyof typeof v];
+      }
+      return out;
+    };
+    const empty = (st: Record<string, number>) => Object.values(st).every((v) => v === 0);
+    const lastDate = local(end - 1, tz).date; // the range's last day (end_time is exclusive)
+    const span = { start_time: isoIn(start, tz), end_time: isoIn(end, tz) };
+    const entity = (gid: string, members: SnapAd[], type: string) => {
+      if (granularity === "TOTAL") {
+        const st = sum(members, days[0].date, lastDate);
+        return omitEmpty && breakdown && empty(st) ? null : { id: gid, type, granularity, ...span, stats: st };
+      }
+      const timeseries = days.map((d) => ({ start_time: isoIn(d.from, tz), end_time: isoIn(d.to, tz), stats: sum(members, d.date, d.date) }))
+        .filter((p) => !omitEmpty || !empty(p.stats));
+      return omitEmpty && breakdown && !timeseries.length ? null : { id: gid, type, granularity, ...span, timeseries };
+    };
+    const top: Record<string, unknown> = { id, type: TYPES[kind], granularity, ...span, finalized_data_end_time: isoIn(Math.min(end, Date.now()), tz) };
+    if (breakdown) top.breakdown_stats = { [breakdown]: [...groups].map(([gid, m]) => entity(gid, m, TYPES[breakdown])).filter(Boolean) };
+    else Object.assign(top, entity(id, groups.get(id)!, TYPES[kind]));
+    return granularity === "DAY"
+      ? { timeseries_stats: [{ sub_request_status: "SUCCESS", timeseries_stat: top }] }
+      : { total_stats: [{ sub_request_status: "SUCCESS", total_stat: top }] };
+  }
 
   function list<T>(items: T[], key: string, one: string, url: URL) {
     const limitRaw = url.searchParams.get("limit");
@@ -246,10 +371,19 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
       if (country !== null && !/^[a-z]{2}$/i.test(country)) throw new SnapError(400, SNAP_CODES.badRequest, "Invalid country_code");
       return { targeting_dimensions: [...interests.values()].filter((i) => !retired.has(i.id)).map((i) => ({ sub_request_status: "SUCCESS", scls: clone(i) })) };
     }
+    if (method === "GET" && edge === "stats" && (a === "adaccounts" || a === "campaigns" || a === "adsquads" || a === "ads")) {
+      const owner = a === "adaccounts" ? (accounts.has(id) ? id : null) : a === "campaigns" ? ownerOfCampaign(id) : a === "adsquads" ? ownerOfSquad(id) : ownerOfAd(id);
+      if (!owner) throw notFound(TYPES[a].replace("_", " ").toLowerCase().replace(/^./, (x) => x.toUpperCase()));
+      if (!visible(owner)) throw forbidden();
+      return statsOf(a, id, accounts.get(owner)!, url);
+    }
     if (a === "adaccounts" && id) {
       const acct = accounts.get(id);
       if (!acct) throw notFound("Ad Account");
       if (!visible(acct.id)) throw forbidden();
+      if (method === "GET" && edge === "ads") {
+        return list([...ads.values()].filter((x) => ownerOfAd(x.id) === acct.id), "ads", "ad", url);
+      }
       if (method === "GET" && !edge) return { adaccounts: [{ sub_request_status: "SUCCESS", adaccount: clone(acct) }] };
       if (method === "GET" && edge === "campaigns") return list([...campaigns.values()].filter((c) => c.ad_account_id === acct.id), "campaigns", "campaign", url);
       if (method === "GET" && edge === "adsquads") {
@@ -288,6 +422,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
     if (a === "adaccounts") return accounts.has(id) ? id : null;
     if (a === "campaigns") return ownerOfCampaign(id);
     if (a === "adsquads") return ownerOfSquad(id);
+    if (a === "ads") return ownerOfAd(id);
     return null;
   }
 
@@ -324,7 +459,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
       if (!t || (t.expiresAt !== null && t.expiresAt <= Date.now())) {
         throw new SnapError(401, SNAP_CODES.unauthorized, "Unauthorized", !bearer ? "Missing access token" : !t ? "Invalid access token" : "Access token expired");
       }
-      if (fault && fault.n > 0) {
+      if (fault && fault.n > 0 && (!fault.only || fault.only.test(url.pathname))) {
         fault.n--;
         if (fault.kind === "throttle") { record.throttled = true; return send(429, { request_status: "ERROR", request_id: rid, debug_message: "Too many requests", display_message: "Too many requests", error_code: SNAP_CODES.throttled }); }
         throw new SnapError(503, "E9001", "Service unavailable, please retry");
@@ -353,7 +488,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
     addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, accounts: o.accounts ?? null, used: false }); },
     addAdAccount(a = {}) {
       const t = now();
-      const acct: SnapAdAccount = { id: a.id ?? crypto.randomUUID(), name: a.name ?? "Ad account", organization_id: crypto.randomUUID(), currency: "USD", timezone: "America/Los_Angeles", status: "ACTIVE", type: "PARTNER", created_at: t, updated_at: t };
+      const acct: SnapAdAccount = { id: a.id ?? crypto.randomUUID(), name: a.name ?? "Ad account", organization_id: crypto.randomUUID(), currency: a.currency ?? "USD", timezone: a.timezone ?? "America/Los_Angeles", status: "ACTIVE", type: "PARTNER", created_at: t, updated_at: t };
       accounts.set(acct.id, acct);
       return clone(acct);
     },
@@ -374,6 +509,20 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
       squads.set(squad.id, squad);
       return clone(squad);
     },
+    addAd(x) {
+      if (!squads.has(x.adSquadId)) throw new Error(`no ad squad ${x.adSquadId}`);
+      const t = now();
+      const ad: SnapAd = { id: x.id ?? crypto.randomUUID(), ad_squad_id: x.adSquadId, name: x.name, type: "SNAP_AD", status: "ACTIVE", creative_id: crypto.randomUUID(), created_at: t, updated_at: t };
+      ads.set(ad.id, ad);
+      return clone(ad);
+    },
+    addStats(x) {
+      if (!ads.has(x.adId)) throw new Error(`no ad ${x.adId}`);
+      if (x.spend !== undefined && !Number.isSafeInteger(x.spend)) throw new Error("spend is integer micros");
+      const k = `${x.adId} ${x.date}`;
+      const cur = stats.get(k) ?? { impressions: 0, swipes: 0, spend: 0, conversion_purchases: 0 };
+      stats.set(k, { impressions: cur.impressions + (x.impressions ?? 0), swipes: cur.swipes + (x.swipes ?? 0), spend: cur.spend + (x.spend ?? 0), conversion_purchases: cur.conversion_purchases + (x.conversion_purchases ?? 0) });
+    },
     adSquad: (id) => (squads.has(id) ? clone(squads.get(id)!) : undefined),
     targetingOf: (id) => (squads.has(id) ? clone(squads.get(id)!.targeting) : undefined),
     setTargeting(id, t) { const s = squads.get(id); if (!s) throw new Error(`no ad squad ${id}`); s.targeting = clone(t); s.updated_at = now(); },
@@ -381,7 +530,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
     interestName: (id) => interests.get(id)?.name,
     retireInterest(id) { retired.add(id); },
     refuseAdSquad(id) { refused.add(id); },
-    failNext(kind, n = 1) { fault = { kind, n }; },
+    failNext(kind, n = 1, only) { fault = { kind, n, only }; },
     resetLog() { requests.length = 0; writes.length = 0; fault = null; recent.clear(); counts.authorization_code = 0; counts.refresh_token = 0; counts.refused = 0; },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };

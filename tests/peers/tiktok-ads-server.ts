@@ -23,6 +23,17 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   keywords together with purchase-intention keywords ("keyword conflict", providers.md §3c), a deleted ad group.
 //   Budget and bid fields are accepted (TikTok would) and recorded in `budgetWrites`, so tests can prove our
 //   guardrails never send them.
+// - Reporting (issue 13): `GET /advertiser/info/` (`advertiser_ids` JSON list <= 100, `fields`; answer `{list:
+//   [{advertiser_id, name, currency, timezone, display_timezone}]}`; every id must be the token's, else 40001) and the
+//   synchronous BASIC report `GET /report/integrated/get/` (`report_type` BASIC, `data_level` AUCTION_CAMPAIGN |
+//   AUCTION_ADGROUP | AUCTION_AD, `dimensions` = the level's id [+ stat_time_day], `metrics` from impressions, clicks,
+//   spend, conversion and the attribute metrics the level reaches (campaign_name ... ad_name), start_date/end_date
+//   (at most 30 days with stat_time_day, 365 without), `filtering` [{field_name: campaign_ids|adgroup_ids|ad_ids,
+//   filter_type: IN, filter_value: "<JSON list of <= 100 ids>"}], page/page_size 1-1000). Answer `{list: [{dimensions,
+//   metrics}], page_info}` with every metric a string: spend a decimal in the advertiser's currency, stat_time_day
+//   "YYYY-MM-DD 00:00:00" in the advertiser's time zone. Stats are seeded per ad and day as TikTok keeps them
+//   (`addStats`, the day already in the advertiser's time zone) and summed up to the level asked; only entities with
+//   stats in the range come back (approximate: TikTok's handling of zero rows is not in our notes).
 // - Faults: the next n API calls answer 40100 (QPS/QPM/QPD limit, no hint of how long: TikTok gives none) or 50000.
 // Where providers.md is silent (exact messages, the 40001/40002/40104/40105/50000 codes, response field names), this
 // follows TikTok's public docs and SDK models as we know them.
@@ -61,6 +72,11 @@ export interface TikTokRequest {
   throttled?: boolean;
 }
 
+export interface TikTokAd { ad_id: string; advertiser_id: string; adgroup_id: string; ad_name: string }
+export interface TikTokAdvertiser { advertiser_id: string; name: string; currency: string; timezone: string; display_timezone: string }
+/** One ad's stats for one day, in TikTok's own units: spend a decimal string of the advertiser's currency. */
+export interface TikTokStat { ad_id: string; date: string; impressions: number; clicks: number; spend: string; conversion: number }
+
 export interface TikTokWrite { adgroupId: string; body: Record<string, unknown>; ok: boolean; code: number }
 
 export interface TikTokAdsServer {
@@ -84,6 +100,13 @@ export interface TikTokAdsServer {
   categoryName(id: string): string | undefined;
   /** Writes to this ad group are refused from now on (40002: an ad group TikTok will not let be edited). */
   refuseAdGroup(id: string): void;
+  /** An advertiser's account facts for /advertiser/info/ (currency ISO 4217; timezone e.g. "Etc/GMT+8", display_timezone IANA). */
+  addAdvertiser(a: { advertiserId: string; currency: string; timezone: string; displayTimezone?: string; name?: string }): TikTokAdvertiser;
+  addAd(a: { advertiserId: string; adgroupId: string; name: string; id?: string }): TikTokAd;
+  /** One ad's stats for one day (the day in the advertiser's time zone), as TikTok stores them. */
+  addStats(s: { adId: string; date: string; impressions?: number; clicks?: number; spend?: string; conversion?: number }): void;
+  /** Report answers wait this long (ms) before they are sent, so a test can abort one in flight. */
+  delayReports(ms: number): void;
   failNext(kind: TikTokFault, n: number): void;
   requests: TikTokRequest[];
   /** Every /adgroup/update/ that passed auth and throttling, refused ones included. */
@@ -138,6 +161,11 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
   const keywords = new Map(SEED_KEYWORDS.map((k) => [k.keyword_id, clone(k)]));
   const categories = new Map(SEED_CATEGORIES.map((c) => [c.interest_category_id, clone(c)]));
   const refusedAdGroups = new Set<string>();
+  const advertisers = new Map<string, TikTokAdvertiser>();
+  const ads = new Map<string, TikTokAd>();
+  const stats: TikTokStat[] = [];
+  let reportDelayMs = 0;
+  const delayed = new Set<NodeJS.Timeout>();
   const requests: TikTokRequest[] = [];
   const writes: TikTokWrite[] = [];
   const budgetWrites: TikTokAdsServer["budgetWrites"] = [];
@@ -171,6 +199,98 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
     if (!Array.isArray(v) || v.length < 1 || v.length > max) throw invalid(`filtering.${name}: Length must be between 1 and ${max}.`);
     return v.map(String);
   };
+
+  /** The ids an `advertiser/info/` call asks for (its advertiser_ids, checked against the token like advertiser_id). */
+  function advertiserIdsOf(query: Record<string, string>): string[] {
+    const ids = jsonParam(query, "advertiser_ids");
+    if (!Array.isArray(ids) || ids.length < 1 || ids.length > 100) throw invalid("advertiser_ids: Length must be between 1 and 100.");
+    return ids.map(String);
+  }
+
+  /** Decimal strings summed exactly (scaled integers), written with the largest scale seeded (at least 2). */
+  function decimalSum(values: string[]): string {
+    const scale = Math.max(2, ...values.map((v) => (v.split(".")[1] ?? "").length));
+    const total = values.reduce((t, v) => {
+      const [i, f = ""] = v.replace("-", "").split(".");
+      const n = BigInt(i || "0") * 10n ** BigInt(scale) + BigInt(f.padEnd(scale, "0") || "0");
+      return t + (v.startsWith("-") ? -n : n);
+    }, 0n);
+    const abs = (total < 0n ? -total : total).toString().padStart(scale + 1, "0");
+    return `${total < 0n ? "-" : ""}${abs.slice(0, -scale)}.${abs.slice(-scale)}`;
+  }
+
+  const REPORT_LEVELS: Record<string, { id: "campaign_id" | "adgroup_id" | "ad_id"; attributes: string[] }> = {
+    AUCTION_CAMPAIGN: { id: "campaign_id", attributes: ["campaign_id", "campaign_name"] },
+    AUCTION_ADGROUP: { id: "adgroup_id", attributes: ["campaign_id", "campaign_name", "adgroup_id", "adgroup_name"] },
+    AUCTION_AD: { id: "ad_id", attributes: ["campaign_id", "campaign_name", "adgroup_id", "adgroup_name", "ad_id", "ad_name"] },
+  };
+  const REPORT_METRICS = ["impressions", "clicks", "spend", "conversion"];
+  const dayNo = (d: string) => Date.UTC(Number(d.slice(0, 4)), Number(d.slice(5, 7)) - 1, Number(d.slice(8, 10))) / 86_400_000;
+  const isDate = (d: unknown): d is string => typeof d === "string" && /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(dayNo(d) * 86_400_000).toISOString().slice(0, 10) === d;
+
+  function report(query: Record<string, string>, advertiser: string) {
+    if (query.report_type !== "BASIC") throw invalid("report_type: Only BASIC is modelled by this stand-in.");
+    const level = REPORT_LEVELS[query.data_level ?? ""];
+    if (!level) throw invalid("data_level: Must be one of AUCTION_CAMPAIGN, AUCTION_ADGROUP, AUCTION_AD.");
+    const dims = jsonParam(query, "dimensions");
+    if (!Array.isArray(dims) || !dims.length) throw invalid("dimensions: Missing data for required field.");
+    const idDims = dims.filter((d) => ["campaign_id", "adgroup_id", "ad_id"].includes(String(d)));
+    if (idDims.length !== 1 || idDims[0] !== level.id) throw invalid(`dimensions: ${query.data_level} takes the ID dimension ${level.id}.`);
+    if (dims.some((d) => d !== level.id && d !== "stat_time_day")) throw invalid("dimensions: Invalid dimension.");
+    const daily = dims.includes("stat_time_day");
+    const metrics = (jsonParam(query, "metrics") ?? ["spend", "impressions"]) as unknown[];
+    if (!Array.isArray(metrics) || metrics.some((m) => !REPORT_METRICS.includes(String(m)) && !level.attributes.includes(String(m)))) {
+      throw invalid(`metrics: Invalid metric for ${query.data_level}.`);
+    }
+    const { start_date: from, end_date: to } = query;
+    if (!isDate(from) || !isDate(to)) throw invalid("start_date, end_date: Required, in the format YYYY-MM-DD.");
+    if (from > to) throw invalid("end_date: Must be later than or equal to start_date.");
+    const span = dayNo(to) - dayNo(from) + 1;
+    const max = daily ? 30 : 365;
+    if (span > max) throw invalid(`The time range between start_date and end_date can not exceed ${max} days${daily ? " when stat_time_day is a dimension" : ""}.`);
+    const filters = (jsonParam(query, "filtering") ?? []) as unknown[];
+    if (!Array.isArray(filters)) throw invalid("filtering: Not a valid list.");
+    const only: Partial<Record<"campaign_id" | "adgroup_id" | "ad_id", string[]>> = {};
+    for (const f of filters as Record<string, unknown>[]) {
+      const field = { campaign_ids: "campaign_id", adgroup_ids: "adgroup_id", ad_ids: "ad_id" }[String(f?.field_name)] as "campaign_id" | "adgroup_id" | "ad_id" | undefined;
+      if (!field) throw invalid(`filtering.field_name: Invalid field ${String(f?.field_name)}.`);
+      if (f.filter_type !== "IN") throw invalid("filtering.filter_type: Must be IN for ID filters.");
+      if (typeof f.filter_value !== "string") throw invalid("filtering.filter_value: Must be a JSON string.");
+      let ids: unknown;
+      try { ids = JSON.parse(f.filter_value); } catch { throw invalid("filtering.filter_value: Not a valid JSON."); }
+      if (!Array.isArray(ids) || ids.length < 1 || ids.length > 100) throw invalid("filtering.filter_value: Length must be between 1 and 100.");
+      only[field] = ids.map(String);
+    }
+    const groups = new Map<string, { key: Record<string, string>; stats: TikTokStat[] }>();
+    for (const st of stats) {
+      const ad = ads.get(st.ad_id)!;
+      const group = adgroups.get(ad.adgroup_id)!;
+      const ids = { campaign_id: group.campaign_id, adgroup_id: ad.adgroup_id, ad_id: ad.ad_id };
+      if (ad.advertiser_id !== advertiser || st.date < from || st.date > to) continue;
+      if ((Object.keys(only) as (keyof typeof ids)[]).some((k) => !only[k]!.includes(ids[k]))) continue;
+      const key = { [level.id]: ids[level.id], ...(daily ? { stat_time_day: `${st.date} 00:00:00` } : {}) };
+      const k = JSON.stringify(key);
+      if (!groups.has(k)) groups.set(k, { key, stats: [] });
+      groups.get(k)!.stats.push(st);
+    }
+    const rows = [...groups.values()].sort((a, b) => (JSON.stringify(a.key) < JSON.stringify(b.key) ? -1 : 1)).map(({ key, stats: mine }) => {
+      const ad = ads.get(mine[0].ad_id)!;
+      const group = adgroups.get(ad.adgroup_id)!;
+      const attrs: Record<string, string> = {
+        campaign_id: group.campaign_id, campaign_name: campaigns.get(group.campaign_id)?.campaign_name ?? "",
+        adgroup_id: group.adgroup_id, adgroup_name: group.adgroup_name, ad_id: ad.ad_id, ad_name: ad.ad_name,
+      };
+      const values: Record<string, string> = {
+        impressions: String(mine.reduce((t, x) => t + x.impressions, 0)),
+        clicks: String(mine.reduce((t, x) => t + x.clicks, 0)),
+        spend: decimalSum(mine.map((x) => x.spend)),
+        conversion: String(mine.reduce((t, x) => t + x.conversion, 0)),
+      };
+      return { dimensions: key, metrics: Object.fromEntries((metrics as string[]).map((m) => [m, values[m] ?? attrs[m]])) };
+    });
+    const { page, size } = pageParams(query);
+    return { list: rows.slice((page - 1) * size, page * size), page_info: { page, page_size: size, total_number: rows.length, total_page: Math.ceil(rows.length / size) } };
+  }
 
   function oauth(path: string, body: Record<string, unknown>) {
     if (body.app_id !== app.appId || body.secret !== app.secret) { counts.refused++; throw new Refusal(TIKTOK_CODES.badApp, "The app_id or secret is invalid."); }
@@ -250,6 +370,15 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
       if (!Array.isArray(list) || list.length < 1 || list.length > 50) throw invalid("keyword_query: Length must be between 1 and 50.");
       return { keywords: list.map((q) => keywords.get(String((q as { keyword_id?: unknown })?.keyword_id))).filter((k): k is TikTokInterestKeyword => !!k).map(clone) };
     }
+    if (method === "GET" && path === "advertiser/info/") {
+      const ids = (jsonParam(query, "advertiser_ids") as unknown[]).map(String);
+      const fields = jsonParam(query, "fields");
+      const allowed = ["advertiser_id", "name", "currency", "timezone", "display_timezone"];
+      if (fields !== undefined && (!Array.isArray(fields) || fields.some((f) => !allowed.includes(String(f))))) throw invalid(`fields: Invalid field. Allowed: ${allowed.join(", ")}`);
+      const pick = (a: TikTokAdvertiser) => Object.fromEntries(((fields as string[] | undefined) ?? allowed).map((f) => [f, (a as unknown as Record<string, unknown>)[f]]));
+      return { list: ids.map((id) => advertisers.get(id)).filter((a): a is TikTokAdvertiser => !!a).map(pick) };
+    }
+    if (method === "GET" && path === "report/integrated/get/") return report(query, advertiser);
     if (method === "GET" && path === "tool/interest_category/") {
       if (query.version !== undefined && !["1", "2"].includes(query.version)) throw invalid("version: Must be one of 1, 2.");
       return { interest_categories: [...categories.values()].map((c) => ({ ...clone(c), placements: [], special_industries: [] })) };
@@ -288,9 +417,12 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
       if (typeof token !== "string" || !token) throw new Refusal(TIKTOK_CODES.tokenMissing, "Access token is null, please check your access token.");
       const t = tokens.get(token);
       if (!t || t.revoked) throw new Refusal(TIKTOK_CODES.tokenInvalid, "Access token is incorrect or has been revoked.");
-      const advertiser = method === "GET" ? query.advertiser_id : (body.advertiser_id as string | undefined);
+      // /advertiser/info/ names its advertisers in advertiser_ids; every other call in advertiser_id.
+      const infoIds = method === "GET" && path === "advertiser/info/" ? advertiserIdsOf(query) : null;
+      const advertiser = infoIds ? infoIds[0] : method === "GET" ? query.advertiser_id : (body.advertiser_id as string | undefined);
       if (!advertiser) throw invalid("advertiser_id: Missing data for required field.");
-      if (t.advertisers && !t.advertisers.includes(String(advertiser))) throw new Refusal(TIKTOK_CODES.noPermission, `No permission to operate advertiser ${advertiser}.`);
+      record.advertiserId ??= String(advertiser);
+      for (const a of infoIds ?? [String(advertiser)]) if (t.advertisers && !t.advertisers.includes(a)) throw new Refusal(TIKTOK_CODES.noPermission, `No permission to operate advertiser ${a}.`);
       if (fault && fault.n > 0) {
         fault.n--;
         record.throttled = fault.kind === "rate_limit";
@@ -298,7 +430,13 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
         throw new Refusal(TIKTOK_CODES.systemError, "System error, please try again later.");
       }
       if (method !== "GET" && method !== "POST") throw new Refusal(TIKTOK_CODES.invalidParam, "Method not allowed.", 405);
-      return send(200, 0, "OK", route(method, path, query, body, String(advertiser)));
+      const data = route(method, path, query, body, String(advertiser));
+      if (reportDelayMs && path === "report/integrated/get/") {
+        const timer = setTimeout(() => { delayed.delete(timer); if (!res.destroyed) send(200, 0, "OK", data); }, reportDelayMs);
+        delayed.add(timer);
+        return;
+      }
+      return send(200, 0, "OK", data);
     } catch (e) {
       if (e instanceof Refusal) return send(e.status, e.code, e.message, {});
       return send(500, TIKTOK_CODES.systemError, "System error, please try again later.", {});
@@ -354,8 +492,27 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
     keywordName: (id) => keywords.get(id)?.keyword,
     categoryName: (id) => categories.get(id)?.interest_category_name,
     refuseAdGroup(id) { refusedAdGroups.add(id); },
+    addAdvertiser(a) {
+      const adv: TikTokAdvertiser = { advertiser_id: a.advertiserId, name: a.name ?? `Advertiser ${a.advertiserId}`, currency: a.currency, timezone: a.timezone, display_timezone: a.displayTimezone ?? a.timezone };
+      advertisers.set(adv.advertiser_id, adv);
+      return clone(adv);
+    },
+    addAd(a) {
+      const g = adgroups.get(a.adgroupId);
+      if (!g || g.advertiser_id !== a.advertiserId) throw new Error(`no ad group ${a.adgroupId} in advertiser ${a.advertiserId}`);
+      const ad: TikTokAd = { ad_id: a.id ?? numericId(), advertiser_id: a.advertiserId, adgroup_id: a.adgroupId, ad_name: a.name };
+      ads.set(ad.ad_id, ad);
+      return clone(ad);
+    },
+    addStats(st) {
+      if (!ads.has(st.adId)) throw new Error(`no ad ${st.adId}`);
+      if (!isDate(st.date)) throw new Error(`date ${st.date}: YYYY-MM-DD`);
+      if (st.spend !== undefined && !/^\d+(\.\d+)?$/.test(st.spend)) throw new Error(`spend ${st.spend}: a decimal string, as TikTok reports it`);
+      stats.push({ ad_id: st.adId, date: st.date, impressions: st.impressions ?? 0, clicks: st.clicks ?? 0, spend: st.spend ?? "0.00", conversion: st.conversion ?? 0 });
+    },
+    delayReports(ms) { reportDelayMs = ms; },
     failNext(kind, n) { fault = { kind, n }; },
-    resetLog() { requests.length = 0; writes.length = 0; budgetWrites.length = 0; fault = null; counts.exchanged = 0; counts.revoked = 0; counts.refused = 0; },
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    resetLog() { requests.length = 0; writes.length = 0; budgetWrites.length = 0; fault = null; reportDelayMs = 0; counts.exchanged = 0; counts.revoked = 0; counts.refused = 0; },
+    close: () => new Promise<void>((r) => { for (const t of delayed) clearTimeout(t); delayed.clear(); server.closeAllConnections(); server.close(() => r()); }),
   };
 }

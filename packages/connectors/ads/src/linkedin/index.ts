@@ -1,6 +1,7 @@
 import type { AdsConnector } from "../kind.ts";
 import { LinkedInAdsClient } from "./client.ts";
 import { manifest } from "./manifest.ts";
+import { linkedinAdsReporting } from "./report.ts";
 
 export const linkedinAds: AdsConnector = {
   manifest,
@@ -8,4 +9,5 @@ export const linkedinAds: AdsConnector = {
   // (`"test": true` at creation; they never serve or bill), reached through the same base URL.
   capabilities: { dryRun: false, audienceEstimate: true, sandbox: true, targeting: ["interests"], writes: "whole_spec" },
   client: (ctx) => new LinkedInAdsClient(ctx),
+  reporting: linkedinAdsReporting,
 };

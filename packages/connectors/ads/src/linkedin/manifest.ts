@@ -21,7 +21,7 @@ export const manifest: ProviderManifest<"ads"> = {
     authorizationUrl: "https://www.linkedin.com/oauth/v2/authorization",
     tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",
     // r_ads_reporting is left out: plans read and write targeting, never reports.
-    scopes: ["r_ads", "rw_ads"],
+    scopes: ["r_ads", "rw_ads", "r_ads_reporting"],
     scopeSeparator: " ",
     pkce: false,
     clientAuth: "client_secret_post",

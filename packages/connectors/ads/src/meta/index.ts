@@ -1,10 +1,12 @@
 import type { AdsConnector } from "../kind.ts";
 import { MetaAdsClient } from "./client.ts";
 import { manifest } from "./manifest.ts";
+import { metaAdsReporting } from "./report.ts";
 
 export const metaAds: AdsConnector = {
   manifest,
   // No sandbox: Meta's test ad accounts were not verified (providers.md §3b); validate_only is the dry run.
   capabilities: { dryRun: true, audienceEstimate: true, sandbox: false, targeting: ["interests"], writes: "whole_spec" },
   client: (ctx) => new MetaAdsClient(ctx),
+  reporting: metaAdsReporting,
 };

@@ -12,6 +12,12 @@ export const env = {
   developerToken: "MICROSOFT_ADS_DEVELOPER_TOKEN",
   /** How long to wait after error 117 CallRateExceeded; Microsoft says to resubmit after 60 seconds. */
   throttleWaitSeconds: "MICROSOFT_ADS_THROTTLE_WAIT_SECONDS",
+  // Reporting (report.ts): the Reporting and Customer Management hosts (derived from the API URL's campaign.* host
+  // unless set), the first wait before polling a submitted report, and how long a report may stay pending.
+  reportingUrl: "MICROSOFT_ADS_REPORTING_URL",
+  customerUrl: "MICROSOFT_ADS_CUSTOMER_URL",
+  reportPollSeconds: "MICROSOFT_ADS_REPORT_POLL_SECONDS",
+  reportTimeoutSeconds: "MICROSOFT_ADS_REPORT_TIMEOUT_SECONDS",
 } as const;
 
 export const manifest: ProviderManifest<"ads"> = {

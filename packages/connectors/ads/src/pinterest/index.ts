@@ -1,6 +1,7 @@
 import type { AdsConnector } from "../kind.ts";
 import { PinterestAdsClient } from "./client.ts";
 import { manifest } from "./manifest.ts";
+import { pinterestAdsReporting } from "./report.ts";
 
 export const pinterestAds: AdsConnector = {
   manifest,
@@ -9,4 +10,5 @@ export const pinterestAds: AdsConnector = {
   // `writes` is whole_spec: interests are a read-merge-write of targeting_spec (keywords are per item).
   capabilities: { dryRun: false, audienceEstimate: true, sandbox: true, targeting: ["interests", "keywords"], writes: "whole_spec" },
   client: (ctx) => new PinterestAdsClient(ctx),
+  reporting: pinterestAdsReporting,
 };

@@ -28,4 +28,6 @@ export const manifest: ProviderManifest<"ads"> = {
   // Envoy's rate-limit headers on every answer; the reset is in seconds (hours away for the Trial tier's daily cap).
   rateLimit: { resetHeader: "x-ratelimit-reset", resetUnit: "seconds", remainingHeader: "x-ratelimit-remaining", limitHeader: "x-ratelimit-limit" },
   schemas: {},
+  // The first wait before polling an async report (report.ts; doubled up to 15 s).
+  env: { reportPollMs: "PINTEREST_ADS_REPORT_POLL_MS" },
 };

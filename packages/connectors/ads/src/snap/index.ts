@@ -1,6 +1,7 @@
 import type { AdsConnector } from "../kind.ts";
 import { SnapAdsClient } from "./client.ts";
 import { manifest } from "./manifest.ts";
+import { snapAdsReporting } from "./report.ts";
 
 export const snapAds: AdsConnector = {
   manifest,
@@ -9,4 +10,5 @@ export const snapAds: AdsConnector = {
   // documents audience sizing, but its endpoint is unverified and the preview does not use it: not claimed.
   capabilities: { dryRun: false, audienceEstimate: false, sandbox: false, targeting: ["interests"], writes: "whole_spec" },
   client: (ctx) => new SnapAdsClient(ctx),
+  reporting: snapAdsReporting,
 };
