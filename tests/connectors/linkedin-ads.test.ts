@@ -249,11 +249,11 @@ describe("OAuth", () => {
   });
   const manifest = linkedinAds.manifest as OAuthManifest;
 
-  test("the consent URL asks for r_ads and rw_ads space-separated, without PKCE", async () => {
+  test("the consent URL asks for r_ads, rw_ads and r_ads_reporting space-separated, without PKCE", async () => {
     const client = new OAuth2Client(manifest, settings());
     expect(client.newCodeVerifier()).toBeUndefined();
     const url = new URL(await client.authorizationUrl({ redirectUri: "https://app.example/cb", state: "st" }));
-    expect([url.origin + url.pathname, url.searchParams.get("scope"), url.searchParams.has("code_challenge")]).toEqual(["https://www.linkedin.com/oauth/v2/authorization", "r_ads rw_ads", false]);
+    expect([url.origin + url.pathname, url.searchParams.get("scope"), url.searchParams.has("code_challenge")]).toEqual(["https://www.linkedin.com/oauth/v2/authorization", "r_ads rw_ads r_ads_reporting", false]);
   });
 
   test("the standard exchange gives a 60-day token and a refresh token; refresh keeps it until its 365 days run out", async () => {

@@ -15,6 +15,7 @@
 import fc from "fast-check";
 import { allRoutes } from "../../apps/gateway/src/routes/index.ts";
 import type { RouteDef } from "../../apps/gateway/src/http/route.ts";
+import { generateExecutorSigningKey } from "@trendgate/ads";
 import { registry } from "@trendgate/connectors";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { DELIVERY_ENV } from "../helpers/stack.ts";
@@ -45,7 +46,8 @@ let session: FuzzSession;
 beforeAll(async () => {
   // Failed authentications are limited per address; the fuzz sends many on purpose, and a 429 would hide the route.
   // Connectors' clients are configured, so their routes are fuzzed past "provider not configured" (501).
-  gw = await startGateway({ ...DELIVERY_ENV, AUTH_FAILURES_PER_MINUTE: "100000", ...CONNECTOR_CLIENTS });
+  // Likewise the executor routes get a signing key.
+  gw = await startGateway({ ...DELIVERY_ENV, AUTH_FAILURES_PER_MINUTE: "100000", ...CONNECTOR_CLIENTS, EXECUTOR_SIGNING_KEY: await generateExecutorSigningKey() });
   session = new FuzzSession(gw, allRoutes);
   await session.start();
 }, 60_000);

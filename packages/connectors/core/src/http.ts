@@ -4,6 +4,7 @@ import { ProviderError } from "./errors.ts";
 // every such call gets the same timeout, user agent and failure vocabulary: a request that never got an answer
 // (network error, timeout) is a ProviderError `unavailable` ("<what>: request failed (timeout|<errno>)"), while any
 // answer, whatever its status, comes back to the connector, which alone knows its provider's error shapes.
+// A caller's own abort (`signal`) is neither: its reason is rethrown as is, so a cancelled report stays a cancellation.
 
 export const PROVIDER_TIMEOUT_MS = 30_000;
 export const PROVIDER_USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
@@ -17,6 +18,11 @@ export interface ProviderFetchInit {
   /** A form body (content-type application/x-www-form-urlencoded). */
   form?: URLSearchParams;
   timeoutMs?: number;
+  /**
+   * The caller's abort, combined with the timeout. An abort by the caller is not a provider failure: its reason (an
+   * AbortError unless the caller gave another) is rethrown as is, never turned into `unavailable`.
+   */
+  signal?: AbortSignal;
 }
 
 export interface ProviderResponse {
@@ -33,18 +39,25 @@ export async function providerFetch(provider: string, what: string, url: string 
   if (init.json !== undefined) headers.set("content-type", "application/json");
   if (init.form) headers.set("content-type", "application/x-www-form-urlencoded");
   for (const [k, v] of Object.entries(init.headers ?? {})) headers.set(k, v);
+  const caller = init.signal;
+  caller?.throwIfAborted();
+  const timeout = AbortSignal.timeout(init.timeoutMs ?? PROVIDER_TIMEOUT_MS);
   let res: Response;
   try {
     res = await fetch(url, {
-      method: init.method, headers, signal: AbortSignal.timeout(init.timeoutMs ?? PROVIDER_TIMEOUT_MS),
+      method: init.method, headers, signal: caller ? AbortSignal.any([caller, timeout]) : timeout,
       ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : init.form ? { body: init.form } : {}),
     });
   } catch (err) {
+    if (caller?.aborted) throw caller.reason;
     const e = err as Error & { cause?: { code?: string } };
     const reason = /TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error";
     throw new ProviderError(provider, "unavailable", `${what}: request failed (${reason})`, { status: null, providerCode: reason });
   }
-  const text = await res.text().catch(() => "");
+  const text = await res.text().catch(() => {
+    if (caller?.aborted) throw caller.reason;
+    return "";
+  });
   let body: any = null;
   try { body = text ? JSON.parse(text) : null; } catch { body = null; }
   return { status: res.status, headers: res.headers, text, body };

@@ -18,7 +18,8 @@ import { restliQuery } from "./restli.ts";
 // and 0 for audiences under its 300-member minimum). There is no idempotency key; the apply worker reads before
 // writing, and a PARTIAL_UPDATE sets a value, so repeating one cannot duplicate anything.
 
-const DEFAULT_VERSION = "202610";
+/** The LinkedIn-Version pinned when LINKEDIN_ADS_API_VERSION is not set (client and reporting share it). */
+export const DEFAULT_VERSION = "202610";
 /** LinkedIn's page size ceiling (more is a 400). */
 const MAX_PAGE = 1000;
 /** LinkedIn will not run a campaign for fewer members; audienceCounts reports such totals as 0. */

@@ -1,5 +1,6 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
+import { DEFAULT_VERSION } from "./client.ts";
 import { callError, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 import { restliQuery } from "./restli.ts";
@@ -23,9 +24,7 @@ import { restliQuery } from "./restli.ts";
 // Retry-After (errors.ts), so rate_limited carries no wait hint.
 
 /** Same pin as client.ts: LinkedIn sunsets each monthly version after ~12 months (426). */
-const DEFAULT_VERSION = "202610";
 const TIMEOUT_MS = 60_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** Elements in one adAnalytics answer, beyond which LinkedIn drops the rest. */
 export const ANALYTICS_CAP = 15_000;
 /** First window of a daily report; halves when an answer reaches the cap. */
@@ -103,25 +102,11 @@ export class LinkedInAdsReporting implements ReportingClient {
 
   /** One GET; `query` is already encoded (Rest.li 2.0 plus the plain `fields` list). An abort stops it at once. */
   private async get(path: string, query: string, what: string, signal?: AbortSignal): Promise<any> {
-    signal?.throwIfAborted();
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
-        method: "GET", signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
-        headers: {
-          "Linkedin-Version": this.version, "X-Restli-Protocol-Version": "2.0.0", authorization: `Bearer ${this.ctx.accessToken}`,
-          "user-agent": USER_AGENT, accept: "application/json",
-        },
-      });
-      text = await res.text();
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+    const res = await providerFetch(PROVIDER, what, new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
+      method: "GET", signal, timeoutMs: TIMEOUT_MS,
+      headers: { "Linkedin-Version": this.version, "X-Restli-Protocol-Version": "2.0.0", authorization: `Bearer ${this.ctx.accessToken}` },
+    });
+    const body = res.body;
     if (res.status !== 200 || !body || typeof body !== "object") {
       const e = callError(res.status, body, what, res.headers.get("x-li-uuid"));
       // adAnalytics needs r_ads_reporting besides a role on the account (errors.ts's 403 hint speaks of writes).

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, graphErrorOf, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -19,7 +19,6 @@ import { env as ENV } from "./manifest.ts";
 //   followed: the `after` cursor is.
 
 const DEFAULT_VERSION = "v25.0";
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** Insights are computed on request: a sync page takes longer than an entity read. */
 const TIMEOUT_MS = 60_000;
 const PAGE_SIZE = 500;
@@ -126,24 +125,11 @@ export class MetaAdsReportingClient implements ReportingClient {
     signal?.throwIfAborted();
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
-    const timeout = AbortSignal.timeout(TIMEOUT_MS);
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(url, {
-        method, signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT, accept: "application/json", ...(opts.body ? { "content-type": "application/json" } : {}) },
-        ...(opts.body ? { body: JSON.stringify(opts.body) } : {}),
-      });
-      text = await res.text();
-    } catch (err) {
-      // The caller's abort is not a provider failure: it ends the work as an AbortError.
-      signal?.throwIfAborted();
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`, { status: null });
-    }
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : {}; } catch { body = null; }
+    // The caller's abort is not a provider failure: providerFetch rethrows it, ending the work as an AbortError.
+    const res = await providerFetch(PROVIDER, what, url, {
+      method, signal, timeoutMs: TIMEOUT_MS, headers: { authorization: `Bearer ${this.ctx.accessToken}` }, ...(opts.body ? { json: opts.body } : {}),
+    });
+    const body = res.text ? res.body : {};
     return { status: res.status, body, headers: res.headers, traceId: graphErrorOf(body)?.fbtrace_id ?? res.headers.get("x-fb-trace-id") };
   }
 

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, PROVIDER_TIMEOUT_MS, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
 import { Unzip, UnzipInflate } from "fflate";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { parseAccount } from "./client.ts";
@@ -34,8 +34,6 @@ export const REPORTING_ENV = {
 } as const;
 
 const VERSION = "v13";
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 const PAGE_ROWS = 1000;
 const DEFAULT_POLL_MS = 2_000;
 const MAX_POLL_MS = 15_000;
@@ -244,24 +242,11 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
   private async call(url: string, a: Account, body: unknown, what: string, signal?: AbortSignal): Promise<any> {
     const developerToken = this.ctx.env?.[ENV.developerToken];
     if (!developerToken) throw bad(`${ENV.developerToken} is not set: every Microsoft Advertising call needs the developer token of the app's Microsoft Advertising account`);
-    if (signal?.aborted) throw signal.reason;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: "POST", body: JSON.stringify(body), signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
-        headers: {
-          "content-type": "application/json", accept: "application/json", "user-agent": USER_AGENT, authorization: `Bearer ${this.ctx.accessToken}`,
-          DeveloperToken: developerToken, CustomerId: a.customerId, CustomerAccountId: a.accountId,
-        },
-      });
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let parsed: any = null;
-    try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = null; }
+    const res = await providerFetch(PROVIDER, what, url, {
+      method: "POST", signal, json: body,
+      headers: { authorization: `Bearer ${this.ctx.accessToken}`, DeveloperToken: developerToken, CustomerId: a.customerId, CustomerAccountId: a.accountId },
+    });
+    const parsed = res.text ? res.body : {};
     const trackingId = faultOf(parsed)?.TrackingId ?? res.headers.get("trackingid");
     if (res.status !== 200 || !parsed || faultOf(parsed)) throw callError(res.status, parsed, what, trackingId, this.waitMs);
     return parsed;
@@ -401,9 +386,9 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
   /** GETs the signed URL without our credentials; a timeout covers the answer's head, not the (pulled) body. */
   private async download(url: string, signal?: AbortSignal): Promise<Response> {
     const head = new AbortController();
-    const timer = setTimeout(() => head.abort(new DOMException("download timed out", "TimeoutError")), TIMEOUT_MS);
+    const timer = setTimeout(() => head.abort(new DOMException("download timed out", "TimeoutError")), PROVIDER_TIMEOUT_MS);
     try {
-      return await fetch(url, { signal: signal ? AbortSignal.any([signal, head.signal]) : head.signal, headers: { "user-agent": USER_AGENT } });
+      return await fetch(url, { signal: signal ? AbortSignal.any([signal, head.signal]) : head.signal, headers: { "user-agent": PROVIDER_USER_AGENT } });
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       throw unavailable(`report download failed (${head.signal.aborted ? "timeout" : (err as Error & { cause?: { code?: string } }).cause?.code ?? "request_error"})`, "download_failed");

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
 import { manifest } from "./manifest.ts";
@@ -43,7 +43,6 @@ import { manifest } from "./manifest.ts";
 
 const API_VERSION = "v5";
 const TIMEOUT_MS = 60_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 const MAX_IDS = 250;
 /** Async body filters take up to 500 ids; beyond that the report is filtered here. */
 const MAX_ASYNC_IDS = 500;
@@ -180,22 +179,10 @@ class PinterestReportingClient implements ReportingClient {
   private async call(method: "GET" | "POST", path: string, what: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal } = {}): Promise<any> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) for (const x of Array.isArray(v) ? v : [v]) url.searchParams.append(k, x);
-    opts.signal?.throwIfAborted();
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method, signal: opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
-        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT, accept: "application/json", ...(opts.body !== undefined ? { "content-type": "application/json" } : {}) },
-        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-      });
-    } catch (err) {
-      if (opts.signal?.aborted) throw opts.signal.reason;
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : {}; } catch { body = null; }
+    const res = await providerFetch(PROVIDER, what, url, {
+      method, signal: opts.signal, timeoutMs: TIMEOUT_MS, headers: { authorization: `Bearer ${this.ctx.accessToken}` }, ...(opts.body !== undefined ? { json: opts.body } : {}),
+    });
+    const body = res.text ? res.body : {};
     if (res.status !== 200 || body === null) throw callError(res.status, body, res.headers, what, res.headers.get("x-pinterest-rid"));
     return body;
   }
@@ -355,7 +342,7 @@ class PinterestReportingClient implements ReportingClient {
     // The link is pre-signed: our token must not go with it (to another host, and S3 refuses a second auth).
     let res: Response;
     try {
-      res = await fetch(url!, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(10 * TIMEOUT_MS)]) : AbortSignal.timeout(10 * TIMEOUT_MS), headers: { "user-agent": USER_AGENT } });
+      res = await fetch(url!, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(10 * TIMEOUT_MS)]) : AbortSignal.timeout(10 * TIMEOUT_MS), headers: { "user-agent": PROVIDER_USER_AGENT } });
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       throw new ProviderError(PROVIDER, "unavailable", `async report download failed (${(err as Error).name})`);

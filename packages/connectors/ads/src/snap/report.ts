@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
 
@@ -17,8 +17,6 @@ import { callError, PROVIDER } from "./errors.ts";
 // zone (Snap refuses others: "Timeseries queries with DAY granularity must have a start time that is the start of
 // day ... for the account's timezone"), so boundaries are computed in that zone, DST included.
 
-const TIMEOUT_MS = 30_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 const LIST_PAGE = 1000;
 /** Snap's cap on one DAY-granularity stats query (approximate: remembered as 32 days from Snap's reference). */
 const DAY_WINDOW = 31;
@@ -120,20 +118,9 @@ export class SnapAdsReportingClient implements ReportingClient {
     signal?.throwIfAborted();
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
-        headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT, accept: "application/json" },
-      });
-    } catch (err) {
-      signal?.throwIfAborted(); // the caller's abort stays an abort, not a provider failure
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    const text = await res.text().catch(() => "");
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+    // The caller's abort stays an abort (providerFetch rethrows it), not a provider failure.
+    const res = await providerFetch(PROVIDER, what, url, { method: "GET", signal, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
+    const body = res.body;
     // A bare 429 (Snap sends no Retry-After) becomes rate_limited without retryAfterMs, as errors.ts maps it.
     if (res.status !== 200 || !body || typeof body !== "object" || body.request_status?.toUpperCase?.() !== "SUCCESS") throw callError(res.status, body, what);
     return body;

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, envelopeOf, PROVIDER, succeeded } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -18,7 +18,6 @@ import { env as ENV } from "./manifest.ts";
 
 const DEFAULT_VERSION = "v1.3";
 const TIMEOUT_MS = 60_000;
-const USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 /** /report/integrated/get/ takes page_size 1-1000. */
 const PAGE_SIZE = 1000;
 /** A `filtering` IN list takes at most 100 ids. */
@@ -127,22 +126,9 @@ export class TikTokReportingClient implements ReportingClient {
     signal?.throwIfAborted();
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, typeof v === "string" ? v : JSON.stringify(v));
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(url, {
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
-        headers: { "access-token": this.ctx.accessToken, "user-agent": USER_AGENT, accept: "application/json" },
-      });
-      text = await res.text();
-    } catch (err) {
-      // The caller's abort is not a provider failure: it ends the report as the caller asked.
-      signal?.throwIfAborted();
-      const e = err as Error & { cause?: { code?: string } };
-      throw new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${/TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error"})`);
-    }
-    let body: any = null;
-    try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+    // The caller's abort is not a provider failure: providerFetch rethrows it, ending the report as the caller asked.
+    const res = await providerFetch(PROVIDER, what, url, { method: "GET", signal, timeoutMs: TIMEOUT_MS, headers: { "access-token": this.ctx.accessToken } });
+    const body = res.body;
     if (!succeeded(res.status, body)) {
       const rid = envelopeOf(body)?.request_id;
       // 40100 is TikTok's one code for its per-second, per-minute and per-day limits, with no hint of which or for
