@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, text } from "./common.ts";
+import { Id, storableText, text } from "./common.ts";
 
 // Ads reporting (issue 13): the report request shared by the preview, the streamed export and the export job, and
 // the normalised row every provider's rows become. Provider-specific report shapes live in the providers' folders.
@@ -7,7 +7,7 @@ import { Id, text } from "./common.ts";
 export const REPORT_DIMENSIONS = ["date", "provider", "account_id", "campaign", "ad_group", "ad"] as const;
 export const REPORT_METRICS = ["impressions", "clicks", "spend_micros", "conversions", "ctr", "cpc_micros"] as const;
 
-const isoDay = z.iso.date().meta({ description: "YYYY-MM-DD, in each ad account's own time zone" });
+const isoDay = z.iso.date().check(storableText).meta({ description: "YYYY-MM-DD, in each ad account's own time zone" });
 
 export const ReportRequest = z.object({
   providers: z.array(text({ min: 1, max: 40 })).min(1).max(7).optional()

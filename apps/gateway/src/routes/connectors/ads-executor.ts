@@ -3,7 +3,7 @@ import { finishRun, hashablePrior, loadExecutorSigningKey, signExecutorPlan, sta
 import type { AdsConnector, EntityTargeting, ExecutorRequest, ProviderCall, TargetingChange } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
-import { text } from "@trendgate/contracts";
+import { text, Timestamp } from "@trendgate/contracts";
 import { newId, type OutboxRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -72,7 +72,7 @@ const StepResult = z.object({
 });
 const ResultsBody = z.object({
   executor_plan: text({ min: 20, max: 200_000 }).meta({ description: "The token exactly as issued" }),
-  executed_at: z.iso.datetime({ offset: true }),
+  executed_at: Timestamp,
   steps: z.array(StepResult).min(1).max(1000),
 }).meta({ id: "AdsExecutorResults" });
 
