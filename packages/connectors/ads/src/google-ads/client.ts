@@ -1,7 +1,7 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, codeOf, failuresOf, operationIndexOf, PROVIDER } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { digits, googleApi } from "./api.ts";
 
 // The Google Ads REST client (providers.md §3a): GAQL reads through googleAds:search (pageToken paging) and keyword
 // targeting as ad-group criteria, one `adGroupCriteria:mutate` per plan carrying one operation per change:
@@ -10,11 +10,9 @@ import { env as ENV } from "./manifest.ts";
 // with validateOnly (nothing applied, every invalid operation named). Every mutated item counts against the daily
 // operations quota, so reads are few and batched.
 
-const DEFAULT_VERSION = "v25";
 /** Keywords are added as phrase match: broad match would spend on loosely related searches. */
 const MATCH_TYPE = "PHRASE";
 
-const digits = (id: string) => id.replace(/-/g, "");
 const cursorOf = (c: { r: "campaign" | "ad_group"; t?: string }) => Buffer.from(JSON.stringify(c)).toString("base64url");
 const parseCursor = (s?: string): { r: "campaign" | "ad_group"; t?: string } => {
   if (!s) return { r: "campaign" };
@@ -34,14 +32,7 @@ export class GoogleAdsClient implements AdsClient {
   private readonly loginCustomerId?: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    const version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^v\d+$/.test(version)) throw new Error(`${ENV.apiVersion} must look like v25, not ${JSON.stringify(version)}`);
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${version}/`;
-    const login = ctx.env?.[ENV.loginCustomerId];
-    if (login) {
-      if (!/^\d{10}$/.test(digits(login))) throw new Error(`${ENV.loginCustomerId} must be a 10-digit customer id, not ${JSON.stringify(login)}`);
-      this.loginCustomerId = digits(login);
-    }
+    ({ base: this.base, loginCustomerId: this.loginCustomerId } = googleApi(ctx));
   }
 
   /** Headers of every call besides the token (what an executor's caller sends too). */

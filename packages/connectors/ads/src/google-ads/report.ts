@@ -1,7 +1,7 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { digits, googleApi } from "./api.ts";
 
 // Google Ads reporting (issue 13): GAQL through googleAds:search, one provider page (Google fixes 10,000 rows) per
 // pull, linked by pageToken/nextPageToken. Google already reports what the catalog wants: `segments.date` is the
@@ -11,7 +11,6 @@ import { env as ENV } from "./manifest.ts";
 // A campaign report limited to ad groups cannot ask FROM campaign (ad_group.id is not a field of it), so it reads
 // those ad groups' rows ordered by campaign (and date) and sums consecutive rows: streaming, one row held back.
 
-const DEFAULT_VERSION = "v25";
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MS = 86_400_000;
 
@@ -29,7 +28,6 @@ export const googleAdsReportingCapabilities: ReportingCapabilities = {
 };
 
 type Row = Record<string, any>;
-const digits = (id: string) => id.replace(/-/g, "");
 const badAnswer = (what: string) => new ProviderError(PROVIDER, "unavailable", `googleAds:search: unexpected answer (${what})`);
 
 /** An int64 count (JSON string or number) as a number; absent is 0 (proto3 leaves defaults out). */
@@ -52,14 +50,7 @@ export class GoogleAdsReportingClient implements ReportingClient {
   private readonly loginCustomerId?: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    const version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^v\d+$/.test(version)) throw new Error(`${ENV.apiVersion} must look like v25, not ${JSON.stringify(version)}`);
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${version}/`;
-    const login = ctx.env?.[ENV.loginCustomerId];
-    if (login) {
-      if (!/^\d{10}$/.test(digits(login))) throw new Error(`${ENV.loginCustomerId} must be a 10-digit customer id, not ${JSON.stringify(login)}`);
-      this.loginCustomerId = digits(login);
-    }
+    ({ base: this.base, loginCustomerId: this.loginCustomerId } = googleApi(ctx));
   }
 
   /** One googleAds:search page. The caller's signal cancels the request in flight (its abort is rethrown as is). */
