@@ -113,6 +113,8 @@ export interface GoogleAdsServer {
   refuseAdGroup(adGroupId: string): void;
   /** Real mutates are applied at once but answered `ms` later (a caller that dies meanwhile never hears of them). */
   holdWrites(ms: number): void;
+  /** googleAds:search answers are sent `ms` later (a slow report). */
+  slowSearches(ms: number): void;
   /** Seeds an ad (ad_group_ad) in an ad group. */
   addAd(a: { adGroupId: string; id?: string; name?: string; type?: string; status?: EntityStatus }): AdsAd;
   /**
@@ -516,6 +518,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
   const refused = new Set<string>();
   const refusedGroups = new Set<string>();
   let holdMs = 0;
+  let searchDelayMs = 0;
   const requests: RecordedAdsRequest[] = [];
   let fault: { kind: AdsFault; n: number } = { kind: "INTERNAL", n: 0 };
   let opsToday = 0;
@@ -874,7 +877,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
 
   // ---- routing ----
 
-  const srv = bodyServer((req, res, url, raw) => {
+  const srv = bodyServer(async (req, res, url, raw) => {
     const requestId = crypto.randomBytes(16).toString("base64url").slice(0, 22);
     const headers = { ...req.headers };
     delete headers.authorization;
@@ -906,6 +909,8 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
         return reply(200, ids.length ? { resourceNames: ids.map((id) => `customers/${id}`) } : {});
       }
       if (route.kind === "search") {
+        if (searchDelayMs > 0) await new Promise((r) => setTimeout(r, searchDelayMs));
+        if (res.destroyed) return;
         const answer = search(route.cid, parseBody(raw, new Set(["query", "pageToken", "pageSize", "validateOnly", "returnTotalResultsCount", "summaryRowSetting", "searchSettings"])));
         if (!(answer.results instanceof LazyRows)) return reply(200, answer);
         rec.status = 200;
@@ -964,6 +969,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
     refuseText(text) { refused.add(norm(text)); },
     refuseAdGroup(adGroupId) { refusedGroups.add(adGroupId); },
     holdWrites(ms) { holdMs = ms; },
+    slowSearches(ms) { searchDelayMs = ms; },
     addAd(a) {
       const group = adGroups.get(a.adGroupId);
       if (!group) throw new Error(`unknown ad group ${a.adGroupId}`);

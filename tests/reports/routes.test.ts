@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import { createLogger } from "@trendgate/logger";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
@@ -160,4 +161,29 @@ test("a running export cancelled stops reading and keeps no file; another accoun
   expect(searches).toBeLessThan(Math.ceil(total / 500)); // it stopped paging
   expect(await gw.deps.db.reportExportChunk.count({ where: { exportId: res.body.id } })).toBe(0);
   expect((await gw.http.get(`${BASE}/exports/${res.body.id}/download`).set(a.auth)).status).toBe(409);
+});
+
+test("a client that goes away mid-preview stops the provider reads", async () => {
+  const a = await account();
+  google.generateStats({ customerId: a.customer.id, adGroups: 50, days: 40, from: "2026-09-01" });
+  const reports = () => google.requests.filter((r) => r.path.endsWith(`/customers/${a.customer.id}/googleAds:search`) && /FROM ad_group/.test(String(r.body?.query))).length;
+  // A real listening server (not supertest's per-request one, which an aborted request would leave open).
+  const server = gw.app.listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${BASE}/preview`;
+  google.slowSearches(800); // the account lookup and every page take 800 ms
+  try {
+    const client = new AbortController();
+    const done = fetch(url, { method: "POST", headers: { ...a.auth, "content-type": "application/json" }, body: JSON.stringify({ from: "2026-09-01", to: "2026-10-10", level: "ad_group" }), signal: client.signal })
+      .then(() => "answered", () => "aborted");
+    await new Promise((r) => setTimeout(r, 300));
+    client.abort(); // during the account lookup
+    expect(await done).toBe("aborted");
+    await new Promise((r) => setTimeout(r, 2000)); // long enough for the lookup to end and a page to be asked for
+    expect(reports()).toBe(0);
+  } finally {
+    google.slowSearches(0);
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
