@@ -6,3 +6,4 @@ export * from "./executor-signing.ts";
 export * from "./plan.ts";
 export * from "./reconcile.ts";
 export * from "./run-record.ts";
+export * from "./read-targets.ts";

@@ -29,7 +29,8 @@ export interface ProviderOutcome {
   error: { kind: string; message: string } | null;
 }
 
-export interface ReportSource { provider: string; accountId: string; client: ReportingClient; query: ReportQuery; outcome: ProviderOutcome }
+/** One provider of the report; `client` and `query` are null when it is not read (its outcome says why, or it has nothing to report). */
+export interface ReportSource { provider: string; accountId: string; client: ReportingClient | null; query: ReportQuery | null; outcome: ProviderOutcome }
 
 const DAY_MS = 86_400_000;
 const days = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
@@ -61,7 +62,7 @@ export async function reportSources(deps: ReportDeps, accountId: string, req: Re
     const conn = conns.find((x) => x.provider === id);
     const accountIdOf = (conn?.selection as { account_id?: string } | null)?.account_id ?? null;
     const outcome: ProviderOutcome = { provider: id, status: "failed", account_id: accountIdOf, currency: null, time_zone: null, rows: 0, error: null };
-    const refuse = (kind: string, message: string) => { outcome.error = { kind, message }; sources.push({ provider: id, accountId: "", client: null as never, query: null as never, outcome }); };
+    const refuse = (kind: string, message: string) => { outcome.error = { kind, message }; sources.push({ provider: id, accountId: "", client: null, query: null, outcome }); };
     const caps = c.reporting.capabilities;
     if (!conn) { refuse("not_connected", `${c.manifest.displayName} is not connected`); continue; }
     if (!accountIdOf) { refuse("not_connected", `no ad account is selected for ${c.manifest.displayName} (PUT its selection)`); continue; }
@@ -70,7 +71,7 @@ export async function reportSources(deps: ReportDeps, accountId: string, req: Re
     if (days(req.from, req.to) > caps.maxRangeDays) { refuse("unsupported", `${c.manifest.displayName} reports at most ${caps.maxRangeDays} days at once`); continue; }
     if (days(req.from, now.toISOString().slice(0, 10)) > caps.maxLookbackDays) { refuse("unsupported", `${c.manifest.displayName} reports at most ${caps.maxLookbackDays} days back`); continue; }
     const adGroupIds = changed ? changed.get(id) ?? [] : undefined;
-    if (adGroupIds && !adGroupIds.length) { outcome.status = "ok"; sources.push({ provider: id, accountId: accountIdOf, client: null as never, query: null as never, outcome }); continue; }
+    if (adGroupIds && !adGroupIds.length) { outcome.status = "ok"; sources.push({ provider: id, accountId: accountIdOf, client: null, query: null, outcome }); continue; }
     let accessToken: string;
     try {
       accessToken = await deps.connections.accessToken(conn);
@@ -86,4 +87,4 @@ export async function reportSources(deps: ReportDeps, accountId: string, req: Re
 }
 
 /** Sources that will be read (the others already carry their outcome). */
-export const readable = (s: ReportSource) => s.client !== null && s.client !== undefined;
+export const readable = (s: ReportSource): s is ReportSource & { client: ReportingClient; query: ReportQuery } => s.client !== null && s.query !== null;

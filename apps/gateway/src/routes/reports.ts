@@ -58,13 +58,14 @@ function readCursor(cursor: string | undefined, req: unknown): number {
   throw new ApiError("validation_failed", "cursor: not a cursor of this report request", { errors: [{ location: "query", path: "cursor", message: "not a cursor of this report request", code: "invalid_value" }] });
 }
 
-/** Deletes the account's exports past their time (kept until then; no sweeper needed for a per-account file). */
+/** Deletes the account's exports past their time when it starts a new one (no sweeper needed for per-account files). */
 const dropExpired = (deps: GatewayDeps, accountId: string) => deps.db.reportExport.deleteMany({ where: { accountId, expiresAt: { lt: new Date() } } });
 
+/** An export of the account; one past its time is gone (deleted here, so polling costs one read). */
 async function exportOf(deps: GatewayDeps, accountId: string, id: string): Promise<ExportRow> {
-  await dropExpired(deps, accountId);
   const e = await deps.db.reportExport.findFirst({ where: { id, accountId } });
-  if (!e) throw notFound("Export");
+  if (e && e.expiresAt < new Date()) await deps.db.reportExport.delete({ where: { id } });
+  if (!e || e.expiresAt < new Date()) throw notFound("Export");
   return e;
 }
 

@@ -1,5 +1,5 @@
-import { finishRun, reconcile, type StoredResult } from "@trendgate/ads";
-import type { AdsConnector, ChangeResult, EntityTargeting, TargetingChange, TargetingField } from "@trendgate/connector-ads";
+import { finishRun, readTargets, reconcile, type StoredResult } from "@trendgate/ads";
+import type { AdsConnector, ChangeResult, EntityTargeting, TargetingChange } from "@trendgate/connector-ads";
 import { baseUrlOf, ProviderError } from "@trendgate/connector-core";
 import { QUEUES } from "@trendgate/contracts";
 import type { Prisma } from "@trendgate/db";
@@ -35,8 +35,7 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
 
       const changes = plan.changes as unknown as TargetingChange[];
       const prior = plan.priorState as unknown as EntityTargeting[];
-      const fields = [...new Set(prior.map((t) => t.field))] as TargetingField[];
-      const current = (await Promise.all(fields.map((f) => client.readTargeting(plan.adAccountId, prior.filter((t) => t.field === f).map((t) => t.entity_id), f)))).flat();
+      const current = await readTargets(client, plan.adAccountId, prior.map((t) => ({ id: t.entity_id, field: t.field })));
       const r = reconcile(changes, prior, current);
       if (r.verdict === "stale") {
         await db.adsPlan.update({ where: { id: plan.id }, data: { status: "refused", statusReason: `stale plan: ${r.reason}; preview again` } });

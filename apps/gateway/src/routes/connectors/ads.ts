@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { computePlan, DEFAULT_SAFETY, hashablePrior, stateHash, type PlanTrend, type SafetySettings } from "@trendgate/ads";
-import { TARGETING_FIELDS, type AdsConnector, type EntityTargeting, type ProviderCall, type TargetingChange, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
+import { computePlan, DEFAULT_SAFETY, hashablePrior, readTargets, stateHash, type PlanTrend, type SafetySettings } from "@trendgate/ads";
+import { TARGETING_FIELDS, type AdsClient, type AdsConnector, type EntityTargeting, type ProviderCall, type TargetingChange, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
 import { CategoryPath, Id, QUEUES, SEVERITIES, text, type Severity } from "@trendgate/contracts";
@@ -109,14 +109,8 @@ export function planView(p: PlanRow) {
   };
 }
 
-type AdsClient = ReturnType<AdsConnector["client"]>;
 type DryRun = { ran: boolean; passed: boolean | null; by: "provider" | "connector"; results: { change_id: string; ok: boolean; error: string | null; request_id: string | null; note?: string }[] };
 
-/** The entities' targeting as read now, one read per targeting field. */
-async function readTargets(client: AdsClient, adAccountId: string, entities: { id: string; field: TargetingField }[]): Promise<EntityTargeting[]> {
-  const fields = [...new Set(entities.map((e) => e.field))];
-  return (await Promise.all(fields.map((f) => client.readTargeting(adAccountId, entities.filter((e) => e.field === f).map((e) => e.id), f)))).flat();
-}
 
 /** The dry run of the calls, per change: the provider's own where it has one, else the connector's checks. */
 async function dryRunOf(c: AdsConnector, client: AdsClient, adAccountId: string, calls: ProviderCall[]): Promise<DryRun> {
