@@ -8,7 +8,8 @@ COPY apps/worker/package.json apps/worker/package.json
 COPY packages packages
 RUN npm ci --include=dev --no-audit --no-fund
 COPY . .
-RUN chmod +x tools/schema-engine-wasm.mjs && npx prisma generate
+RUN chmod +x tools/schema-engine-wasm.mjs && npx prisma generate && npm run build
 USER node
 EXPOSE 3000
-CMD ["node", "--import", "tsx", "apps/gateway/src/main.ts"]
+# The bundles (dist/) with the Node options of APP_NODE_FLAGS in scripts/lib.mjs: see README › Memory.
+CMD ["node", "--liftoff-only", "--max-semi-space-size=4", "--heap-growing-percent=50", "dist/gateway/main.mjs"]

@@ -20,6 +20,30 @@ export async function startServer(entry: string, env: Record<string, string>, po
   return child;
 }
 
+/** The Node options production runs the apps with: APP_NODE_FLAGS of scripts/lib.mjs (keep in step). */
+export const APP_NODE_FLAGS = ["--liftoff-only", "--max-semi-space-size=4", "--heap-growing-percent=50"];
+
+/**
+ * Starts an app the way `npm start` and the Docker image run it: its bundle (dist/<app>/main.mjs, built by
+ * `npm run bench` before any section runs) under plain node with APP_NODE_FLAGS. For what the processes cost
+ * (memory), rather than what tsx costs.
+ */
+export function startApp(app: "gateway" | "worker", env: Record<string, string>): ChildProcess {
+  return fork(path.join(root, "dist", app, "main.mjs"), [], { execArgv: APP_NODE_FLAGS, cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+}
+
+/** The gateway's bundle (see startApp), once GET /status answers. */
+export async function startGateway(env: Record<string, string>, port: number): Promise<ChildProcess> {
+  const child = startApp("gateway", { ...env, PORT: String(port) });
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("gateway did not start")), 30_000);
+    child.once("exit", (c) => reject(new Error(`gateway exited with ${c}`)));
+    const poll = () => http.get(`http://127.0.0.1:${port}/status`, (r) => { r.resume(); clearTimeout(t); resolve(); }).on("error", () => setTimeout(poll, 200));
+    poll();
+  });
+  return child;
+}
+
 export async function stopServer(child: ChildProcess) {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once("exit", r));

@@ -7,14 +7,12 @@
 //     gateway processes, each started fresh for the size.
 // (b) bare: the same provider pages, read with the same Google reporting client in this process and piped through
 //     csv-stringify alone into a sink that drops the bytes.
-// Targets: peak RSS under 200 MB at every size; (a) rows/s at least 50 % of (b). BENCH_CHILD_NODE_OPTIONS passes
-// Node options to the two processes (e.g. --max-old-space-size=160: V8 otherwise lets the heap grow lazily, so peak
-// RSS says more about the collector than about what the export keeps).
-import { fork, type ChildProcess } from "node:child_process";
+// Targets: peak RSS under 200 MB at every size; (a) rows/s at least 50 % of (b). The two processes run as in
+// production: the bundles (dist/, `npm run build`) with APP_NODE_FLAGS (bench/lib.ts). BENCH_CHILD_NODE_OPTIONS
+// passes further Node options to them (NODE_OPTIONS, e.g. --max-old-space-size=160).
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { stringify } from "csv-stringify";
@@ -24,7 +22,7 @@ import { SecretBox } from "@trendgate/crypto";
 import { createAccount, createApiKey, createDb, saveAuthorizedConnection } from "@trendgate/db";
 import { sealTokens } from "../packages/connections/src/credentials.ts";
 import { startGoogleAdsServer } from "../tests/peers/google-ads-server.ts";
-import { fmt, root, startServer, stopServer } from "./lib.ts";
+import { fmt, startApp, startGateway, stopServer } from "./lib.ts";
 
 const SIZES = (process.env.BENCH_REPORT_ROWS ?? "100000,1000000").split(",").map(Number);
 const DAYS = 100;
@@ -75,8 +73,8 @@ export async function benchReports() {
 
       // (a) the whole path, in fresh processes.
       const port = await freePort();
-      const gateway = await startServer("apps/gateway/src/main.ts", env, port);
-      const worker: ChildProcess = fork(path.join(root, "apps/worker/src/main.ts"), [], { execArgv: ["--import", "tsx"], cwd: root, env: { ...process.env, ...env, WORKER_QUEUES: "report-exports" }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+      const gateway = await startGateway(env, port);
+      const worker = startApp("worker", { ...env, WORKER_QUEUES: "report-exports" });
       await sleep(4000); // the worker's start (it has no health port)
       const idle = { worker: peakRssMb(worker.pid!), gateway: peakRssMb(gateway.pid!) };
       const base = `http://127.0.0.1:${port}/api/integrations/ads/reporting`;

@@ -3,7 +3,7 @@ import {
   assessSeries,
   bucketize,
   DEFAULT_DETECTION_CONFIG,
-  MIN_HISTORY_BUCKETS,
+  MIN_HISTORY_HOURS,
   severityFor,
   type Assessment,
   type Bucket,
@@ -121,7 +121,7 @@ describe("bursts", () => {
     const counts = noisy(9, [...fill(burstAt, 100), ...fill(5, 400), ...fill(24, 100)]);
     const series = hourly(counts);
     const all = assessSeries(series);
-    for (const i of [0, 3, MIN_HISTORY_BUCKETS, 50, burstAt - 1, burstAt, burstAt + 1, burstAt + 4, counts.length - 1]) {
+    for (const i of [0, 3, MIN_HISTORY_HOURS, 50, burstAt - 1, burstAt, burstAt + 1, burstAt + 4, counts.length - 1]) {
       const at = new Date(T0 + i * HOUR + 17 * 60_000); // any instant inside bucket i
       expect(assess(series, at)).toEqual(all[i]);
       expect(assess(series.slice(0, i + 1), at)).toEqual(all[i]);
@@ -135,9 +135,9 @@ describe("bursts", () => {
     expect(firing(as)).toEqual([]);
   });
 
-  it("copes with history shorter than baselineBuckets", () => {
+  it("copes with history shorter than baselineHours", () => {
     const as = assessSeries(hourly(noisy(10, [...fill(30, 100), 400])));
-    expect(DEFAULT_DETECTION_CONFIG.baselineBuckets).toBeGreaterThan(30);
+    expect(DEFAULT_DETECTION_CONFIG.baselineHours).toBeGreaterThan(30);
     expect(onsets(as)).toEqual([30]);
   });
 });
@@ -171,7 +171,7 @@ describe("daily seasonality", () => {
   });
 
   it("control: without seasonality the same daily peaks do fire", () => {
-    const as = assessSeries(hourly(seasonal(1)), { seasonPeriodBuckets: 0 });
+    const as = assessSeries(hourly(seasonal(1)), { dailySeasonality: false });
     expect(firing(as).filter((i) => i >= 48 && i % 24 === 14).length).toBeGreaterThan(0);
   });
 
@@ -223,7 +223,7 @@ describe("minimum-volume floor", () => {
     const last = assessSeries(hourly(counts)).at(-1)!;
     expect(last.anomalyScore).toBeGreaterThan(10); // "high" on the score alone
     expect(last.severity).toBe("none");
-    expect(assessSeries(hourly(counts), { minVolume: 10 }).at(-1)!.isTrend).toBe(true);
+    expect(assessSeries(hourly(counts), { minMentionsPerHour: 10 }).at(-1)!.isTrend).toBe(true);
   });
 });
 
@@ -232,7 +232,7 @@ describe("severity, velocity and acceleration", () => {
 
   it("maps the score to severity with the documented thresholds and the volume floor", () => {
     const cases: [number, Severity][] = [
-      [-50, "none"], [4.99, "none"], [5, "low"], [6.99, "low"], [7, "medium"],
+      [-50, "none"], [4.49, "none"], [4.5, "low"], [6.99, "low"], [7, "medium"],
       [9.99, "medium"], [10, "high"], [19.99, "high"], [20, "critical"], [500, "critical"],
     ];
     for (const [score, severity] of cases) expect(severityFor(score, 100, 20)).toBe(severity);
@@ -240,7 +240,7 @@ describe("severity, velocity and acceleration", () => {
   });
 
   it("severity grows with burst size and reaches high for a large burst", () => {
-    const severities = [120, 165, 190, 230, 400, 1000].map((c) => assessSeries(hourly([...history, c])).at(-1)!.severity);
+    const severities = [120, 170, 195, 240, 420, 1000].map((c) => assessSeries(hourly([...history, c])).at(-1)!.severity);
     expect(severities).toEqual(["none", "low", "medium", "high", "critical", "critical"]);
     for (const seed of [1, 2, 3]) {
       const last = assessSeries(hourly([...noisy(seed, history), 300])).at(-1)!;
@@ -251,7 +251,7 @@ describe("severity, velocity and acceleration", () => {
   it("velocity is mentions per hour above baseline, whatever the bucket width", () => {
     expect(assessSeries(hourly([...history, 250])).at(-1)).toMatchObject({ baseline: 100, velocity: 150 });
     const quarter = (counts: number[]) => counts.map((count, i) => ({ start: new Date(T0 + i * 900_000), count }));
-    const a = assessSeries(quarter([...fill(4 * 48, 25), 75]), { bucketSeconds: 900, seasonPeriodBuckets: 96 }).at(-1)!;
+    const a = assessSeries(quarter([...fill(4 * 48, 25), 75]), { bucketSeconds: 900 }).at(-1)!;
     expect(a).toMatchObject({ baseline: 25, velocity: 200 }); // 50 extra per 15 minutes = 200 per hour
   });
 
@@ -295,7 +295,7 @@ describe("stage lifecycle", () => {
 describe("config", () => {
   it("rejects an invalid config", () => {
     expect(() => assessSeries(hourly([1]), { bucketSeconds: 0 })).toThrow(RangeError);
-    expect(() => assessSeries(hourly([1]), { baselineBuckets: 2.5 })).toThrow(RangeError);
+    expect(() => assessSeries(hourly([1]), { baselineHours: -1 })).toThrow(RangeError);
     expect(() => assess(hourly([1]), new Date(NaN))).toThrow(RangeError);
   });
 });

@@ -143,6 +143,13 @@ test("end to end: ingested signals become a trend event that reaches a subscribe
     const [got] = await waitFor(async () => rx.on("/e2e").length === 1 && rx.on("/e2e"), { timeoutMs: 15_000 });
     expect(JSON.parse(got.body)).toMatchObject({ trend_name: "Edge AI", category: "tech/ai" });
     expect(JSON.parse(got.body).velocity).toBeGreaterThan(400);
+    // The person who gets the alert opens its source_link without an API key: the briefing page of that trend.
+    const link = new URL(JSON.parse(got.body).source_link);
+    expect(link.pathname).toMatch(/^\/briefings\//);
+    const page = await stack.gw.http.get(link.pathname).set("accept", "text/html");
+    expect(page.status).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/^text\/html/);
+    expect(page.text).toContain("Edge AI");
   } finally {
     await stack.close();
     await rx.close();

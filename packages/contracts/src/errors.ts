@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   provider_unreachable: { status: 422, title: "The provider could not be reached at the given address" },
   not_a_provider_api: { status: 422, title: "The address does not answer as the provider's API" },
   provider_error: { status: 502, title: "The provider refused or failed the request" },
+  link_expired: { status: 410, title: "The link has expired" },
   rate_limited: { status: 429, title: "Rate limit exceeded" },
   service_unavailable: { status: 503, title: "Service unavailable" },
   provider_not_configured: { status: 501, title: "Provider not configured on this server" },

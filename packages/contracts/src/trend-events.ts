@@ -47,9 +47,9 @@ export const TrendEvent = z
     velocity: z.number(),
     previous_velocity: z.number().nullable(),
     anomaly_score: z.number(),
-    timestamp: z.iso.datetime(),
+    timestamp: z.iso.datetime().meta({ description: "Start (UTC) of the bucket the trend was measured in (the bucket in progress for an early detection), not the moment of detection" }),
     summary: z.string().max(L.summary).meta({ description: `At most ${L.summary} characters` }),
-    source_link: z.string().max(L.sourceLink),
+    source_link: z.string().max(L.sourceLink).meta({ description: "The trend's briefing page (GET /briefings/{token}): no API key, signed, expiring, revocable per account" }),
     recommended_next_steps: z.array(z.string().max(L.nextStep)).max(L.nextSteps)
       .meta({ description: `At most ${L.nextSteps} steps of at most ${L.nextStep} characters each` }),
   })

@@ -122,10 +122,10 @@ export const WebhookPayload = z
     trend_name: z.string(),
     category: z.string(),
     severity: z.string(),
-    velocity: z.number(),
-    timestamp: z.string(),
+    velocity: z.number().meta({ description: "Mentions per hour above the topic's expected rate" }),
+    timestamp: z.string().meta({ description: "Start (UTC, ISO 8601) of the bucket the trend was measured in, not the moment of detection or sending" }),
     summary: z.string(),
-    source_link: z.string(),
+    source_link: z.string().meta({ description: "The trend's briefing page: opens without an API key, signed, expires after BRIEFING_LINK_TTL_SECONDS, revocable per account" }),
     recommended_next_steps: z.array(z.string()),
   })
   .strict()

@@ -1,13 +1,15 @@
 import type { TrendEvent } from "@trendgate/contracts";
+import type pg from "pg";
 import type { Db } from "./client.ts";
 
 /**
  * The durable copies of trend events, written before they are queued. Returns the ids that were new: an event id
- * seen before is skipped, which is what makes publishing exactly-once per id.
+ * seen before is skipped, which is what makes publishing exactly-once per id. `client` runs it inside the caller's transaction (the
+ * detection pass writes its events with the trend rows they describe).
  */
-export async function insertTrendEvents(db: Db, events: TrendEvent[]): Promise<Set<string>> {
+export async function insertTrendEvents(db: Db, events: TrendEvent[], client: pg.Pool | pg.PoolClient = db.$pool): Promise<Set<string>> {
   if (!events.length) return new Set();
-  const { rows } = await db.$pool.query<{ id: string }>(
+  const { rows } = await client.query<{ id: string }>(
     `INSERT INTO trend_events (id, account_id, type, trend_id, payload, created_at)
      SELECT * , now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
      ON CONFLICT (id) DO NOTHING RETURNING id`,

@@ -1,3 +1,4 @@
 export * from "./detection/index.ts";
 export * from "./events/publish.ts";
 export * from "./engine/index.ts";
+export * from "./briefing/index.ts";

@@ -27,7 +27,8 @@ export function observe(registry: Registry, logger: Logger) {
       duration.observe(labels, seconds);
       const level = res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug";
       if (logger.isLevelEnabled(level))
-        logger[level]({ request_id: req.id, method: req.method, path: req.path, route, status: res.statusCode, duration_ms: Math.round(seconds * 1e4) / 10, account_id: req.auth?.accountId }, "request");
+        // res.locals.logPath: a route whose path carries a credential (a briefing link's token) logs this instead.
+        logger[level]({ request_id: req.id, method: req.method, path: res.locals.logPath ?? req.path, route, status: res.statusCode, duration_ms: Math.round(seconds * 1e4) / 10, account_id: req.auth?.accountId }, "request");
     });
     next();
   };

@@ -48,7 +48,7 @@ export function sendProblem(req: Request, res: Response, e: ApiError) {
 export function problemHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = toApiError(err);
-    if (e.status >= 500) logger.error({ err, request_id: req.id, path: req.path }, "request failed");
+    if (e.status >= 500) logger.error({ err, request_id: req.id, path: res.locals.logPath ?? req.path }, "request failed");
     // A data error means a request schema let through a value the database refused: a contract to tighten.
     else if (e.code === "validation_failed" && !(err instanceof ApiError)) logger.warn({ err: String(err), request_id: req.id, path: req.path }, "database refused a validated value");
     if (res.headersSent) return res.end();

@@ -60,7 +60,8 @@ export interface RouteDef<B extends z.ZodType | undefined = any, Q extends z.Zod
   body?: B;
   query?: Q;
   params?: P;
-  responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string> }>;
+  /** `content`: the body's schema per media type, for answers that are not (only) JSON (an HTML page); else `schema` is JSON. */
+  responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string>; content?: Record<string, z.ZodType> }>;
   /** Raw handlers (docs page, metrics) send their own response and are not JSON endpoints. */
   raw?: boolean;
   /** The body is not parsed: the handler reads the exact bytes from `req.rawBody` (senders that sign them, e.g. chat interactivity). */

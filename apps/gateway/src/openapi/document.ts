@@ -21,13 +21,14 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
       const type = r.raw && status === "200" && !spec.schema ? "text/plain" : "application/json";
       responses[status] = {
         description: spec.description,
-        ...(spec.schema ? { content: { [type]: { schema: spec.schema } } } : {}),
+        ...(spec.content ? { content: Object.fromEntries(Object.entries(spec.content).map(([t, schema]) => [t, { schema }])) }
+          : spec.schema ? { content: { [type]: { schema: spec.schema } } } : {}),
         ...(r.auth === "apiKey" ? { headers: RATE_HEADERS } : {}),
       };
     }
     if (r.auth !== "public") responses["401"] = problem("Missing, malformed, unknown, revoked or expired credential (WWW-Authenticate: Bearer)");
     if (r.auth === "apiKey") responses["429"] = { ...problem("Quota exceeded, or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
-    if (r.params) responses["404"] = problem("No such resource in your account, or a path id that cannot name one (`errors[]` names the segment)");
+    if (r.params && !r.responses[404]?.content) responses["404"] = problem("No such resource in your account, or a path id that cannot name one (`errors[]` names the segment)");
     if (r.params) responses["400"] = problem("Malformed percent-encoding in the path (`bad_request`)");
     if (r.body) {
       responses["400"] = problem("Malformed JSON (`malformed_json`), bad Idempotency-Key (`invalid_idempotency_key`) or malformed percent-encoding in the path (`bad_request`)");

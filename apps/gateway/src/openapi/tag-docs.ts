@@ -54,7 +54,22 @@ const REPORTING_FLOW = `One table across the ads providers the account connected
    A provider that fails is reported in \`providers\`; the others' rows still come.
 3. \`POST /api/integrations/ads/reporting/exports\` (same body): 200 \`text/csv\` when small; else 202 \`{"id":"rpx_…","status":"queued"}\`. Poll \`GET …/exports/{id}\` (\`rows_written\` grows while \`running\`), then \`GET …/exports/{id}/download\` when \`ready\`. \`DELETE …/exports/{id}\` cancels or deletes.`;
 
+const TRENDS_FLOW = `Trends are detected from the account's signals by a pass every \`DETECTION_INTERVAL_SECONDS\` over each topic's own history
+(a week by default; every setting in time, so any bucket width behaves): a burst, ramp, plateau or level shift against
+the topic's daily and weekly rhythm and its own usual noise (a topic whose normal includes near-daily spikes does not
+alert on them). The bucket in progress is assessed too, once 5 minutes in, so a sharp burst is reported within about
+10-15 minutes; ramps and plateaus within hours.
+
+Events (webhooks, chat, workflow pushes and \`/api/stream\` all get the same stream):
+- \`trend.detected\`: a topic becomes a trend;
+- \`trend.severity_changed\`: only once the new severity has held for \`DETECTION_SEVERITY_HOLD_SECONDS\` (30 min);
+- \`trend.velocity_changed\`: velocity moved 20 %, at most once per trend per \`DETECTION_VELOCITY_EVENT_MIN_SECONDS\` (1 h), closed buckets only.
+
+\`timestamp\` is the start of the bucket the trend was measured in, not the moment of detection. \`source_link\` opens the
+trend's briefing page without an API key (see "Trend briefings"); the JSON stays at \`GET /api/trends/{id}\`.`;
+
 export const TAG_DOCS: { name: string; description: string }[] = [
+  { name: "Trends", description: TRENDS_FLOW },
   { name: "Ads connectors", description: ADS_FLOW },
   { name: "Ads executor", description: EXECUTOR_FLOW },
   { name: "Ads reporting", description: REPORTING_FLOW },

@@ -1,4 +1,5 @@
 import type { RouteDef } from "../http/route.ts";
+import { briefingRoutes } from "./briefings.ts";
 import { keyRoutes } from "./keys.ts";
 import { opsRoutes } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
@@ -16,4 +17,4 @@ import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...adsExecutorRoutes, ...reportRoutes, ...workflowRoutes, ...operatorRoutes];
+export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...briefingRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...adsExecutorRoutes, ...reportRoutes, ...workflowRoutes, ...operatorRoutes];

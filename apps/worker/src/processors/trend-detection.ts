@@ -1,5 +1,6 @@
 import { JOB_PAYLOADS, QUEUES } from "@trendgate/contracts";
-import { detectAccount, type EngineOptions } from "@trendgate/trends";
+import type { Config } from "@trendgate/config";
+import { briefingLinkKey, briefingUrl, detectAccount, type EngineOptions } from "@trendgate/trends";
 import type { ProcessorFactory } from "./types.ts";
 
 /**
@@ -12,15 +13,7 @@ import type { ProcessorFactory } from "./types.ts";
 export const trendDetection: ProcessorFactory = {
   queue: QUEUES.trendDetection,
   create({ db, queues, config, logger }) {
-    const options: EngineOptions = {
-      bucketSeconds: config.DETECTION_BUCKET_SECONDS,
-      baselineBuckets: config.DETECTION_BASELINE_BUCKETS,
-      minVolume: config.DETECTION_MIN_VOLUME,
-      seasonPeriodBuckets: Math.round(86_400 / config.DETECTION_BUCKET_SECONDS),
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      velocityEventStep: 0.2,
-      maxEventBytes: config.DELIVERY_BODY_MAX_BYTES,
-    };
+    const options = engineOptions(config);
     return {
       concurrency: 1,
       async process(job) {
@@ -32,7 +25,7 @@ export const trendDetection: ProcessorFactory = {
           return s;
         }
         // The tick: one job per account shard, so a big account's topics are assessed by several workers at once.
-        const since = new Date(now.getTime() - (options.baselineBuckets + 1) * options.bucketSeconds * 1000);
+        const since = new Date(now.getTime() - (options.baselineHours * 3600 + options.bucketSeconds) * 1000);
         const { rows } = await db.$pool.query<{ account_id: string; n: string }>(
           `SELECT account_id, count(*) AS n FROM topics WHERE last_seen_at >= $1 GROUP BY account_id`, [since]);
         const jobs = rows.flatMap((r) => {
@@ -49,3 +42,21 @@ export const trendDetection: ProcessorFactory = {
     };
   },
 };
+
+/** The engine's settings from the configuration; events link to the briefing page (signed with a key derived from ENCRYPTION_KEY). */
+export function engineOptions(config: Config): EngineOptions {
+  const briefingKey = briefingLinkKey(config.ENCRYPTION_KEY);
+  return {
+    bucketSeconds: config.DETECTION_BUCKET_SECONDS,
+    baselineHours: config.DETECTION_BASELINE_HOURS,
+    minMentionsPerHour: config.DETECTION_MIN_MENTIONS_PER_HOUR,
+    dailySeasonality: true,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    velocityEventStep: 0.2,
+    velocityEventMinSeconds: config.DETECTION_VELOCITY_EVENT_MIN_SECONDS,
+    severityHoldSeconds: config.DETECTION_SEVERITY_HOLD_SECONDS,
+    maxEventBytes: config.DELIVERY_BODY_MAX_BYTES,
+    // The real clock, not the pass's `now`: revocation compares the issue time with the moment links were revoked.
+    sourceLink: ({ accountId, trendId }) => briefingUrl(config.PUBLIC_BASE_URL, briefingKey, { accountId, trendId, issuedAt: new Date(), ttlSeconds: config.BRIEFING_LINK_TTL_SECONDS }),
+  };
+}

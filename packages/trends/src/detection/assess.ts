@@ -1,7 +1,6 @@
-import { RECENT_BUCKETS, scoreBucket } from "./baseline.ts";
-import { resolveConfig, type DetectionConfig } from "./config.ts";
-import { bucketIndex, denseCounts, indexRange, sumByIndex, type Bucket } from "./series.ts";
-import { mod } from "./stats.ts";
+import { resolveConfig, type DetectionConfig, type Resolved } from "./config.ts";
+import { fitModel, scoreBucket, type Model } from "./model.ts";
+import { bucketIndex, indexRange, sumByIndex, type Bucket } from "./series.ts";
 
 export type Severity = "none" | "low" | "medium" | "high" | "critical";
 export type Stage = "dormant" | "emerging" | "rising" | "peaking" | "cooling";
@@ -9,18 +8,20 @@ export type Stage = "dormant" | "emerging" | "rising" | "peaking" | "cooling";
 export interface Assessment {
   /** Start of the assessed bucket. */
   bucketStart: Date;
-  /** Count in that bucket. */
+  /** Count in that bucket (so far, for a bucket in progress). */
   current: number;
-  /** Robust expected count for that bucket: recent level x growth x hour-of-day factor. */
+  /** Fraction of the bucket observed: 1 for a closed bucket, less for the bucket in progress. */
+  observed: number;
+  /** Expected count of the whole bucket: recent level x growth x hour-of-day factor. */
   baseline: number;
   /**
-   * Mentions per hour above the expected rate: (current - baseline) * 3600 / bucketSeconds.
+   * Mentions per hour above the expected rate: (current / observed - baseline) * 3600 / bucketSeconds.
    * Positive when the topic runs above its baseline, negative below it; independent of bucket width.
    */
   velocity: number;
   /** velocity minus the previous bucket's velocity: mentions per hour, per bucket. Positive while the excess grows. */
   acceleration: number;
-  /** Robust z-score of current against baseline; 0 until MIN_HISTORY_BUCKETS of history exist. */
+  /** Highest z-score of the bucket (and of the last 3 h and 6 h) against the topic's own noise; 0 when not scored. */
   anomalyScore: number;
   severity: Severity;
   stage: Stage;
@@ -28,13 +29,21 @@ export interface Assessment {
   isTrend: boolean;
 }
 
-/** Lowest anomalyScore for each severity; below `low` (or below minVolume) is "none". */
-export const SEVERITY_THRESHOLDS = { low: 5, medium: 7, high: 10, critical: 20 } as const;
-/** A topic counts as cooling for this many buckets after its last anomalous one. */
-export const COOLING_BUCKETS = RECENT_BUCKETS;
+export interface AssessOptions {
+  /** Start times (ms) of buckets with no data for the whole account (an outage): missing, not zero. */
+  missing?: ReadonlySet<number>;
+  /** The time of the assessment; inside the assessed bucket it makes that bucket partial (elapsed / width observed). */
+  now?: Date;
+}
 
-export function severityFor(anomalyScore: number, current: number, minVolume: number): Severity {
-  if (current < minVolume) return "none";
+/** Lowest anomalyScore for each severity; below `low` (or below the volume floor) is "none". */
+export const SEVERITY_THRESHOLDS = { low: 4.5, medium: 7, high: 10, critical: 20 } as const;
+/** A bucket in progress is assessed once this much of it has elapsed: earlier, a handful of mentions decides. */
+export const PARTIAL_MIN_SECONDS = 300;
+
+/** Severity of a score for a bucket projected to `rate` mentions per bucket, under a floor of `minPerBucket`. */
+export function severityFor(anomalyScore: number, rate: number, minPerBucket: number): Severity {
+  if (rate < minPerBucket) return "none";
   const t = SEVERITY_THRESHOLDS;
   if (anomalyScore >= t.critical) return "critical";
   if (anomalyScore >= t.high) return "high";
@@ -43,72 +52,120 @@ export function severityFor(anomalyScore: number, current: number, minVolume: nu
   return "none";
 }
 
-type Core = Omit<Assessment, "acceleration" | "stage">;
+interface Core {
+  current: number;
+  baseline: number;
+  velocity: number;
+  anomalyScore: number;
+  severity: Severity;
+}
 
-/** Scores bucket k of a dense count array whose element 0 is bucket number `first`. */
-function coreAt(counts: readonly number[], first: number, k: number, cfg: DetectionConfig): Core {
-  const history = counts.slice(Math.max(0, k - cfg.baselineBuckets), k);
-  const period = cfg.seasonPeriodBuckets ?? 0;
-  const firstPhase = period ? mod(first + k - history.length, period) : 0;
-  const current = counts[k];
-  const { baseline, anomalyScore } = scoreBucket(history, current, firstPhase, period);
-  const severity = severityFor(anomalyScore, current, cfg.minVolume);
+function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: number, cfg: Resolved): Core {
+  const current = Number.isNaN(y[j]) ? 0 : y[j] - observed;
+  const scored = model && scoreBucket(model, y, j, observed);
+  if (!scored) return { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
+  const projected = current / observed;
   return {
-    bucketStart: new Date((first + k) * cfg.bucketSeconds * 1000),
     current,
-    baseline,
-    velocity: ((current - baseline) * 3600) / cfg.bucketSeconds,
-    anomalyScore,
-    severity,
-    isTrend: severity !== "none",
+    baseline: scored.baseline,
+    velocity: ((projected - scored.baseline) * 3600) / cfg.bucketSeconds,
+    anomalyScore: scored.score,
+    severity: severityFor(scored.score, projected, cfg.minPerBucket),
   };
 }
 
-/** Adds acceleration and stage to cores[k], looking back at most COOLING_BUCKETS buckets. */
-function complete(cores: readonly Core[], k: number): Assessment {
-  const [c, prev, prev2] = [cores[k], cores[k - 1], cores[k - 2]];
+/**
+ * Assesses bucket k of y (count + 1 per bucket, NaN = missing; y[k] already holds a partial bucket's count + observed),
+ * with acceleration and stage from the buckets just before it, scored with the same fitted model.
+ */
+function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: number, cfg: Resolved, scoreTarget = true, model = fitModel(y, firstBucket, k, cfg)): Assessment {
+  const c = coreAt(scoreTarget ? model : undefined, y, k, observed, cfg);
+  const prev = k >= 1 ? coreAt(model, y, k - 1, 1, cfg) : undefined;
+  const prev2 = k >= 2 ? coreAt(model, y, k - 2, 1, cfg) : undefined;
+  const isTrend = c.severity !== "none";
   const acceleration = prev ? c.velocity - prev.velocity : 0;
   let stage: Stage;
-  if (c.isTrend) {
+  if (isTrend) {
     const prevAcceleration = prev && prev2 ? prev.velocity - prev2.velocity : 0;
-    if (!prev?.isTrend) stage = "emerging";
+    if (!prev || prev.severity === "none") stage = "emerging";
     else if (acceleration > 0) stage = "rising";
     // The excess just stopped growing (turning point), or the count is holding: peaking; falling while still anomalous: cooling.
-    else if (prevAcceleration > 0 || c.current >= prev.current) stage = "peaking";
+    else if (prevAcceleration > 0 || c.current / observed >= prev.current) stage = "peaking";
     else stage = "cooling";
   } else {
-    const recent = cores.slice(Math.max(0, k - COOLING_BUCKETS), k);
-    stage = recent.some((r) => r.isTrend) ? "cooling" : "dormant";
+    let recent = false;
+    for (let j = k - 1; j >= Math.max(0, k - cfg.coolingBuckets) && !recent; j--) {
+      recent = (j === k - 1 ? prev! : coreAt(model, y, j, 1, cfg)).severity !== "none";
+    }
+    stage = recent ? "cooling" : "dormant";
   }
-  const { bucketStart, current, baseline, velocity, anomalyScore, severity, isTrend } = c;
-  return { bucketStart, current, baseline, velocity, acceleration, anomalyScore, severity, stage, isTrend };
+  return {
+    bucketStart: new Date((firstBucket + k) * cfg.bucketSeconds * 1000),
+    current: c.current, observed, baseline: c.baseline, velocity: c.velocity, acceleration,
+    anomalyScore: c.anomalyScore, severity: c.severity, stage, isTrend,
+  };
 }
 
 /**
- * Assesses the bucket containing `at`, using only the buckets before it as history (buckets after it
- * are ignored). History starts at the series' first bucket: nothing is assumed about time before it.
+ * What a detection pass acts on. `y` holds count + 1 per bucket (NaN = missing) from bucket number `firstBucket`,
+ * its last element being the bucket in progress with count + observed (observed = elapsed fraction of it). The
+ * bucket in progress is returned when it already shows a trend (at least PARTIAL_MIN_SECONDS in); otherwise the last
+ * closed bucket, which settles the state. One model, fitted on the history before the bucket in progress, scores
+ * both (a pass over thousands of topics cannot afford two fits per topic).
  */
-export function assess(series: Bucket[], at: Date, config?: Partial<DetectionConfig>): Assessment {
+export function assessNow(y: Float64Array, firstBucket: number, observed: number, config?: Partial<DetectionConfig>): Assessment {
+  const cfg = resolveConfig(config);
+  const k = y.length - 1;
+  const model = fitModel(y, firstBucket, k, cfg);
+  if (observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS || k === 0) {
+    const live = assessIndex(y, firstBucket, k, observed, cfg, observed === 1 || observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS, model);
+    if (live.isTrend || k === 0 || observed === 1) return live;
+  }
+  return assessIndex(y, firstBucket, k - 1, 1, cfg, true, model);
+}
+
+/** Dense y (count + 1, NaN where the account had an outage and the topic no data) for bucket numbers first..last. */
+function denseY(sums: Map<number, number>, first: number, last: number, bucketMs: number, missing?: ReadonlySet<number>) {
+  const y = new Float64Array(last - first + 1);
+  for (let i = first; i <= last; i++) {
+    const count = sums.get(i);
+    y[i - first] = !count && missing?.has(i * bucketMs) ? NaN : (count ?? 0) + 1;
+  }
+  return y;
+}
+
+/**
+ * Assesses the bucket containing `at`, using only the buckets before it as history (buckets after it are ignored).
+ * History starts at the series' first bucket: nothing is assumed about time before it. Missing buckets count 0,
+ * except those in `options.missing` (account-wide outages), which are left out. With `options.now` inside that
+ * bucket, the bucket is assessed as partial (at least PARTIAL_MIN_SECONDS in, else not scored).
+ */
+export function assess(series: Bucket[], at: Date, config?: Partial<DetectionConfig>, options: AssessOptions = {}): Assessment {
   const cfg = resolveConfig(config);
   const bucketMs = cfg.bucketSeconds * 1000;
   const target = bucketIndex(at, bucketMs);
   const sums = sumByIndex(series.map((b) => ({ at: b.start, count: b.count })), bucketMs);
-  // Enough buckets for the target's history plus the look-back that acceleration and stage need.
-  const earliest = target - cfg.baselineBuckets - COOLING_BUCKETS;
+  // Enough buckets for the target's history plus the look-back that the scales, acceleration and stage need.
+  const earliest = target - cfg.lookbackBuckets;
   const first = Math.min(target, Math.max(indexRange(sums)?.first ?? target, earliest));
-  const counts = denseCounts(sums, first, target);
-  const from = Math.max(0, counts.length - 1 - COOLING_BUCKETS);
-  const cores = counts.slice(from).map((_, k) => coreAt(counts, first, from + k, cfg));
-  return complete(cores, cores.length - 1);
+  const y = denseY(sums, first, target, bucketMs, options.missing);
+  const k = target - first;
+  let observed = 1;
+  const elapsed = options.now ? options.now.getTime() - target * bucketMs : bucketMs;
+  if (elapsed >= 0 && elapsed < bucketMs && !Number.isNaN(y[k])) {
+    observed = Math.max(elapsed, 1) / bucketMs;
+    y[k] = y[k] - 1 + observed; // count + the pseudo-count's observed share
+  }
+  return assessIndex(y, first, k, observed, cfg, elapsed >= PARTIAL_MIN_SECONDS * 1000 || observed === 1);
 }
 
-/** Assesses every bucket from the series' first to its last (gaps as 0), in order: the same result as assess() on each. */
-export function assessSeries(series: Bucket[], config?: Partial<DetectionConfig>): Assessment[] {
+/** Assesses every bucket from the series' first to its last (closed buckets), in order: the same result as assess() on each. */
+export function assessSeries(series: Bucket[], config?: Partial<DetectionConfig>, options: Pick<AssessOptions, "missing"> = {}): Assessment[] {
   const cfg = resolveConfig(config);
-  const sums = sumByIndex(series.map((b) => ({ at: b.start, count: b.count })), cfg.bucketSeconds * 1000);
+  const bucketMs = cfg.bucketSeconds * 1000;
+  const sums = sumByIndex(series.map((b) => ({ at: b.start, count: b.count })), bucketMs);
   const range = indexRange(sums);
   if (!range) return [];
-  const counts = denseCounts(sums, range.first, range.last);
-  const cores = counts.map((_, k) => coreAt(counts, range.first, k, cfg));
-  return cores.map((_, k) => complete(cores, k));
+  const y = denseY(sums, range.first, range.last, bucketMs, options.missing);
+  return Array.from(y, (_, k) => assessIndex(y, range.first, k, 1, cfg));
 }

@@ -1,38 +1,105 @@
+// Detection settings are expressed in time (hours, mentions per hour), never in buckets, so that any bucket width
+// behaves the same: a week of history is a week whether buckets are 5 minutes or an hour.
+
 export interface DetectionConfig {
   /** Bucket width in seconds; buckets are aligned to UTC multiples of it. */
   bucketSeconds: number;
-  /** History used for the baseline, in buckets. Shorter history is used as far as it goes. */
-  baselineBuckets: number;
-  /** A bucket whose count is below this never fires, whatever its score. */
-  minVolume: number;
-  /** Daily seasonality period in buckets (24 for hourly buckets); used once history covers >= 2 periods. 0 disables. */
-  seasonPeriodBuckets?: number;
+  /** History used for the baseline, in hours (a week by default). Shorter history is used as far as it goes. */
+  baselineHours: number;
+  /** A bucket whose rate (projected to an hour) is below this never fires, whatever its score. */
+  minMentionsPerHour: number;
+  /** Learn an hour-of-day shape once the history covers two days (buckets of at most an hour that divide it). */
+  dailySeasonality: boolean;
 }
 
-/** Hourly buckets, one week of history, daily seasonality. Set seasonPeriodBuckets too when changing bucketSeconds. */
 export const DEFAULT_DETECTION_CONFIG: DetectionConfig = Object.freeze({
   bucketSeconds: 3600,
-  baselineBuckets: 24 * 7,
-  minVolume: 20,
-  seasonPeriodBuckets: 24,
+  baselineHours: 24 * 7,
+  minMentionsPerHour: 20,
+  dailySeasonality: true,
 });
 
-/** Defaults for anything left out (or explicitly undefined), then validated: a bad config is a programming error. */
-export function resolveConfig(config: Partial<DetectionConfig> = {}): DetectionConfig {
+/** The recent level is the median of this much time before a bucket: follows a drift, outvotes one spike. */
+export const RECENT_HOURS = 6;
+/** Below this much history a bucket is not scored (anomalyScore 0, velocity 0). */
+export const MIN_HISTORY_HOURS = 6;
+/** A topic counts as cooling for this long after its last anomalous bucket. */
+export const COOLING_HOURS = 6;
+/**
+ * The time scales scored: a window (the last bucket, or the last N hours) against the level (median) of the hours
+ * before it. The bucket against the last 6 h catches a burst; 3 h against 6 h a ramp; 6 h against a day and 12 h
+ * against two days a plateau or a level shift, which a short level would follow before it scores. `window: 0` = one bucket.
+ */
+export const SCALES = [
+  { windowHours: 0, levelHours: RECENT_HOURS },
+  { windowHours: 3, levelHours: RECENT_HOURS },
+  { windowHours: 6, levelHours: 24 },
+  { windowHours: 12, levelHours: 48 },
+] as const;
+/** "How spiky is this topic normally" is learnt once the history covers this much time. */
+export const TAIL_MIN_HOURS = 48;
+
+/** The config in buckets, as the statistics use it. */
+export interface Resolved extends DetectionConfig {
+  historyBuckets: number;
+  /** Buckets an assessment reads before the assessed one (its history: the look-back of stage and scales lies inside it). */
+  lookbackBuckets: number;
+  recentBuckets: number;
+  minHistoryBuckets: number;
+  coolingBuckets: number;
+  tailMinBuckets: number;
+  /** The scales in buckets: the one-bucket scale first; duplicates (long buckets) removed. */
+  scales: { m: number; level: number }[];
+  /** minMentionsPerHour per bucket. */
+  minPerBucket: number;
+  /** Buckets per hour when the daily shape is usable (bucket width divides an hour), else 0. */
+  bucketsPerHour: number;
+}
+
+const buckets = (hours: number, bucketSeconds: number, min: number) => Math.max(min, Math.round((hours * 3600) / bucketSeconds));
+
+const resolved = new WeakMap<object, Resolved>();
+
+/**
+ * Defaults for anything left out (or explicitly undefined), then validated: a bad config is a programming error.
+ * Resolved once per config object (a pass assesses thousands of topics with one).
+ */
+export function resolveConfig(config: Partial<DetectionConfig> = DEFAULT_DETECTION_CONFIG): Resolved {
+  let r = resolved.get(config);
+  if (!r) resolved.set(config, (r = resolve(config)));
+  return r;
+}
+
+function resolve(config: Partial<DetectionConfig>): Resolved {
   const given = Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined));
   const cfg: DetectionConfig = { ...DEFAULT_DETECTION_CONFIG, ...given };
   if (!(Number.isFinite(cfg.bucketSeconds) && cfg.bucketSeconds > 0)) {
     throw new RangeError(`bucketSeconds must be a positive number, got ${cfg.bucketSeconds}`);
   }
-  if (!(Number.isInteger(cfg.baselineBuckets) && cfg.baselineBuckets >= 1)) {
-    throw new RangeError(`baselineBuckets must be a positive integer, got ${cfg.baselineBuckets}`);
+  if (!(Number.isFinite(cfg.baselineHours) && cfg.baselineHours > 0)) {
+    throw new RangeError(`baselineHours must be a positive number, got ${cfg.baselineHours}`);
   }
-  if (!(Number.isFinite(cfg.minVolume) && cfg.minVolume >= 0)) {
-    throw new RangeError(`minVolume must be a non-negative number, got ${cfg.minVolume}`);
+  if (!(Number.isFinite(cfg.minMentionsPerHour) && cfg.minMentionsPerHour >= 0)) {
+    throw new RangeError(`minMentionsPerHour must be a non-negative number, got ${cfg.minMentionsPerHour}`);
   }
-  const period = cfg.seasonPeriodBuckets ?? 0;
-  if (!(Number.isInteger(period) && period >= 0)) {
-    throw new RangeError(`seasonPeriodBuckets must be a non-negative integer, got ${cfg.seasonPeriodBuckets}`);
+  const b = cfg.bucketSeconds;
+  const recentBuckets = buckets(RECENT_HOURS, b, 3);
+  const scales: Resolved["scales"] = [];
+  for (const sc of SCALES) {
+    const m = sc.windowHours ? buckets(sc.windowHours, b, 1) : 1;
+    const level = buckets(sc.levelHours, b, 3);
+    if (!scales.some((x) => x.m === m && x.level === level)) scales.push({ m, level });
   }
-  return cfg;
+  return {
+    ...cfg,
+    historyBuckets: buckets(cfg.baselineHours, b, 1),
+    lookbackBuckets: buckets(cfg.baselineHours, b, 1),
+    recentBuckets,
+    minHistoryBuckets: buckets(MIN_HISTORY_HOURS, b, recentBuckets),
+    coolingBuckets: buckets(COOLING_HOURS, b, 1),
+    tailMinBuckets: buckets(TAIL_MIN_HOURS, b, 1),
+    scales,
+    minPerBucket: (cfg.minMentionsPerHour * b) / 3600,
+    bucketsPerHour: cfg.dailySeasonality && b <= 3600 && 3600 % b === 0 ? 3600 / b : 0,
+  };
 }

@@ -1,54 +1,50 @@
 /**
- * Trend detection: is a topic's latest bucket a burst, given its own recent history?
+ * Trend detection: is a topic's latest bucket (or the bucket in progress) a burst, a ramp or a shift, given its own
+ * history? Settings are in time (hours, mentions per hour), so any bucket width behaves alike.
  *
- * Method. Signals are summed into fixed, UTC-aligned buckets (1 hour by default); missing buckets
- * count 0. Only the buckets before the assessed one are its history: at most `baselineBuckets` (a
- * week), fewer if the topic is younger; nothing is assumed about time before a topic's first bucket.
+ * Method. Signals are summed into fixed, UTC-aligned buckets (1 hour by default); a topic's missing buckets count 0,
+ * but buckets in which the whole account had no data (an outage: `missing`) are left out of everything. Only the
+ * buckets before the assessed one are its history: at most `baselineHours` (a week), less if the topic is younger.
  * Counts are handled as count + 1, so silent buckets need no special case.
- * 1. Daily shape (once history covers two periods, i.e. two days): each hour of day gets a factor,
- *    the median over days of "bucket / median of the one-day window centred on it". Dividing by it
- *    turns the daily peak into an expected value. Ratios let the peak grow with a growing topic; a
- *    centred local median keeps a drift from being mistaken for a daily shape.
- * 2. Recent level: the median of the last 6 deseasonalized buckets. It follows a drift within a few
- *    buckets but is not moved by a single spike.
- * 3. Growth: the median, over the whole history, of one-step ratios (bucket / level before it), at
- *    least 1. A steady drift, even an exponential one, has a constant ratio, so the baseline moves
- *    with it; past bursts are a minority the median ignores. Declines are not extrapolated, so a
- *    topic that stops falling does not look like a burst.
- *    baseline = level x growth x hour-of-day factor (minus the 1 added above).
- * 4. Score: a robust z-score, anomalyScore = (current - baseline) / scale, with
- *    scale = dispersion x sqrt(baseline + 1) x sqrt(1 + pi/2k). sqrt(baseline + 1) is the Poisson
- *    noise of a count and acts as a floor, so a perfectly regular series (MAD 0) cannot turn a
- *    one-mention wobble into an alert. dispersion = max(1, 1.4826 x MAD of the history's one-step
- *    residuals in Poisson units) says how much noisier than Poisson this topic is, without past
- *    bursts inflating it. The last term covers the daily factor's own error when it was estimated
- *    from only k days.
- * 5. Severity from the score: below 5 none, 5 low, 7 medium, 10 high, 20 critical; always "none"
- *    when the bucket's count is below `minVolume` (20 by default), so tiny topics never fire on
- *    "0 to 3". With fewer than 6 buckets of history a bucket is not scored (score 0, velocity 0).
- * So a burst is a jump relative to a baseline that already carries the recent level, growth and
- * time of day, while a slow drift or a daily peak moves the baseline with it and does not fire.
- * Medians and MADs, rather than means and standard deviations, because past bursts and outages
- * would otherwise inflate the baseline and the noise estimate and hide the next burst.
+ * 1. Daily shape (once history covers two days, for buckets of at most an hour): each hour of day gets a factor, the
+ *    median over days of "hour / median of the one-day window centred on it".
+ * 2. Recent level: the median of the deseasonalized buckets in the 6 h before a bucket; it follows a drift within a
+ *    few hours but is not moved by a single spike.
+ * 3. Three time scales are scored: the bucket alone, the last 3 h and the last 6 h, each as the sum of the window
+ *    against the level just before the window. A burst shows at the bucket scale; a ramp, a plateau or a level shift
+ *    shows in the longer sums before the recent level catches up with it.
+ *    Per scale, growth = the median over the history of "window mean / level before it" (at least 1): a steady
+ *    drift, even an exponential one, moves the expectation with it; declines are not extrapolated.
+ * 4. Score per scale: z = (actual - expected) / (dispersion x sqrt(expected x (1 + pi/2n))). sqrt(expected) is the
+ *    Poisson noise of a count. dispersion = max(1, robust core, usual-spike tail): the core is 1.4826 x MAD of the
+ *    history's own surprises (past bursts and outages do not widen it); the tail is the 98th percentile of those
+ *    surprises (history older than 24 h, once 48 h of it exist) divided by its normal value 2.054, so a topic whose
+ *    normal includes near-daily spikes scores its usual spike near 2 and only an unusual one fires. The last term
+ *    covers the daily factor's own error when estimated from only n days. anomalyScore = the highest z of the scales.
+ * 5. Severity: below 5 none, 5 low, 7 medium, 10 high, 20 critical; always "none" when the bucket's rate is below
+ *    `minMentionsPerHour` (20 by default). With less than 6 h of history a bucket is not scored.
+ * 6. A bucket in progress (`now` inside it, at least 5 minutes in) is scored on what arrived so far against the
+ *    expected count scaled by the elapsed fraction, with extra noise (20 % of that expectation) because mentions do
+ *    not arrive at a steady rate within a bucket. The closed bucket is assessed again when it ends.
  *
- * Units. velocity = (current - baseline) * 3600 / bucketSeconds: mentions per hour above the
- * expected rate (positive above baseline, negative below), so a webhook `threshold_value` of 50 on
- * velocity means "at least 50 more mentions per hour than usual", whatever the bucket width.
- * acceleration = velocity - previous bucket's velocity (mentions per hour, per bucket).
+ * Units. velocity = (current / observed - baseline) * 3600 / bucketSeconds: mentions per hour above the expected
+ * rate, whatever the bucket width. acceleration = velocity - previous bucket's velocity.
  *
- * Stage: emerging (first anomalous bucket), rising (anomalous, velocity still growing), peaking
- * (anomalous, velocity stopped growing while the count holds or has just turned), cooling (count
- * falling while still anomalous, or up to 6 buckets after the last anomalous one), dormant otherwise.
+ * Stage: emerging (first anomalous bucket), rising (anomalous, velocity still growing), peaking (anomalous, velocity
+ * stopped growing while the count holds or has just turned), cooling (falling while still anomalous, or up to 6 h
+ * after the last anomalous bucket), dormant otherwise.
  */
-export { DEFAULT_DETECTION_CONFIG, resolveConfig, type DetectionConfig } from "./config.ts";
+export { DEFAULT_DETECTION_CONFIG, resolveConfig, COOLING_HOURS, MIN_HISTORY_HOURS, RECENT_HOURS, SCALES, type DetectionConfig } from "./config.ts";
 export { bucketize, type Bucket } from "./series.ts";
-export { MIN_HISTORY_BUCKETS, RECENT_BUCKETS } from "./baseline.ts";
+export { PARTIAL_RATE_ERROR } from "./model.ts";
 export {
   assess,
+  assessNow,
   assessSeries,
   severityFor,
-  COOLING_BUCKETS,
+  PARTIAL_MIN_SECONDS,
   SEVERITY_THRESHOLDS,
+  type AssessOptions,
   type Assessment,
   type Severity,
   type Stage,

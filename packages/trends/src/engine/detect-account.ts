@@ -1,113 +1,101 @@
 import crypto from "node:crypto";
 import { clipText, TREND_EVENT_LIMITS, type TrendEvent } from "@trendgate/contracts";
-import { newId, type Db } from "@trendgate/db";
+import { insertTrendEvents, newId, type Db } from "@trendgate/db";
 import type { Queues } from "@trendgate/queues";
-import { assess, type Assessment, type Bucket, type DetectionConfig } from "../detection/index.ts";
-import { publishTrendEvents } from "../events/publish.ts";
+import { assessNow, resolveConfig, type DetectionConfig } from "../detection/index.ts";
+import { boundTrendEvents, dispatchTrendEvents } from "../events/publish.ts";
+import { decide, DEFAULT_EVENT_RULES, type EventRules } from "./decide.ts";
 import { factsOf, nextStepsOf, summaryOf } from "./narrative.ts";
+import { readShard } from "./shard-series.ts";
+import { writeTrendRows, type TrendRowWrite } from "./trend-rows.ts";
 
-export interface EngineOptions extends DetectionConfig {
+export interface EngineOptions extends DetectionConfig, Partial<EventRules> {
   publicBaseUrl: string;
-  /** A published velocity must move by this fraction (or at least 1 mention/h) before a new velocity event. */
-  velocityEventStep: number;
   /** Byte budget of a serialized event (DELIVERY_BODY_MAX_BYTES); TREND_EVENT_LIMITS.maxBytes when unset. */
   maxEventBytes?: number;
+  /** The `source_link` of an event: the briefing page. Without it, the trend's JSON at /api/trends/{id}. */
+  sourceLink?: (t: { accountId: string; trendId: string; now: Date }) => string;
 }
-
-type TrendRow = Awaited<ReturnType<Db["trend"]["findMany"]>>[number];
-type Severity = TrendEvent["severity"];
 
 /** Deterministic event ids: the same change found twice (a retried or concurrent run) is published once. */
 const eventId = (...parts: (string | number)[]) => `evt_${crypto.createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 32)}`;
-
-/**
- * One detection pass over an account: assess the last complete bucket of every topic seen within the baseline
- * window, update its trend row, and publish an event for each significant change:
- * - trend.detected: a topic becomes a trend (no trend before, or its previous trend had ended);
- * - trend.severity_changed: an active trend's severity changes;
- * - trend.velocity_changed: an active trend's velocity moved by velocityEventStep since the last event.
- * A trend ends when its topic is back to dormant. Runs of one account (or one shard of its topics) are serialised
- * by an advisory lock.
- */
-export async function detectAccount(deps: { db: Db; queues: Queues }, accountId: string, now: Date, o: EngineOptions, shard = { index: 0, count: 1 }) {
-  const bucketMs = o.bucketSeconds * 1000;
-  const assessAt = new Date(Math.floor(now.getTime() / bucketMs) * bucketMs - bucketMs); // last complete bucket
-  const from = new Date(assessAt.getTime() - o.baselineBuckets * bucketMs);
-  const { db } = deps;
-
-  const events: TrendEvent[] = [];
-  const stats = { topics: 0, trends: 0, events: 0 };
-  await db.$transaction(async (tx) => {
-    const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, `detect:${accountId}:${shard.index}/${shard.count}`);
-    if (!locked) return; // another worker is on this shard right now
-    // A shard is the topics whose id hashes to it: stable across passes, so a topic is always assessed by one shard.
-    const topics = await tx.$queryRawUnsafe<{ id: string; name: string; category: string }[]>(
-      `SELECT id, name, category FROM topics WHERE account_id = $1 AND last_seen_at >= $2 AND ($4 = 1 OR mod(abs(hashtext(id)), $4) = $3)`,
-      accountId, from, shard.index, shard.count);
-    if (!topics.length) return;
-    const ids = topics.map((t) => t.id);
-    const { rows } = await db.$pool.query<{ topic_id: string; bucket_start: Date; count: number; s: number; n: number }>(
-      `SELECT topic_id, bucket_start, count, sentiment_sum AS s, sentiment_count AS n FROM topic_buckets
-        WHERE topic_id = ANY($1::text[]) AND bucket_start >= $2 AND bucket_start <= $3 ORDER BY topic_id, bucket_start`,
-      [ids, from, assessAt]);
-    const series = new Map<string, Bucket[]>();
-    const sentiment = new Map<string, number>();
-    for (const r of rows) {
-      (series.get(r.topic_id) ?? series.set(r.topic_id, []).get(r.topic_id)!).push({ start: r.bucket_start, count: r.count });
-      if (r.bucket_start.getTime() === assessAt.getTime() && r.n > 0) sentiment.set(r.topic_id, r.s / r.n);
-    }
-    const trends = new Map((await tx.trend.findMany({ where: { topicId: { in: ids } } })).map((t) => [t.topicId, t]));
-
-    for (const topic of topics) {
-      stats.topics++;
-      const a = assess(series.get(topic.id) ?? [], assessAt, o);
-      const row = trends.get(topic.id);
-      const change = decide(row, a, o);
-      if (!change) continue;
-      const severity = (a.isTrend ? a.severity : row?.severity ?? "low") as Severity;
-      const facts = factsOf(topic.name, topic.category, a, severity);
-      // Topic names come from stored signals: hold them to the event's limit in the trend row too (the read API shows it).
-      const data = {
-        name: clipText(topic.name, TREND_EVENT_LIMITS.trendName), category: topic.category, status: change.status, severity, stage: a.stage, velocity: a.velocity,
-        acceleration: a.acceleration, baseline: a.baseline, current: a.current, anomalyScore: a.anomalyScore,
-        sentiment: sentiment.get(topic.id) ?? null, bucketStart: a.bucketStart,
-      };
-      const saved = row
-        ? await tx.trend.update({
-            where: { id: row.id },
-            data: { ...data, peakVelocity: change.event === "trend.detected" ? a.velocity : Math.max(row.peakVelocity, a.velocity),
-              ...(change.event ? { publishedVelocity: a.velocity } : {}), ...(change.event === "trend.detected" ? { detectedAt: a.bucketStart } : {}) },
-          })
-        : await tx.trend.create({ data: { ...data, id: newId("trend"), accountId, topicId: topic.id, peakVelocity: a.velocity, publishedVelocity: a.velocity, detectedAt: a.bucketStart } });
-      if (change.status === "active") stats.trends++;
-      if (!change.event) continue;
-      const detected = change.event === "trend.detected";
-      events.push({
-        id: eventId(topic.id, change.event, a.bucketStart.toISOString(), severity, Math.round(a.velocity)),
-        account_id: accountId, type: change.event, trend_id: saved.id, trend_name: data.name, category: topic.category,
-        severity, previous_severity: detected ? null : (row!.severity as Severity), velocity: round2(a.velocity),
-        previous_velocity: detected ? null : round2(row!.publishedVelocity), anomaly_score: round2(a.anomalyScore),
-        timestamp: a.bucketStart.toISOString(), summary: summaryOf(facts, o.bucketSeconds),
-        source_link: `${o.publicBaseUrl.replace(/\/$/, "")}/api/trends/${saved.id}`, recommended_next_steps: nextStepsOf(facts),
-      });
-    }
-  }, { timeout: 120_000 });
-  // Published after the trend rows committed: an event never describes a state the API cannot show.
-  stats.events = (await publishTrendEvents(deps, events, { maxBytes: o.maxEventBytes })).length;
-  return stats;
-}
-
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-/** What changed for one topic: its trend status, and which event (if any) to publish. */
-function decide(row: TrendRow | undefined, a: Assessment, o: EngineOptions): { status: "active" | "ended"; event?: TrendEvent["type"] } | null {
-  if (a.isTrend) {
-    if (!row || row.status === "ended") return { status: "active", event: "trend.detected" };
-    if (row.severity !== a.severity) return { status: "active", event: "trend.severity_changed" };
-    const step = Math.max(o.velocityEventStep * Math.abs(row.publishedVelocity), 1);
-    if (Math.abs(a.velocity - row.publishedVelocity) >= step) return { status: "active", event: "trend.velocity_changed" };
-    return { status: "active" };
+/**
+ * One detection pass over an account (or one shard of its topics) at `now`: assess the bucket in progress and the
+ * last closed bucket of every topic whose state can change (assessNow), apply decide() to its trend, write the trend
+ * rows and their events in one transaction, then queue the events. Passes over one shard are serialised by an
+ * advisory lock; a pass that finds the lock taken does nothing (another worker is on it).
+ */
+export async function detectAccount(deps: { db: Db; queues: Queues }, accountId: string, now: Date, o: EngineOptions, shard = { index: 0, count: 1 }) {
+  const cfg = resolveConfig(o);
+  const rules: EventRules = {
+    velocityEventStep: o.velocityEventStep ?? DEFAULT_EVENT_RULES.velocityEventStep,
+    velocityEventMinSeconds: o.velocityEventMinSeconds ?? DEFAULT_EVENT_RULES.velocityEventMinSeconds,
+    severityHoldSeconds: o.severityHoldSeconds ?? DEFAULT_EVENT_RULES.severityHoldSeconds,
+  };
+  // ms: where a pass spends its time (the benchmark prints them)
+  const stats = { topics: 0, trends: 0, events: 0, outages: 0, ms: { read: 0, assess: 0, write: 0 } };
+  const client = await deps.db.$pool.connect();
+  let published: TrendEvent[] = [];
+  try {
+    await client.query("BEGIN");
+    const { rows: [{ locked }] } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`detect:${accountId}:${shard.index}/${shard.count}`]);
+    if (!locked) { await client.query("ROLLBACK"); return stats; }
+    let t = performance.now();
+    const shardSeries = await readShard(client, accountId, now, cfg, shard);
+    stats.ms.read = performance.now() - t;
+    t = performance.now();
+    stats.outages = shardSeries.outages.length;
+    const writes: TrendRowWrite[] = [];
+    const events: TrendEvent[] = [];
+    for (const topic of shardSeries.candidates) {
+      stats.topics++;
+      const a = assessNow(topic.y, shardSeries.first, shardSeries.observed, o);
+      const row = topic.trend;
+      const d = decide(row, a, rules, now);
+      if (!d) continue;
+      if (d.status === "active") stats.trends++;
+      const detected = d.event === "trend.detected";
+      const id = row?.id ?? newId("trend");
+      const name = clipText(topic.name, TREND_EVENT_LIMITS.trendName); // the read API shows it: held to the event's limit
+      writes.push({
+        id, accountId, topicId: topic.id, name, category: topic.category, status: d.status, severity: d.state.severity, stage: a.stage,
+        velocity: a.velocity, acceleration: a.acceleration, baseline: a.baseline, current: a.current, anomalyScore: a.anomalyScore,
+        peakVelocity: detected || !row ? a.velocity : Math.max(row.peakVelocity, a.velocity), publishedVelocity: d.state.publishedVelocity,
+        pendingSeverity: d.state.pendingSeverity, pendingSince: d.state.pendingSince, velocityEventAt: d.state.velocityEventAt,
+        sentiment: topic.sentiment,
+        detectedAt: detected || !row ? a.bucketStart : row.detectedAt, bucketStart: a.bucketStart,
+      });
+      if (!d.event) continue;
+      const severity = d.state.severity;
+      const facts = factsOf(topic.name, topic.category, a, severity);
+      events.push({
+        id: eventId(topic.id, d.event, a.bucketStart.toISOString(), severity, Math.round(a.velocity)),
+        account_id: accountId, type: d.event, trend_id: id, trend_name: name, category: topic.category,
+        severity, previous_severity: detected ? null : row!.severity, velocity: round2(a.velocity),
+        previous_velocity: detected ? null : round2(row!.publishedVelocity), anomaly_score: round2(a.anomalyScore),
+        timestamp: a.bucketStart.toISOString(), summary: summaryOf(facts, cfg.bucketSeconds),
+        source_link: o.sourceLink?.({ accountId, trendId: id, now }) ?? `${o.publicBaseUrl.replace(/\/$/, "")}/api/trends/${id}`,
+        recommended_next_steps: nextStepsOf(facts),
+      });
+    }
+    stats.ms.assess = performance.now() - t;
+    t = performance.now();
+    await writeTrendRows(client, writes);
+    // The events' rows commit with the trend rows they describe: a crash after the commit leaves them to the sweeper.
+    const bounded = boundTrendEvents(events, o.maxEventBytes);
+    const fresh = await insertTrendEvents(deps.db, bounded, client);
+    await client.query("COMMIT");
+    stats.ms.write = performance.now() - t;
+    published = bounded.filter((e) => fresh.has(e.id));
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
   }
-  if (!row || row.status === "ended") return null; // never was, or already over: nothing to record
-  return { status: a.stage === "dormant" ? "ended" : "active" };
+  await dispatchTrendEvents(deps.queues, published, { maxBytes: o.maxEventBytes });
+  stats.events = published.length;
+  return stats;
 }

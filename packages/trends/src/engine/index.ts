@@ -1,2 +1,3 @@
 export * from "./detect-account.ts";
 export * from "./narrative.ts";
+export * from "./decide.ts";

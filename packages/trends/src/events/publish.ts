@@ -19,16 +19,23 @@ export const trendStreamKey = (prefix: string, accountId: string) => `${prefix}:
  * the row, the stream message, the job and every delivery body built from it are bounded.
  */
 export async function publishTrendEvents(deps: { db: Db; queues: Queues }, events: TrendEvent[], opts: { maxBytes?: number } = {}): Promise<string[]> {
-  const parsed = events.map((e) => TrendEvent.parse(boundTrendEvent(e, opts.maxBytes)));
+  const parsed = boundTrendEvents(events, opts.maxBytes);
   const fresh = await insertTrendEvents(deps.db, parsed);
   const batch = parsed.filter((e) => fresh.has(e.id));
-  if (batch.length) {
-    await Promise.all([
-      streamTrendEvents(deps.queues, batch).catch(() => { /* best effort: live clients only */ }),
-      enqueueTrendEvents(deps.queues, batch, opts).catch(() => { /* the sweeper queues them */ }),
-    ]);
-  }
+  await dispatchTrendEvents(deps.queues, batch, opts);
   return batch.map((e) => e.id);
+}
+
+/** Events held to their limits and validated: what is stored, streamed and queued. */
+export const boundTrendEvents = (events: TrendEvent[], maxBytes?: number) => events.map((e) => TrendEvent.parse(boundTrendEvent(e, maxBytes)));
+
+/** Streams and queues events whose rows are stored (see publishTrendEvents); a failure is left to the sweeper. */
+export async function dispatchTrendEvents(queues: Queues, batch: TrendEvent[], opts: { maxBytes?: number } = {}) {
+  if (!batch.length) return;
+  await Promise.all([
+    streamTrendEvents(queues, batch).catch(() => { /* best effort: live clients only */ }),
+    enqueueTrendEvents(queues, batch, opts).catch(() => { /* the sweeper queues them */ }),
+  ]);
 }
 
 /** XADDs each event to its account's stream in one pipeline (one round trip, order kept), trimming approximately. */

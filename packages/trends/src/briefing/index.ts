@@ -1,0 +1,3 @@
+export * from "./link.ts";
+export * from "./load.ts";
+export * from "./render.ts";

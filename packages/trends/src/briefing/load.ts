@@ -1,0 +1,101 @@
+import type { Db } from "@trendgate/db";
+
+// What a briefing page shows, read for the account a verified link names. Nothing is read from another account:
+// the trend is looked up by (id, account), and everything else hangs off that trend's topic.
+
+export interface BriefingTrend {
+  id: string;
+  name: string;
+  category: string;
+  status: string;
+  severity: string;
+  stage: string;
+  velocity: number;
+  acceleration: number;
+  /** Expected mentions per bucket. */
+  baseline: number;
+  /** Mentions in the assessed bucket. */
+  current: number;
+  anomalyScore: number;
+  peakVelocity: number;
+  sentiment: number | null;
+  detectedAt: Date;
+  /** The bucket last assessed. */
+  bucketStart: Date;
+}
+
+export interface BriefingExample {
+  source: string;
+  count: number;
+  sentiment: number | null;
+  observedAt: Date;
+  link: string;
+}
+
+export interface BriefingData {
+  trend: BriefingTrend;
+  /** One point per bucket, oldest first, ending with the assessed bucket; buckets without signals count 0. */
+  series: { start: Date; count: number }[];
+  /** Recent signals of the topic that carry a link, newest (then largest) first. */
+  examples: BriefingExample[];
+  bucketSeconds: number;
+}
+
+export interface BriefingLoadOptions {
+  bucketSeconds: number;
+  /** Buckets on the chart (and how far back examples are looked for). */
+  seriesBuckets?: number;
+  maxExamples?: number;
+}
+
+export const BRIEFING_SERIES_BUCKETS = 72;
+export const BRIEFING_MAX_EXAMPLES = 5;
+
+/**
+ * The briefing of trend `trendId` of account `accountId`, or null when there is none to show: no such account, no
+ * such trend in that account, or the link was issued before the account revoked its links. The caller cannot tell
+ * which (nor can the reader of the page).
+ */
+export async function loadBriefing(
+  db: Db, link: { accountId: string; trendId: string; issuedAt: Date }, o: BriefingLoadOptions, now = new Date(),
+): Promise<BriefingData | null> {
+  const [account, row] = await Promise.all([
+    db.account.findUnique({ where: { id: link.accountId }, select: { briefingLinksRevokedBefore: true } }),
+    db.trend.findFirst({ where: { id: link.trendId, accountId: link.accountId }, include: { topic: { select: { key: true } } } }),
+  ]);
+  if (!account || !row) return null;
+  const revokedBefore = account.briefingLinksRevokedBefore;
+  if (revokedBefore && link.issuedAt.getTime() < revokedBefore.getTime()) return null;
+
+  const bucketMs = o.bucketSeconds * 1000;
+  const n = o.seriesBuckets ?? BRIEFING_SERIES_BUCKETS;
+  const end = row.bucketStart.getTime();
+  const from = new Date(end - (n - 1) * bucketMs);
+  const [buckets, examples] = await Promise.all([
+    db.topicBucket.findMany({ where: { topicId: row.topicId, bucketStart: { gte: from, lte: row.bucketStart } }, select: { bucketStart: true, count: true } }),
+    // Signals reach a topic by lower(topic) || '|' || category (packages/db/src/signals.ts), so the same key finds them.
+    db.$pool.query<{ source: string; count: number; sentiment: number | null; observed_at: Date; link: string }>(
+      `SELECT source, count, sentiment, observed_at, link FROM signals
+        WHERE account_id = $1 AND lower(topic) || '|' || category = $2 AND link ~* '^https?://'
+          AND observed_at >= $3 AND observed_at <= $4
+        ORDER BY observed_at DESC, count DESC, id LIMIT $5`,
+      [link.accountId, row.topic.key, from, now, o.maxExamples ?? BRIEFING_MAX_EXAMPLES]),
+  ]);
+  const counts = new Map(buckets.map((b) => [b.bucketStart.getTime(), b.count]));
+  const series = Array.from({ length: n }, (_, i) => {
+    const start = from.getTime() + i * bucketMs;
+    return { start: new Date(start), count: counts.get(start) ?? 0 };
+  });
+
+  const t = row;
+  return {
+    trend: {
+      id: t.id, name: t.name, category: t.category, status: t.status, severity: t.severity, stage: t.stage, velocity: t.velocity,
+      acceleration: t.acceleration, baseline: t.baseline, current: t.current, anomalyScore: t.anomalyScore, peakVelocity: t.peakVelocity,
+      sentiment: t.sentiment, detectedAt: t.detectedAt, bucketStart: t.bucketStart,
+    },
+    series,
+    examples: examples.rows.map((r) => ({ source: r.source, count: Number(r.count), sentiment: r.sentiment, observedAt: r.observed_at, link: r.link })),
+    bucketSeconds: o.bucketSeconds,
+  };
+}

@@ -1,0 +1,294 @@
+import type { Resolved } from "./config.ts";
+import { dailyShape, isWeekendHour } from "./seasonality.ts";
+import { MAD_TO_SIGMA, mod, quantileOf, SlidingMedian } from "./stats.ts";
+
+// The statistics of one topic: fitted once on the history before a bucket, then used to score that bucket (and the
+// few before it, for stage and acceleration) at every time scale.
+
+/** Median of the largest of n standard normal draws: Phi^-1(0.5^(1/n)) (Abramowitz & Stegun 26.2.23, error < 5e-4). */
+export function medianMaxOfNormals(n: number): number {
+  const q = 1 - 0.5 ** (1 / n); // upper tail probability
+  const t = Math.sqrt(-2 * Math.log(q));
+  return t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / (1 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t ** 3);
+}
+/** The tail is learnt on history older than this, so an ongoing trend does not teach the model that it is usual. */
+const TAIL_EXCLUDE_HOURS = 24;
+/** Longer windows count a bucket at most this many standard deviations above its expectation. */
+const CLIP_SIGMA = 3;
+/** Windows sampled per scale when fitting (two weeks of hourly buckets). */
+const MAX_WINDOWS = 336;
+/** A longer window is scored only while its last bucket is at least this many standard deviations above the level before the window. */
+const LONG_SCALE_GATE = 1;
+/**
+ * Relative error of the model itself (daily shape, growth): counts are never exactly Poisson around it, and at high
+ * volume this, not the Poisson noise, is what a misfit of a few percent must be compared with.
+ */
+const MODEL_ERROR = 0.05;
+/** Relative error of assuming a steady rate within a bucket, added to a partial bucket's noise. */
+export const PARTIAL_RATE_ERROR = 0.2;
+
+/**
+ * Relative variance that the level's own estimation error adds to a window of m buckets: the level is a median of
+ * `recent` buckets (variance ~ pi/2 x one bucket's / recent) and is multiplied by m in the window's expectation.
+ */
+const levelError = (m: number, recent: number) => (Math.PI / 2) * (m / recent);
+
+interface ScaleFit {
+  m: number;
+  /** Index into Model.levels of the level this scale compares with, and its length in buckets. */
+  levelOf: number;
+  levelBuckets: number;
+  /** Typical ratio of a window's (deseasonalized) mean to the level just before it, at least 1. */
+  growth: number;
+  /** Noise relative to Poisson at this scale: max(1, robust core, usual-spike tail). */
+  dispersion: number;
+}
+
+export interface Model {
+  from: number;
+  /** levels[x].at(i): median of the deseasonalized present buckets in the level window x before bucket from + i. */
+  levels: Levels[];
+  season: Float64Array;
+  factorError: Float64Array;
+  scales: ScaleFit[];
+  /** Prefix sums (index i = sum over [from, from + i)) of present y, season and counts. */
+  py: Float64Array;
+  ps: Float64Array;
+  /** Prefix sums of the clipped y that the longer windows use. */
+  pyClipped: Float64Array;
+  clip: Clip;
+}
+
+/**
+ * Fits the history y[k - historyBuckets .. k) of bucket k. y holds count + 1 per bucket (so silent buckets need no
+ * special case), NaN where data is missing; y[k] may already hold a partial bucket. Returns undefined when the
+ * history has fewer than minHistoryBuckets present buckets (such a bucket is not scored).
+ */
+export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: Resolved): Model | undefined {
+  const from = Math.max(0, k - cfg.historyBuckets);
+  let present = 0;
+  for (let j = from; j < k; j++) if (!Number.isNaN(y[j])) present++;
+  if (present < cfg.minHistoryBuckets) return undefined;
+
+  const len = k - from + 1;
+  const shape = dailyShape(y, from, k, firstBucket, cfg.bucketsPerHour);
+  const season = new Float64Array(len).fill(1);
+  const factorError = new Float64Array(len);
+  if (shape) {
+    for (let i = 0; i < len; i++) {
+      const hour = Math.floor((firstBucket + from + i) / cfg.bucketsPerHour);
+      const phase = mod(hour, 24);
+      season[i] = shape.factors[phase] * (isWeekendHour(hour) ? shape.weekend : 1);
+      // A factor estimated from n days carries its own error (variance ~ pi/2 / n of the noise, for a median).
+      factorError[i] = shape.samples[phase] ? Math.PI / 2 / shape.samples[phase] : 0;
+    }
+  }
+
+  const d = new Float64Array(len);
+  for (let i = 0; i < len; i++) d[i] = y[from + i] / season[i];
+  const lengths: number[] = [];
+  const levels: Levels[] = [];
+  for (const { level: r } of cfg.scales) {
+    if (lengths.includes(r)) continue;
+    lengths.push(r);
+    levels.push(new Levels(d, r, cfg.bucketsPerHour > 1 ? hourlyLevels(d, firstBucket + from, cfg.bucketsPerHour, r) : r <= EAGER_LEVEL ? rollingMedian(d, r) : undefined));
+  }
+  const py = new Float64Array(len + 1);
+  const ps = new Float64Array(len + 1);
+  const pd = new Float64Array(len + 1);
+  const pn = new Float64Array(len + 1);
+  for (let i = 0; i < len; i++) {
+    const ok = !Number.isNaN(y[from + i]);
+    py[i + 1] = py[i] + (ok ? y[from + i] : 0);
+    ps[i + 1] = ps[i] + (ok ? season[i] : 0);
+    pd[i + 1] = pd[i] + (ok ? d[i] : 0);
+    pn[i + 1] = pn[i] + (ok ? 1 : 0);
+  }
+
+  const tailEnd = len - 1 - Math.round((TAIL_EXCLUDE_HOURS * 3600) / cfg.bucketSeconds);
+  const learnsTail = tailEnd >= cfg.tailMinBuckets;
+  const ratios = new Float64Array(len);
+  const residuals = new Float64Array(len);
+  const tail = new Float64Array(len);
+  const starts = new Int32Array(len);
+  const scales: ScaleFit[] = [];
+  let clip: Clip | undefined;
+  let [Y, D] = [py, pd];
+  for (const { m, level: r } of cfg.scales) {
+    const levelOf = lengths.indexOf(r);
+    const lv = levels[levelOf];
+    if (m > 1 && !clip) continue;
+    // Windows [w, w + m) wholly inside the history, each with the level just before it; overlapping by half at
+    // most (neighbours that share most of their buckets add little but cost a sort each).
+    // With short buckets a week is thousands of them: at most MAX_WINDOWS windows keep a fit's cost independent of the width.
+    let n = 0;
+    const stride = Math.max(Math.ceil(m / 2), Math.ceil(len / MAX_WINDOWS));
+    for (let w = 1; w + m <= len - 1; w += stride) {
+      const present = pn[w + m] - pn[w];
+      const level = lv.at(w);
+      if (!present || Number.isNaN(level)) continue;
+      starts[n] = w;
+      ratios[n++] = (D[w + m] - D[w]) / (present * level);
+    }
+    if (n < 3) continue;
+    // A steady drift (even exponential) gives a constant ratio; past bursts are a minority the median ignores.
+    // Declines are not extrapolated, so a topic that stops falling does not look like a burst.
+    const growth = Math.max(1, quantileOf(ratios, n, 0.5));
+    const relative = 1 + levelError(m, r);
+    // Each day's largest surprise (days of the tail history; windows counted per day for the normal reference).
+    let t = 0;
+    let day = NaN;
+    let perDay = 0;
+    for (let x = 0; x < n; x++) {
+      const w = starts[x];
+      const expected = growth * lv.at(w) * (ps[w + m] - ps[w]);
+      residuals[x] = (Y[w + m] - Y[w] - expected) / Math.sqrt(expected * relative);
+      if (!learnsTail || w + m > tailEnd) continue;
+      const d = Math.floor(((firstBucket + from + w + m - 1) * cfg.bucketSeconds) / 86_400);
+      if (d !== day) { tail[t++] = residuals[x]; day = d; perDay = 0; }
+      tail[t - 1] = Math.max(tail[t - 1], residuals[x]);
+      perDay++;
+    }
+    const windowsPerDay = Math.max(1, Math.round(86_400 / (cfg.bucketSeconds * Math.max(Math.ceil(m / 2), Math.ceil(len / MAX_WINDOWS)))));
+    // Robust core: past bursts and outages do not widen it. Tail: a topic whose normal includes spikes (a near-daily
+    // one) scores its usual spike near the normal tail, so only a spike unusual for this topic fires.
+    const center = quantileOf(residuals, n, 0.5);
+    for (let x = 0; x < n; x++) ratios[x] = Math.abs(residuals[x] - center); // ratios reused as scratch
+    const core = MAD_TO_SIGMA * quantileOf(ratios, n, 0.5);
+    // "Usual spikes": on a typical day (the median day), the largest surprise, against what the largest of that many
+    // normal surprises would be. A topic spiking most days gets a wide tail; a single past burst (one day) does not.
+    const usual = t >= 2 ? quantileOf(tail, t, 0.5) / medianMaxOfNormals(windowsPerDay) : 0;
+    scales.push({ m, levelOf, levelBuckets: r, growth, dispersion: Math.max(1, core, usual) });
+    if (m === 1) {
+      // The longer windows sum counts clipped at CLIP_SIGMA above the one-bucket expectation: they are there for
+      // sustained shifts, and a single spike (the bucket scale's business) must neither trigger them nor, in a
+      // spiky topic, widen their tail so much that a real ramp or plateau cannot show.
+      clip = { levelOf, growth, dispersion: Math.max(1, core) };
+      const pyc = new Float64Array(len + 1);
+      const pdc = new Float64Array(len + 1);
+      for (let i = 0; i < len; i++) {
+        const v = Number.isNaN(y[from + i]) ? 0 : clipped(clip, levels, season, y[from + i], i, 1);
+        pyc[i + 1] = pyc[i] + v;
+        pdc[i + 1] = pdc[i] + v / season[i];
+      }
+      [Y, D] = [pyc, pdc];
+    }
+  }
+  if (!scales.length || scales[0].m !== 1) return undefined;
+  return { from, levels, season, factorError, scales, py, ps, pyClipped: Y, clip: clip! };
+}
+
+interface Clip {
+  levelOf: number;
+  growth: number;
+  dispersion: number;
+}
+
+/** v (count + 1 of bucket i, or its observed part) clipped at CLIP_SIGMA above the one-bucket expectation. */
+function clipped(c: Clip, levels: Levels[], season: Float64Array, v: number, i: number, observed: number): number {
+  const level = levels[c.levelOf].at(i);
+  if (Number.isNaN(level)) return v;
+  const expected = c.growth * level * season[i] * observed;
+  return Math.min(v, expected + CLIP_SIGMA * Math.sqrt(c.dispersion ** 2 * expected + (MODEL_ERROR * expected) ** 2));
+}
+
+/**
+ * Levels for buckets shorter than an hour: the rolling median of hourly means (r buckets = r / bucketsPerHour hours)
+ * before each bucket's hour. Same statistic at a fraction of the cost: a two-day level of 5-minute buckets would
+ * otherwise keep a sorted window of 576 values per bucket.
+ */
+function hourlyLevels(d: Float64Array, firstBucket: number, bucketsPerHour: number, r: number): Float64Array {
+  const hourOf = (i: number) => Math.floor((firstBucket + i) / bucketsPerHour);
+  const h0 = hourOf(0);
+  const hours = hourOf(d.length - 1) - h0 + 1;
+  const sum = new Float64Array(hours);
+  const n = new Float64Array(hours);
+  for (let i = 0; i < d.length; i++) {
+    if (Number.isNaN(d[i])) continue;
+    sum[hourOf(i) - h0] += d[i];
+    n[hourOf(i) - h0]++;
+  }
+  const means = sum.map((v, h) => (n[h] ? v / n[h] : NaN));
+  const rolled = rollingMedian(means, Math.max(1, Math.round(r / bucketsPerHour)));
+  // rolled[h] covers hours before h; a bucket in its hour's first part would otherwise see no level at all.
+  return Float64Array.from(d, (_, i) => rolled[hourOf(i) - h0]);
+}
+
+/** Level windows up to this many buckets are computed for every position at once (sliding); longer ones on demand. */
+const EAGER_LEVEL = 12;
+
+/**
+ * Medians of the present d in the r positions before each position. A long level (a day, two) is asked for only at
+ * window starts and at the last buckets, so it is computed on demand (quickselect) instead of sliding over all.
+ */
+class Levels {
+  private readonly values: Float64Array;
+  private readonly scratch: Float64Array;
+
+  constructor(private readonly d: Float64Array, private readonly r: number, all?: Float64Array) {
+    this.values = all ?? new Float64Array(d.length).fill(-1); // -1: not computed yet (levels are >= 0 or NaN)
+    this.scratch = all ? this.values : new Float64Array(r);
+  }
+
+  at(i: number): number {
+    const v = this.values[i];
+    if (v !== -1) return v;
+    let n = 0;
+    for (let j = Math.max(0, i - this.r); j < i; j++) if (!Number.isNaN(this.d[j])) this.scratch[n++] = this.d[j];
+    return (this.values[i] = n ? quantileOf(this.scratch, n, 0.5) : NaN);
+  }
+}
+
+/** rolled[i]: median of the present values of d in the r positions before i (NaN when none). */
+function rollingMedian(d: Float64Array, r: number): Float64Array {
+  const rolled = new Float64Array(d.length).fill(NaN);
+  const window = new SlidingMedian();
+  for (let i = 1; i < d.length; i++) {
+    if (!Number.isNaN(d[i - 1])) window.add(d[i - 1]);
+    const old = i - 1 - r;
+    if (old >= 0 && !Number.isNaN(d[old])) window.remove(d[old]);
+    if (window.size) rolled[i] = window.median();
+  }
+  return rolled;
+}
+
+export interface BucketScore {
+  /** Expected count of the whole bucket (the one-bucket scale). */
+  baseline: number;
+  /** Highest z-score over the time scales (the bucket alone, the last 3 h, the last 6 h). */
+  score: number;
+}
+
+/**
+ * Scores bucket j (absolute index into y) against the model. `observed` is the fraction of bucket j that has elapsed
+ * (1 for a closed bucket): its expected count is scaled down by it, and a partial bucket gets extra noise because
+ * mentions do not arrive at a steady rate within a bucket.
+ */
+export function scoreBucket(model: Model, y: Float64Array, j: number, observed = 1): BucketScore | undefined {
+  const i = j - model.from;
+  if (i < 1 || Number.isNaN(y[j])) return undefined;
+  const one = model.scales[0];
+  const baseline = Math.max(0, one.growth * model.levels[one.levelOf].at(i) * model.season[i] - 1);
+  let score = -Infinity;
+  for (const s of model.scales) {
+    const w = i - s.m + 1;
+    const levelBefore = w < 1 ? NaN : model.levels[s.levelOf].at(w);
+    if (Number.isNaN(levelBefore)) continue;
+    const level = s.growth * levelBefore;
+    const lastExpected = level * model.season[i] * observed;
+    const d2 = s.dispersion ** 2;
+    const estimation = 1 + model.factorError[i];
+    const partialNoise = observed < 1 ? (PARTIAL_RATE_ERROR * lastExpected) ** 2 : 0;
+    // A longer window counts only while its last bucket is still above the level before the window: once a burst
+    // is over, the sum that still contains it must not keep the trend alive.
+    if (s.m > 1) {
+      const lastNoise = d2 * lastExpected * (estimation + levelError(observed, s.levelBuckets)) + (MODEL_ERROR * lastExpected) ** 2 + partialNoise;
+      if ((y[j] - lastExpected) / Math.sqrt(lastNoise) < LONG_SCALE_GATE) continue;
+    }
+    const expected = level * (model.ps[i] - model.ps[w]) + lastExpected;
+    const actual = s.m === 1 ? y[j] : model.pyClipped[i] - model.pyClipped[w] + clipped(model.clip, model.levels, model.season, y[j], i, observed);
+    const noise = d2 * expected * (estimation + levelError(s.m - 1 + observed, s.levelBuckets)) + (MODEL_ERROR * expected) ** 2 + partialNoise;
+    score = Math.max(score, (actual - expected) / Math.sqrt(noise));
+  }
+  return Number.isFinite(score) ? { baseline, score } : undefined;
+}

@@ -1,0 +1,62 @@
+import type pg from "pg";
+
+// Writes every trend row a pass changed in one statement (a pass used to update them one by one).
+
+export interface TrendRowWrite {
+  id: string;
+  accountId: string;
+  topicId: string;
+  name: string;
+  category: string;
+  status: string;
+  severity: string;
+  stage: string;
+  velocity: number;
+  acceleration: number;
+  baseline: number;
+  current: number;
+  anomalyScore: number;
+  peakVelocity: number;
+  publishedVelocity: number;
+  pendingSeverity: string | null;
+  pendingSince: Date | null;
+  velocityEventAt: Date | null;
+  sentiment: number | null;
+  detectedAt: Date;
+  bucketStart: Date;
+}
+
+const TEXT = ["id", "accountId", "topicId", "name", "category", "status", "severity", "stage"] as const;
+const FLOAT = ["velocity", "acceleration", "baseline", "current", "anomalyScore", "peakVelocity", "publishedVelocity"] as const;
+
+/** Upserts the rows (one per topic). Timestamps travel as ISO strings and are stored as UTC, whatever the session's time zone. */
+export async function writeTrendRows(client: pg.PoolClient, rows: TrendRowWrite[]) {
+  if (!rows.length) return;
+  const utc = (d: Date | null) => d?.toISOString() ?? null;
+  await client.query(
+    `INSERT INTO trends (id, account_id, topic_id, name, category, status, severity, stage, velocity, acceleration, baseline, current,
+                         anomaly_score, peak_velocity, published_velocity, pending_severity, pending_since, velocity_event_at, sentiment,
+                         detected_at, bucket_start, updated_at)
+     SELECT u.id, u.account_id, u.topic_id, u.name, u.category, u.status, u.severity, u.stage, u.velocity, u.acceleration, u.baseline, u.current,
+            u.anomaly_score, u.peak_velocity, u.published_velocity, u.pending_severity, u.pending_since::timestamptz AT TIME ZONE 'UTC',
+            u.velocity_event_at::timestamptz AT TIME ZONE 'UTC', u.sentiment, u.detected_at::timestamptz AT TIME ZONE 'UTC',
+            u.bucket_start::timestamptz AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::float8[],
+                   $11::float8[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[], $19::float8[],
+                   $20::text[], $21::text[])
+         AS u(id, account_id, topic_id, name, category, status, severity, stage, velocity, acceleration, baseline, current, anomaly_score,
+              peak_velocity, published_velocity, pending_severity, pending_since, velocity_event_at, sentiment, detected_at, bucket_start)
+     ON CONFLICT (topic_id) DO UPDATE SET
+       name = excluded.name, category = excluded.category, status = excluded.status, severity = excluded.severity, stage = excluded.stage,
+       velocity = excluded.velocity, acceleration = excluded.acceleration, baseline = excluded.baseline, current = excluded.current,
+       anomaly_score = excluded.anomaly_score, peak_velocity = excluded.peak_velocity, published_velocity = excluded.published_velocity,
+       pending_severity = excluded.pending_severity, pending_since = excluded.pending_since, velocity_event_at = excluded.velocity_event_at,
+       sentiment = excluded.sentiment, detected_at = excluded.detected_at, bucket_start = excluded.bucket_start, updated_at = excluded.updated_at`,
+    [
+      ...TEXT.map((k) => rows.map((r) => r[k])),
+      ...FLOAT.map((k) => rows.map((r) => r[k])),
+      rows.map((r) => r.pendingSeverity), rows.map((r) => utc(r.pendingSince)), rows.map((r) => utc(r.velocityEventAt)),
+      rows.map((r) => r.sentiment), rows.map((r) => utc(r.detectedAt)), rows.map((r) => utc(r.bucketStart)),
+    ],
+  );
+}

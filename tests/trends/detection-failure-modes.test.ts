@@ -1,0 +1,211 @@
+import { assess, assessNow, assessSeries, type Assessment, type Bucket } from "../../packages/trends/src/detection/index.ts";
+import { decide, DEFAULT_EVENT_RULES, type TrendState } from "../../packages/trends/src/engine/decide.ts";
+
+// The failure modes the previous detector had on real social volume (issue 14), one synthetic case each: a series
+// with that shape, what a subscriber should see, and where it helps, the control showing the case is not trivial.
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2024, 0, 1); // a Monday, midnight UTC
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+function poisson(rand: () => number, mean: number): number {
+  if (mean > 500) return Math.max(0, Math.round(mean + Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand()) * Math.sqrt(mean)));
+  const limit = Math.exp(-mean);
+  let k = 0;
+  for (let p = rand(); p > limit; p *= rand()) k++;
+  return k;
+}
+const noisy = (seed: number, means: number[]) => { const r = prng(seed); return means.map((m) => poisson(r, m)); };
+/** Gamma(shape k, scale 1/k) by Marsaglia-Tsang: mean 1, the mixing variable of a negative binomial. */
+function gammaUnit(rand: () => number, k: number): number {
+  const d = k - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (;;) {
+    const z = Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+    const v = (1 + c * z) ** 3;
+    if (v > 0 && Math.log(1 - rand()) < 0.5 * z * z + d - d * v + d * Math.log(v)) return (d * v) / k;
+  }
+}
+/** Negative binomial counts (variance mean + mean^2 / size): real mention counts are burstier than Poisson. */
+const overdispersed = (seed: number, means: number[], size = 20) => { const r = prng(seed); return means.map((m) => poisson(r, m * gammaUnit(r, size))); };
+const series = (counts: number[], bucketMs = HOUR): Bucket[] => counts.map((count, i) => ({ start: new Date(T0 + i * bucketMs), count }));
+/** Buckets with a trend.detected event when decide() is replayed over the assessments (what a subscriber receives). */
+const detections = (as: Assessment[]) => {
+  let state: TrendState | undefined;
+  return as.flatMap((a, i) => {
+    const d = decide(state, a, DEFAULT_EVENT_RULES, new Date(a.bucketStart.getTime() + HOUR));
+    state = d?.state ?? state;
+    return d?.event === "trend.detected" ? [i] : [];
+  });
+};
+const onsets = (as: Assessment[]) => as.flatMap((a, i) => (a.isTrend && !as[i - 1]?.isTrend ? [i] : []));
+const daily = (h: number) => 1 + 0.6 * Math.sin(((h % 24) - 8) / 24 * 2 * Math.PI); // smooth daily rhythm, peak at 14:00
+
+describe("a topic whose normal includes spikes", () => {
+  // Near-daily single-hour spikes of 600-1,000 over a baseline of 10-50: the previous detector fired on almost all.
+  const days = 14;
+  const means = Array.from({ length: days * 24 }, (_, h) => 30 * daily(h));
+  const rand = prng(3);
+  const spikes: number[] = [];
+  for (let d = 0; d < days; d++) if (d % 7 !== 3) spikes.push(d * 24 + 9 + Math.floor(rand() * 8)); // 6 days a week, a different hour each day
+  for (const s of spikes) means[s] = 600 + 400 * rand();
+
+  it("stops alerting on its usual spikes once it has three days of history", () => {
+    const as = assessSeries(series(noisy(4, means)));
+    expect(onsets(as).filter((i) => i >= 72)).toEqual([]);
+  });
+
+  it("still alerts on a spike far beyond its usual ones", () => {
+    const big = [...means];
+    big[12 * 24 + 20] = 8000;
+    const as = assessSeries(series(noisy(4, big)));
+    expect(onsets(as).filter((i) => i >= 72)).toEqual([12 * 24 + 20]);
+  });
+});
+
+describe("slow ramps, plateaus and bumps", () => {
+  const base = (n: number, level: number) => Array.from({ length: n }, (_, h) => level * daily(h));
+
+  it.each([5, 6])("a rise from 58 to 281 over 6 h fires during the rise (seed %i)", (seed) => {
+    const start = 10 * 24 + 6;
+    const means = base(start + 30, 58);
+    for (let i = 0; i < 6; i++) means[start + i] = 58 + ((281 - 58) * (i + 1)) / 6;
+    for (let i = start + 6; i < means.length; i++) means[i] = 281;
+    const first = onsets(assessSeries(series(overdispersed(seed, means)))).filter((i) => i >= 48)[0];
+    expect(first).toBeGreaterThanOrEqual(start);
+    expect(first).toBeLessThan(start + 6);
+  });
+
+  it.each([1, 2, 3])("a plateau 1.5x the usual level fires within 6 h (seed %i)", (seed) => {
+    const start = 10 * 24 + 3;
+    const means = base(start + 24, 200).map((m, i) => (i >= start ? m * 1.5 : m));
+    const fired = onsets(assessSeries(series(noisy(seed, means)))).filter((i) => i >= 96);
+    expect(fired[0]).toBeGreaterThanOrEqual(start);
+    expect(fired[0]).toBeLessThan(start + 6);
+  });
+
+  it.each([7, 8, 9])("a 2x bump for 4 hours is detected once, during the bump (seed %i)", (seed) => {
+    const start = 9 * 24 + 17;
+    const means = base(start + 24, 150).map((m, i) => (i >= start && i < start + 4 ? m * 2 : m));
+    const fired = detections(assessSeries(series(overdispersed(seed, means, 40)))).filter((i) => i >= start - 2);
+    expect(fired).toHaveLength(1);
+    expect(fired[0] - start).toBeGreaterThanOrEqual(0);
+    expect(fired[0] - start).toBeLessThan(4);
+  });
+});
+
+describe("account-wide outages are missing data, not silence", () => {
+  const gap = [8 * 24 + 9, 8 * 24 + 10, 8 * 24 + 11]; // 3 h during the morning rise
+  const counts = noisy(8, Array.from({ length: 10 * 24 }, (_, h) => 120 * daily(h)));
+  for (const g of gap) counts[g] = 0;
+  const missing = new Set(gap.map((g) => T0 + g * HOUR));
+
+  it("neither the gap nor the recovery after it alerts", () => {
+    const as = assessSeries(series(counts), undefined, { missing });
+    expect(onsets(as).filter((i) => i >= 48)).toEqual([]);
+    expect(as[gap[0]].isTrend).toBe(false);
+  });
+
+  it("control: taken as silence, the recovery after the gap looks like a burst", () => {
+    expect(onsets(assessSeries(series(counts))).filter((i) => i > gap[2]).length).toBeGreaterThan(0);
+  });
+
+  it("a burst right after the gap still fires", () => {
+    const burst = [...counts];
+    burst[gap[2] + 1] *= 4;
+    expect(onsets(assessSeries(series(burst), undefined, { missing })).filter((i) => i >= 48)).toEqual([gap[2] + 1]);
+  });
+});
+
+describe("settings in time: any bucket width behaves", () => {
+  const FIVE_MIN = 300_000;
+  const perHour = 12;
+  // A low-volume topic: 20 mentions an hour (under 2 per 5 minutes) with a daily rhythm, 9 days of 5-minute buckets.
+  // A floor of 20 mentions per bucket (what the setting meant before) would silence it at this width whatever it did.
+  const hours = 9 * 24;
+  const means = Array.from({ length: hours * perHour }, (_, i) => (20 * daily(Math.floor(i / perHour))) / perHour);
+
+  it("5-minute buckets: a quiet low-volume topic never fires, and a one-hour burst to 5x does within the hour", () => {
+    const quiet = assessSeries(series(noisy(9, means), FIVE_MIN), { bucketSeconds: 300 });
+    expect(onsets(quiet).filter((i) => i >= 48 * perHour)).toEqual([]);
+    const start = (8 * 24 + 15) * perHour;
+    const burst = means.map((m, i) => (i >= start && i < start + perHour ? m * 5 : m));
+    const fired = onsets(assessSeries(series(noisy(9, burst), FIVE_MIN), { bucketSeconds: 300 })).filter((i) => i >= 48 * perHour);
+    expect(fired.length).toBeGreaterThanOrEqual(1);
+    expect(fired[0]).toBeGreaterThanOrEqual(start);
+    expect(fired[0]).toBeLessThan(start + perHour);
+  });
+});
+
+describe("the bucket in progress", () => {
+  const history = noisy(10, Array.from({ length: 8 * 24 }, (_, h) => 100 * daily(h)));
+  const start = T0 + history.length * HOUR; // 00:00 UTC of day 8
+  /** y for assessNow: count + 1 per closed bucket, then the bucket in progress with `partial` mentions after `minutes`. */
+  const live = (partial: number, minutes: number) => {
+    const y = Float64Array.from([...history.map((c) => c + 1), partial + minutes / 60]);
+    return assessNow(y, T0 / HOUR, minutes / 60);
+  };
+
+  it("a burst to 4x at :05 is reported by :20 of the same hour (documented latency: 15 minutes at this size)", () => {
+    const rate = (m: number) => 100 * daily(history.length); // the expected hourly rate now
+    const burstCount = (minutes: number) => Math.round((rate(0) * 5) / 60 + (4 * rate(0) * (minutes - 5)) / 60);
+    const at20 = live(burstCount(20), 20);
+    expect(at20.isTrend).toBe(true);
+    expect(at20.bucketStart.getTime()).toBe(start);
+    expect(at20.observed).toBeCloseTo(20 / 60, 9);
+  });
+
+  it("a normal partial hour does not fire, and the pass then acts on the last closed bucket", () => {
+    const normal = live(Math.round((100 * daily(history.length) * 30) / 60), 30);
+    expect(normal.isTrend).toBe(false);
+    expect(normal.bucketStart.getTime()).toBe(start - HOUR);
+    expect(normal.observed).toBe(1);
+  });
+
+  it("the first minutes of a bucket are not scored, whatever arrived", () => {
+    const early = assess(series([...history, 400]), new Date(start), undefined, { now: new Date(start + 2 * 60_000) });
+    expect(early.anomalyScore).toBe(0);
+    expect(early.isTrend).toBe(false);
+  });
+});
+
+describe("fewer, better events", () => {
+  const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+  const trend = (severity: Assessment["severity"], velocity = 100): Assessment => ({
+    bucketStart: at(0), current: 200, observed: 1, baseline: 100, velocity, acceleration: 0, anomalyScore: 8,
+    severity, stage: "rising", isTrend: severity !== "none",
+  });
+  const run = (steps: [number, Assessment][]) => {
+    let state: TrendState | undefined;
+    const events: string[] = [];
+    for (const [minute, a] of steps) {
+      const d = decide(state, a, DEFAULT_EVENT_RULES, at(minute));
+      if (d?.event) events.push(`${minute}:${d.event}:${d.state.severity}`);
+      state = d?.state ?? state;
+    }
+    return events;
+  };
+
+  it("a severity that flickers publishes no change; one that holds for 30 minutes does", () => {
+    const flicker = run([[0, trend("medium")], [10, trend("high")], [20, trend("medium")], [30, trend("high")], [40, trend("medium")], [50, trend("high")]]);
+    expect(flicker).toEqual(["0:trend.detected:medium"]);
+    const held = run([[0, trend("medium")], [10, trend("high")], [25, trend("high")], [40, trend("high")], [41, trend("high")]]);
+    expect(held).toEqual(["0:trend.detected:medium", "40:trend.severity_changed:high"]);
+  });
+
+  it("velocity events: at most one per trend per hour, however much the velocity moves", () => {
+    const steps: [number, Assessment][] = [[0, trend("medium", 100)]];
+    for (let m = 5; m <= 120; m += 5) steps.push([m, trend("medium", 100 + m * 10)]);
+    const velocity = run(steps).filter((e) => e.includes("velocity"));
+    expect(velocity.map((e) => Number(e.split(":")[0]))).toEqual([5, 65]);
+  });
+});
