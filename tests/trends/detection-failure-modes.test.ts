@@ -1,5 +1,6 @@
 import { assess, assessNow, assessSeries, type Assessment, type Bucket } from "../../packages/trends/src/detection/index.ts";
 import { decide, DEFAULT_EVENT_RULES, type TrendState } from "../../packages/trends/src/engine/decide.ts";
+import { noisy, overdispersed, prng } from "../helpers/synthetic.ts";
 
 // The failure modes the previous detector had on real social volume (issue 14), one synthetic case each: a series
 // with that shape, what a subscriber should see, and where it helps, the control showing the case is not trivial.
@@ -7,36 +8,6 @@ import { decide, DEFAULT_EVENT_RULES, type TrendState } from "../../packages/tre
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2024, 0, 1); // a Monday, midnight UTC
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-function poisson(rand: () => number, mean: number): number {
-  if (mean > 500) return Math.max(0, Math.round(mean + Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand()) * Math.sqrt(mean)));
-  const limit = Math.exp(-mean);
-  let k = 0;
-  for (let p = rand(); p > limit; p *= rand()) k++;
-  return k;
-}
-const noisy = (seed: number, means: number[]) => { const r = prng(seed); return means.map((m) => poisson(r, m)); };
-/** Gamma(shape k, scale 1/k) by Marsaglia-Tsang: mean 1, the mixing variable of a negative binomial. */
-function gammaUnit(rand: () => number, k: number): number {
-  const d = k - 1 / 3;
-  const c = 1 / Math.sqrt(9 * d);
-  for (;;) {
-    const z = Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
-    const v = (1 + c * z) ** 3;
-    if (v > 0 && Math.log(1 - rand()) < 0.5 * z * z + d - d * v + d * Math.log(v)) return (d * v) / k;
-  }
-}
-/** Negative binomial counts (variance mean + mean^2 / size): real mention counts are burstier than Poisson. */
-const overdispersed = (seed: number, means: number[], size = 20) => { const r = prng(seed); return means.map((m) => poisson(r, m * gammaUnit(r, size))); };
 const series = (counts: number[], bucketMs = HOUR): Bucket[] => counts.map((count, i) => ({ start: new Date(T0 + i * bucketMs), count }));
 /** Buckets with a trend.detected event when decide() is replayed over the assessments (what a subscriber receives). */
 const detections = (as: Assessment[]) => {

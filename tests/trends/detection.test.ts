@@ -9,6 +9,7 @@ import {
   type Bucket,
   type Severity,
 } from "../../packages/trends/src/detection/index.ts";
+import { noisy, prng } from "../helpers/synthetic.ts";
 
 // ---- synthetic series ------------------------------------------------------------------------
 
@@ -16,34 +17,6 @@ const HOUR = 3_600_000;
 const T0 = Date.UTC(2024, 0, 1); // midnight UTC, so bucket i is hour-of-day i % 24
 const WEEK = 24 * 7;
 
-/** Deterministic PRNG (mulberry32): the same seed always gives the same series. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Poisson-distributed count: the natural noise of a count of mentions. */
-function poisson(rand: () => number, mean: number): number {
-  if (mean > 500) {
-    const gauss = Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
-    return Math.max(0, Math.round(mean + gauss * Math.sqrt(mean)));
-  }
-  const limit = Math.exp(-mean);
-  let k = 0;
-  for (let p = rand(); p > limit; p *= rand()) k++;
-  return k;
-}
-
-const noisy = (seed: number, means: number[]) => {
-  const rand = prng(seed);
-  return means.map((m) => poisson(rand, m));
-};
 const hourly = (counts: number[]): Bucket[] => counts.map((count, i) => ({ start: new Date(T0 + i * HOUR), count }));
 const fill = (n: number, value: number) => Array<number>(n).fill(value);
 const firing = (as: Assessment[]) => as.flatMap((a, i) => (a.isTrend ? [i] : []));
