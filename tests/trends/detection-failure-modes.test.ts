@@ -173,10 +173,10 @@ describe("fewer, better events", () => {
     expect(held).toEqual(["0:trend.detected:medium", "40:trend.severity_changed:high"]);
   });
 
-  it("velocity events: at most one per trend per hour, however much the velocity moves", () => {
+  it("velocity events: a 50 % move, at most one per trend per 3 hours, however much the velocity moves", () => {
     const steps: [number, Assessment][] = [[0, trend("medium", 100)]];
-    for (let m = 5; m <= 120; m += 5) steps.push([m, trend("medium", 100 + m * 10)]);
+    for (let m = 5; m <= 400; m += 5) steps.push([m, trend("medium", 100 + m * 10)]);
     const velocity = run(steps).filter((e) => e.includes("velocity"));
-    expect(velocity.map((e) => Number(e.split(":")[0]))).toEqual([5, 65]);
+    expect(velocity.map((e) => Number(e.split(":")[0]))).toEqual([5, 185, 365]);
   });
 });

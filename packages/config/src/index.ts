@@ -89,7 +89,7 @@ export const ConfigSchema = z.object({
   DETECTION_BASELINE_HOURS: int(6, 24 * 60).default(168),
   DETECTION_MIN_MENTIONS_PER_HOUR: z.coerce.number().min(0).default(20),
   DETECTION_SEVERITY_HOLD_SECONDS: int(0, 86_400).default(1800),
-  DETECTION_VELOCITY_EVENT_MIN_SECONDS: int(0, 86_400).default(3600),
+  DETECTION_VELOCITY_EVENT_MIN_SECONDS: int(0, 86_400).default(10_800),
   DETECTION_SHARD_TOPICS: int(100, 1_000_000).default(2000),
   PUBLIC_BASE_URL: url(["http:", "https:"]).default("http://localhost:3000"),
   // How long a briefing link (a trend event's source_link, GET /briefings/{token}) opens its page: 5 minutes to 90 days.

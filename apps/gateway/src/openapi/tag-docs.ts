@@ -63,7 +63,7 @@ alert on them). The bucket in progress is assessed too, once 5 minutes in, so a 
 Events (webhooks, chat, workflow pushes and \`/api/stream\` all get the same stream):
 - \`trend.detected\`: a topic becomes a trend;
 - \`trend.severity_changed\`: only once the new severity has held for \`DETECTION_SEVERITY_HOLD_SECONDS\` (30 min);
-- \`trend.velocity_changed\`: velocity moved 20 %, at most once per trend per \`DETECTION_VELOCITY_EVENT_MIN_SECONDS\` (1 h), closed buckets only.
+- \`trend.velocity_changed\`: velocity moved 50 %, at most once per trend per \`DETECTION_VELOCITY_EVENT_MIN_SECONDS\` (3 h), closed buckets only.
 
 \`timestamp\` is the start of the bucket the trend was measured in, not the moment of detection. \`source_link\` opens the
 trend's briefing page without an API key (see "Trend briefings"); the JSON stays at \`GET /api/trends/{id}\`.`;

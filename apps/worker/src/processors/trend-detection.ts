@@ -52,7 +52,7 @@ export function engineOptions(config: Config): EngineOptions {
     minMentionsPerHour: config.DETECTION_MIN_MENTIONS_PER_HOUR,
     dailySeasonality: true,
     publicBaseUrl: config.PUBLIC_BASE_URL,
-    velocityEventStep: 0.2,
+    velocityEventStep: 0.5,
     velocityEventMinSeconds: config.DETECTION_VELOCITY_EVENT_MIN_SECONDS,
     severityHoldSeconds: config.DETECTION_SEVERITY_HOLD_SECONDS,
     maxEventBytes: config.DELIVERY_BODY_MAX_BYTES,

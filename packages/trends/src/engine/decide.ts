@@ -29,7 +29,7 @@ export interface EventRules {
   severityHoldSeconds: number;
 }
 
-export const DEFAULT_EVENT_RULES: EventRules = Object.freeze({ velocityEventStep: 0.2, velocityEventMinSeconds: 3600, severityHoldSeconds: 1800 });
+export const DEFAULT_EVENT_RULES: EventRules = Object.freeze({ velocityEventStep: 0.5, velocityEventMinSeconds: 10800, severityHoldSeconds: 1800 });
 
 export interface Decision {
   status: "active" | "ended";
