@@ -2,31 +2,33 @@ import type { Signal } from "@trendgate/contracts";
 import type { Db } from "./client.ts";
 import { newId } from "./ids.ts";
 
-// One statement per batch: store the signals (a signal already stored, same account/source/id, is skipped), make
-// sure their topics exist, and add the NEW signals only into their topic's time bucket, so a re-sent batch never
-// counts twice. A topic's id is derived from (account, normalised name, category), hence no lookup round trip.
-// Bucket rows are upserted in key order so concurrent batches cannot deadlock on them.
+// One statement for one or more batches (of one or more accounts): store the signals (a signal already stored, same
+// account/source/id, is skipped), make sure their topics exist, and add the NEW signals only into their topic's time
+// bucket, so a re-sent batch never counts twice. A topic's id is derived from (account, normalised name, category),
+// hence no lookup round trip. Rows arrive sorted by (account, source, id), topics and bucket rows are upserted in
+// key order: concurrent statements take their locks in the same order, so merged batches cannot deadlock each other.
+// `batch` numbers each row's batch so the caller learns how many of each batch were new.
 const INGEST_SQL = `
 WITH input AS (
-  SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::text[])
-    AS v(id, source, external_id, topic, category, count, sentiment, observed_at, link)
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::float8[], $10::timestamptz[], $11::text[])
+    AS v(batch, account_id, id, source, external_id, topic, category, count, sentiment, observed_at, link)
 ), ins AS (
   INSERT INTO signals (id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, created_at)
-  SELECT id, $1, source, external_id, topic, category, count, sentiment, observed_at, link, now() FROM input
+  SELECT id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, now() FROM input
   ON CONFLICT (account_id, source, external_id) DO NOTHING
-  RETURNING topic, category, count, sentiment, observed_at
+  RETURNING id, account_id, topic, category, count, sentiment, observed_at
 ), keyed AS (
-  SELECT lower(topic) || '|' || category AS key, topic, category, count, sentiment, observed_at,
-         'top_' || md5($1 || ':' || lower(topic) || '|' || category) AS topic_id
+  SELECT account_id, lower(topic) || '|' || category AS key, topic, category, count, sentiment, observed_at,
+         'top_' || md5(account_id || ':' || lower(topic) || '|' || category) AS topic_id
     FROM ins
 ), topics_up AS (
   INSERT INTO topics (id, account_id, key, name, category, created_at, last_seen_at)
-  SELECT DISTINCT ON (topic_id) topic_id, $1, key, topic, category, now(), now() FROM keyed ORDER BY topic_id
+  SELECT DISTINCT ON (topic_id) topic_id, account_id, key, topic, category, now(), now() FROM keyed ORDER BY topic_id
   ON CONFLICT (account_id, key) DO UPDATE SET last_seen_at = now()
   RETURNING id
 ), buckets_up AS (
 INSERT INTO topic_buckets (topic_id, bucket_start, count, sentiment_sum, sentiment_count)
-SELECT k.topic_id, date_bin($11 * interval '1 second', k.observed_at, timestamptz '1970-01-01'), sum(k.count), coalesce(sum(k.sentiment), 0), count(k.sentiment)
+SELECT k.topic_id, date_bin($12 * interval '1 second', k.observed_at, timestamptz '1970-01-01'), sum(k.count), coalesce(sum(k.sentiment), 0), count(k.sentiment)
   FROM keyed k JOIN topics_up t ON t.id = k.topic_id
  GROUP BY 1, 2 ORDER BY 1, 2
 ON CONFLICT (topic_id, bucket_start) DO UPDATE SET
@@ -35,7 +37,39 @@ ON CONFLICT (topic_id, bucket_start) DO UPDATE SET
   sentiment_count = topic_buckets.sentiment_count + excluded.sentiment_count
 RETURNING topic_id
 )
-SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM buckets_up) AS buckets`;
+SELECT i.batch, count(*)::int AS inserted FROM ins JOIN input i ON i.id = ins.id GROUP BY i.batch`;
+
+/** One account's signals, as one unit of ingestion (a job's batch). */
+export interface SignalBatch { accountId: string; signals: Signal[] }
+
+/**
+ * Stores several batches in one statement and adds the new signals to their topics' buckets; returns how many of
+ * each batch were new (a signal repeated in a later batch of the same call counts for the first one only, as if
+ * the batches had been stored one after the other). All or nothing: one value Postgres refuses fails every batch.
+ */
+export async function insertSignalBatches(db: Db, batches: SignalBatch[], bucketSeconds = 3600): Promise<number[]> {
+  const rows: { batch: number; accountId: string; key: string; s: Signal }[] = [];
+  const seen = new Set<string>();
+  batches.forEach(({ accountId, signals }, batch) => {
+    for (const s of signals) {
+      const key = `${accountId}\u0000${s.source}\u0000${s.id}`; // NUL cannot occur in a storable value
+      if (seen.has(key)) continue;
+      seen.add(key);
+      rows.push({ batch, accountId, key, s });
+    }
+  });
+  const counts = batches.map(() => 0);
+  if (!rows.length) return counts;
+  rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)); // the lock order, see INGEST_SQL
+  const col = <T>(f: (r: (typeof rows)[number]) => T) => rows.map(f);
+  const { rows: out } = await db.$pool.query<{ batch: number; inserted: number }>(INGEST_SQL, [
+    col((r) => r.batch), col((r) => r.accountId), col(() => newId("sig")), col((r) => r.s.source), col((r) => r.s.id),
+    col((r) => r.s.topic), col((r) => r.s.category), col((r) => r.s.count), col((r) => r.s.sentiment ?? null),
+    col((r) => r.s.observed_at), col((r) => r.s.link ?? null), bucketSeconds,
+  ]);
+  for (const r of out) counts[r.batch] = Number(r.inserted);
+  return counts;
+}
 
 /**
  * Stores a batch of validated signals and adds the new ones to their topics' buckets; returns how many were new.
@@ -43,12 +77,7 @@ SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM buckets_up)
  */
 export async function insertSignals(db: Db, accountId: string, signals: Signal[], bucketSeconds = 3600): Promise<number> {
   if (!signals.length) return 0;
-  const col = <T>(f: (s: Signal) => T) => signals.map(f);
-  const { rows } = await db.$pool.query<{ inserted: string }>(INGEST_SQL, [
-    accountId, col(() => newId("sig")), col((s) => s.source), col((s) => s.id), col((s) => s.topic), col((s) => s.category),
-    col((s) => s.count), col((s) => s.sentiment ?? null), col((s) => s.observed_at), col((s) => s.link ?? null), bucketSeconds,
-  ]);
-  return Number(rows[0].inserted);
+  return (await insertSignalBatches(db, [{ accountId, signals }], bucketSeconds))[0];
 }
 
 // ---- Tolerant ingestion: a poison item never takes its batch down ----
