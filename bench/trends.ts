@@ -1,9 +1,11 @@
 // Trend benchmarks: (1) signal ingestion: signals/s accepted by POST /api/signals (batches of 100, the full gateway
-// path) and signals/s stored by a worker (signals rows + topic buckets); (2) detection: one pass over 10,000 active
-// topics with a week of hourly history each (the default baseline), timed end to end (queries, assessment, writes):
+// path), signals/s stored by a worker (signals rows + topic buckets) and, for comparison, by bare batched inserts of
+// the same rows; (2) detection: one pass over 10,000 active topics with a week of hourly history each (the default
+// baseline), timed end to end (queries, assessment, writes):
 // the first pass (cold: every topic's series read from topic_buckets and cached in topic_series) and the next one (warm:
 // the cache plus the buckets within LATE_HOURS), then as shard jobs on two workers.
-import { createAccount, createApiKey, createDb } from "@trendgate/db";
+import { createAccount, createApiKey, createDb, insertSignalBatches } from "@trendgate/db";
+import { INGEST_MERGE_SIGNALS } from "../apps/worker/src/processors/signals-ingest.ts";
 import { Queue } from "bullmq";
 import { createRedis, Queues } from "@trendgate/queues";
 import { detectAccount, DEFAULT_DETECTION_CONFIG } from "@trendgate/trends";
@@ -34,13 +36,28 @@ export async function benchTrends() {
   const body = batch("{n}");
   const r = await load({ url: "http://127.0.0.1:3921/api/signals", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body, seconds: SECONDS, connections: 10 });
   await stopServer(gateway);
-  const accepted = await queues.get("signals-ingest").count();
-  const t0 = performance.now();
+  const iq = queues.get("signals-ingest");
+  const accepted = await iq.count();
+  const pending = async () => Object.values(await iq.getJobCounts("waiting", "active", "delayed", "prioritized")).reduce((a, b) => a + b, 0);
+  const forked = performance.now();
   const worker = fork(path.join(root, "apps/worker/src/main.ts"), [], { execArgv: ["--import", "tsx"], cwd: root, env: { ...process.env, ...env, WORKER_QUEUES: "signals-ingest" }, stdio: "ignore" });
-  while ((await queues.get("signals-ingest").count()) > 0) await new Promise((res) => setTimeout(res, 100));
+  // Timed from the first job taken (the worker's start-up is printed apart) until no job is waiting or running.
+  while (accepted && (await iq.count()) >= accepted) await new Promise((res) => setTimeout(res, 10));
+  const t0 = performance.now();
+  while ((await pending()) > 0) await new Promise((res) => setTimeout(res, 20));
   const storeSeconds = (performance.now() - t0) / 1000;
   worker.kill("SIGTERM");
   const stored = await db.signal.count({ where: { accountId: account.id } });
+
+  // The bare baseline, measured in the same run: the same rows (the same request body, only the ids numbered apart) for
+  // another account, stored by the worker's own statement (insertSignalBatches) in merged statements of the
+  // worker's size, one after the other from this process: no queue, no job, no validation.
+  const bare = await createAccount(db, "bench bare insert", "bench");
+  const bareBatches = Array.from({ length: Math.round(stored / 100) }, (_, n) => ({ accountId: bare.id, signals: JSON.parse(body.replaceAll("{n}", String(n))).signals }));
+  const b0 = performance.now();
+  for (let i = 0; i < bareBatches.length; i += INGEST_MERGE_SIGNALS / 100) await insertSignalBatches(db, bareBatches.slice(i, i + INGEST_MERGE_SIGNALS / 100));
+  const bareSeconds = (performance.now() - b0) / 1000;
+  const bareStored = await db.signal.count({ where: { accountId: bare.id } });
 
   // 2. detection over TOPICS topics x one week of hourly buckets, plus a burst on 1 % of them
   const det = await createAccount(db, "bench detection", "bench");
@@ -79,7 +96,10 @@ export async function benchTrends() {
 
   console.log(`\n## Signal ingestion`);
   console.log(`accepted by the gateway: ${fmt(r.rps * 100)} signals/s (${fmt(r.rps)} batches of 100/s, p50 ${r.p50} ms, p99 ${r.p99} ms, 10 connections)`);
-  console.log(`stored by one worker: ${fmt(accepted ? stored / storeSeconds : 0)} signals/s (${fmt(stored)} signals into rows and topic buckets in ${fmt(storeSeconds, 1)} s)`);
+  const workerRate = accepted ? stored / storeSeconds : 0;
+  const bareRate = bareSeconds ? bareStored / bareSeconds : 0;
+  console.log(`stored by one worker: ${fmt(workerRate)} signals/s (${fmt(stored)} signals into rows and topic buckets in ${fmt(storeSeconds, 1)} s, after ${fmt((t0 - forked) / 1000, 1)} s of start-up)`);
+  console.log(`stored by one worker: ${fmt(workerRate)} signals/s vs bare batched insert ${fmt(bareRate)}/s (${fmt(bareRate ? (100 * workerRate) / bareRate : 0)} %; bare: ${fmt(bareStored)} rows in statements of ${fmt(INGEST_MERGE_SIGNALS)}, one at a time)`);
   console.log(`\n## Detection: ${fmt(TOPICS)} active topics x ${weeks + 1} hourly buckets (${fmt(TOPICS * (weeks + 1))} bucket rows, seeded in ${fmt(seedSeconds, 1)} s)`);
   console.log(`one pass in one process, cold (series cache built): ${fmt(detectSeconds, 1)} s (${fmt((detectSeconds * 1e6) / TOPICS)} us per topic), ${fmt(stats.trends)} trends, ${fmt(stats.events)} events published (read ${fmt(stats.ms.read)} ms, assess ${fmt(stats.ms.assess)} ms, write ${fmt(stats.ms.write)} ms)`);
   console.log(`the next pass, warm (series cache read): ${fmt(warmSeconds, 1)} s (${fmt((warmSeconds * 1e6) / TOPICS)} us per topic), ${fmt(warmStats.trends)} trends, ${fmt(warmStats.events)} events published (read ${fmt(warmStats.ms.read)} ms, assess ${fmt(warmStats.ms.assess)} ms, write ${fmt(warmStats.ms.write)} ms)`);
@@ -88,7 +108,7 @@ export async function benchTrends() {
   await new Queue("signals-ingest", { connection: redis, prefix }).obliterate({ force: true });
   await new Queue("trend-events", { connection: redis, prefix }).obliterate({ force: true });
   await new Queue("trend-detection", { connection: redis, prefix }).obliterate({ force: true });
-  await db.account.deleteMany({ where: { id: { in: [account.id, det.id] } } });
+  await db.account.deleteMany({ where: { id: { in: [account.id, det.id, bare.id] } } });
   await db.trendEventRecord.deleteMany({ where: { accountId: { in: [account.id, det.id] } } }); // no FK: a log
   redis.disconnect();
   await db.$disconnect();

@@ -3,6 +3,7 @@ import { storeSignals } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
 import { REJECTION_EVENTS_MAX } from "../../apps/worker/src/processors/signals-ingest.ts";
+import { SignalBatcher } from "../../apps/worker/src/processors/signal-batcher.ts";
 import { waitFor } from "../helpers/config.ts";
 import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
 
@@ -215,6 +216,92 @@ describe("batch bookkeeping at the gateway", () => {
     expect(r.id.length).toBeLessThanOrEqual(200);
     for (const e of r.errors) { expect(e.path.length).toBeLessThanOrEqual(100); expect(e.message.length).toBeLessThanOrEqual(200); }
     expect(Buffer.byteLength(res.text)).toBeLessThan(4 * 1024);
+  });
+});
+
+describe("signals batched across jobs", () => {
+  type Sig = ReturnType<typeof signal>;
+  const items = (signals: Sig[]) => signals.map((s, index) => ({ index, signal: s as any }));
+  /** Job k of an account: 20 signals, the last 10 repeated as the first 10 of job k + 1; counts are the id numbers. */
+  const overlapping = (k: number) => Array.from({ length: 20 }, (_, i) => signal({ id: `m-${String(k * 10 + i).padStart(4, "0")}`, count: k * 10 + i, topic: `topic ${i % 3}` }));
+  const uniqueTotal = (jobs: number) => { let t = 0; for (let n = 0; n < jobs * 10 + 10; n++) t += n; return t; };
+  const statementsOf = async (accountIds: string[]) => Number((await gw.deps.db.$pool.query(
+    "SELECT count(DISTINCT created_at)::int AS n FROM signals WHERE account_id = ANY($1)", [accountIds])).rows[0].n); // now(): one per transaction
+
+  test("merged batches from several jobs and accounts store every signal exactly once, in one statement", async () => {
+    const accounts = [await gw.account(), await gw.account(), await gw.account()];
+    const batcher = new SignalBatcher(gw.deps.db, { maxSignals: 10_000, maxInFlight: 1, bucketSeconds: 3600 });
+    // All handed over in one turn of the event loop, as a worker running many jobs does: one statement.
+    const results = await Promise.all(accounts.flatMap((a) => Array.from({ length: 4 }, (_, k) => batcher.store(a.accountId, items(overlapping(k))))));
+    expect(await statementsOf(accounts.map((a) => a.accountId))).toBe(1);
+    // Each account: 50 distinct signals; job 0 stores its 20, each later job only its 10 new ones.
+    expect(results.map((r) => r.inserted)).toEqual([20, 10, 10, 10, 20, 10, 10, 10, 20, 10, 10, 10]);
+    for (const a of accounts) {
+      expect(await storedIds(a.accountId)).toHaveLength(50);
+      expect(await bucketTotal(a.accountId)).toBe(uniqueTotal(4));
+    }
+    // The same jobs again (a retry): nothing new, nothing counted twice.
+    const again = await Promise.all(accounts.flatMap((a) => Array.from({ length: 4 }, (_, k) => batcher.store(a.accountId, items(overlapping(k))))));
+    expect(again.map((r) => r.inserted)).toEqual(Array(12).fill(0));
+    for (const a of accounts) expect(await bucketTotal(a.accountId)).toBe(uniqueTotal(4));
+  });
+
+  test("jobs queued together through the worker are each stored exactly once", async () => {
+    const accounts = [await gw.account(), await gw.account()];
+    const jobs = accounts.flatMap((a) => Array.from({ length: 15 }, (_, k) => ({
+      name: QUEUES.signals, data: { account_id: a.accountId, batch_id: jobId_("merge"), signals: overlapping(k) }, opts: { jobId: jobId_("merge") },
+    })));
+    await gw.deps.queues.get(QUEUES.signals).addBulk(jobs);
+    for (const j of jobs) expect(await finished(j.opts.jobId)).toBe("completed");
+    const done = await Promise.all(jobs.map(async (j) => (await gw.deps.queues.get(QUEUES.signals).getJob(j.opts.jobId))!.returnvalue));
+    for (const [i, a] of accounts.entries()) {
+      expect(await storedIds(a.accountId)).toHaveLength(160);
+      expect(await bucketTotal(a.accountId)).toBe(uniqueTotal(15));
+      const mine = done.slice(i * 15, i * 15 + 15);
+      expect(mine.reduce((t, r) => t + r.inserted, 0)).toBe(160);
+      expect(mine.reduce((t, r) => t + r.inserted + r.duplicates, 0)).toBe(15 * 20);
+    }
+  });
+
+  test("a poison item in one job of a merged statement costs no other job a signal", async () => {
+    const [a, b, gone] = [await gw.account(), await gw.account(), await gw.account()];
+    await gw.deps.db.account.delete({ where: { id: gone.accountId } }); // 23503 for its rows: one account's problem
+    const batcher = new SignalBatcher(gw.deps.db, { maxSignals: 10_000, maxInFlight: 1, bucketSeconds: 3600 });
+    const poisoned = [signal({ id: "pa-1", count: 1 }), signal({ id: "pa-2", count: 100, topic: "bad\u0000topic" }), signal({ id: "pa-3", count: 2 })];
+    const [ra, rb, rgone] = await Promise.allSettled([
+      batcher.store(a.accountId, items(poisoned)),
+      batcher.store(b.accountId, items([signal({ id: "pb-1", count: 4 }), signal({ id: "pb-2", count: 8 })])),
+      batcher.store(gone.accountId, items([signal({ id: "pg-1" })])),
+    ]);
+    expect(ra).toMatchObject({ status: "fulfilled", value: { inserted: 2, rejections: [{ index: 1, id: "pa-2", code: "invalid_text" }] } });
+    expect(rb).toMatchObject({ status: "fulfilled", value: { inserted: 2, rejections: [] } });
+    expect(rgone).toMatchObject({ status: "rejected", reason: { code: "23503" } });
+    expect(await storedIds(a.accountId)).toEqual(["pa-1", "pa-3"]);
+    expect(await bucketTotal(a.accountId)).toBe(3);
+    expect(await storedIds(b.accountId)).toEqual(["pb-1", "pb-2"]);
+    expect(await bucketTotal(b.accountId)).toBe(12);
+  });
+
+  test("two workers running the same duplicated jobs at once count every signal once", async () => {
+    const second = startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["signals-ingest"]);
+    try {
+      const accounts = [await gw.account(), await gw.account()];
+      // Every batch twice under two job ids (a producer that re-sent without an idempotency key), accounts interleaved
+      // and in opposite orders, so both workers merge the same rows into different statements at the same time.
+      const batches = accounts.flatMap((a) => Array.from({ length: 20 }, (_, k) => ({ account_id: a.accountId, signals: overlapping(k) })));
+      const jobs = [...batches, ...[...batches].reverse()].map((d) => ({ name: QUEUES.signals, data: { ...d, batch_id: jobId_("dup") }, opts: { jobId: jobId_("dup") } }));
+      await gw.deps.queues.get(QUEUES.signals).addBulk(jobs);
+      for (const j of jobs) expect(await finished(j.opts.jobId)).toBe("completed");
+      const done = await Promise.all(jobs.map(async (j) => (await gw.deps.queues.get(QUEUES.signals).getJob(j.opts.jobId))!.returnvalue));
+      for (const a of accounts) {
+        expect(await storedIds(a.accountId)).toHaveLength(210);
+        expect(await bucketTotal(a.accountId)).toBe(uniqueTotal(20));
+        const mine = done.filter((_, i) => jobs[i].data.account_id === a.accountId);
+        expect(mine.reduce((t, r) => t + r.inserted, 0)).toBe(210); // each new signal counted by exactly one job
+      }
+    } finally {
+      await second.close();
+    }
   });
 });
 

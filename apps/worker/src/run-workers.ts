@@ -94,6 +94,7 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     // 1. No new periodic work: both stop() calls clear their timers synchronously, before they wait for anything.
     const keeperStopped = keeper.stop();
     const sweeperStopped = sweeper.stop();
+    for (const p of processors) p.stopping?.(); // long jobs (a retention pass) wind up between their steps
     // 2. Every queue stops taking jobs at once, and the active jobs finish (a delivery is bounded by its HTTP
     //    timeouts). Meanwhile a running sweep gets SWEEPER_STOP_WAIT_MS; after that it is cut off, not awaited: a
     //    sweep only re-queues lost jobs under deterministic job ids, so cutting it loses nothing and the next sweep

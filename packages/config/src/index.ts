@@ -135,6 +135,17 @@ export const ConfigSchema = z.object({
   REPORT_STREAM_MAX_SECONDS: int(1, 600).default(10),
   REPORT_EXPORT_CHUNK_BYTES: int(16_384, 64 * 1024 * 1024).default(1024 * 1024),
   REPORT_EXPORT_TTL_SECONDS: int(60, 30 * 86_400).default(86_400),
+  // Retention (README "Retention"): rows older than this many days are deleted in small batches by one worker an
+  // interval (0 = keep forever). Signals and buckets are always kept for DETECTION_BASELINE_HOURS plus a day.
+  // DELIVERIES covers finished webhook deliveries, their executions, finished outbox messages and their attempts;
+  // EVENTS covers dispatched trend events and account events. Pending and retrying rows are never deleted.
+  RETENTION_INTERVAL_SECONDS: int(60, 7 * 86_400).default(3600),
+  RETENTION_SIGNALS_DAYS: int(0, 3650).default(30),
+  RETENTION_BUCKETS_DAYS: int(0, 3650).default(90),
+  RETENTION_DELIVERIES_DAYS: int(0, 3650).default(30),
+  RETENTION_EVENTS_DAYS: int(0, 3650).default(90),
+  RETENTION_BATCH_SIZE: int(100, 100_000).default(5000),
+  RETENTION_PASS_SECONDS: int(1, 3600).default(120),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

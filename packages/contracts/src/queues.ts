@@ -19,6 +19,8 @@ export const QUEUES = {
   reportExports: "report-exports",
   // The operator queue's clock: snoozes that ended, critical items to re-notify.
   operatorTicks: "operator-ticks",
+  // Bounded storage: one pass per RETENTION_INTERVAL_SECONDS deletes rows past their retention (README "Retention").
+  retention: "retention",
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -69,6 +71,8 @@ export const JOB_PAYLOADS = {
   [QUEUES.reportExports]: OutboxJob,
   // {} = the scheduler's tick.
   [QUEUES.operatorTicks]: z.object({}),
+  // {} = the scheduler's tick.
+  [QUEUES.retention]: z.object({}),
 } satisfies Record<QueueName, z.ZodType>;
 
 export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_PAYLOADS)[Q]>;

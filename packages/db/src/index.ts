@@ -14,3 +14,4 @@ export * from "./operator-items.ts";
 export { Prisma } from "./generated/client.ts";
 export * from "./connections.ts";
 export * from "./oauth-states.ts";
+export * from "./retention.ts";

@@ -52,7 +52,7 @@ export async function insertSignalBatches(db: Db, batches: SignalBatch[], bucket
   const seen = new Set<string>();
   batches.forEach(({ accountId, signals }, batch) => {
     for (const s of signals) {
-      const key = `${accountId}\u0000${s.source}\u0000${s.id}`; // NUL cannot occur in a storable value
+      const key = JSON.stringify([accountId, s.source, s.id]);
       if (seen.has(key)) continue;
       seen.add(key);
       rows.push({ batch, accountId, key, s });
@@ -101,6 +101,7 @@ export interface StoreSignalsResult {
   statements: number;
 }
 
+const SUSPECT = /[\u0000\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const YEAR = /^(\d{4})-/;
 
@@ -112,7 +113,7 @@ const YEAR = /^(\d{4})-/;
  */
 export function signalStorageProblem(s: Signal): { path: string; code: string; message: string } | null {
   for (const [path, v] of Object.entries(s)) {
-    if (typeof v !== "string") continue;
+    if (typeof v !== "string" || !SUSPECT.test(v)) continue; // the common case: one cheap scan per field
     if (v.includes("\u0000")) return { path, code: "nul_character", message: "contains a NUL character, which cannot be stored" };
     if (LONE_SURROGATE.test(v)) return { path, code: "invalid_unicode", message: "contains an unpaired UTF-16 surrogate (not valid Unicode)" };
   }

@@ -1,4 +1,5 @@
 import { QUEUES, StatusResponse, type StatusResponse as Status } from "@trendgate/contracts";
+import { GROWING_TABLES, tableSizes } from "@trendgate/db";
 import { defineRoute } from "../http/route.ts";
 import type { Deps } from "../deps.ts";
 
@@ -29,8 +30,10 @@ export async function collectStatus(deps: Deps): Promise<Status> {
       }),
     );
   }
+  // Catalog reads only (pg_class, sizes from the file system): cheap, no table is scanned.
+  const tables = postgres.status === "up" ? await withTimeout(tableSizes(deps.db.$pool, GROWING_TABLES)).catch(() => undefined) : undefined;
   const ok = postgres.status === "up" && redis.status === "up";
-  return { status: ok ? "ok" : "unavailable", version: VERSION, uptime_seconds: Math.round(process.uptime()), checks: { postgres, redis }, queues };
+  return { status: ok ? "ok" : "unavailable", version: VERSION, uptime_seconds: Math.round(process.uptime()), checks: { postgres, redis }, queues, ...(tables ? { tables } : {}) };
 }
 
 export const statusRoutes = [

@@ -1,6 +1,7 @@
 import { chatMessages } from "./chat-messages.ts";
 import { adsApplies } from "./ads-applies.ts";
 import { reportExports } from "./report-exports.ts";
+import { retention } from "./retention.ts";
 import { conversionEvents } from "./conversion-events.ts";
 import { operatorTicks } from "./operator-ticks.ts";
 import { signalsIngest } from "./signals-ingest.ts";
@@ -11,5 +12,5 @@ import type { ProcessorFactory } from "./types.ts";
 import { webhookDelivery } from "./webhook-delivery.ts";
 import { workflowPushes } from "./workflow-pushes.ts";
 
-export const ALL_PROCESSORS: ProcessorFactory[] = [signalsIngest, trendDetection, trendEvents, webhookDelivery, socialPoll, chatMessages, conversionEvents, operatorTicks, workflowPushes, adsApplies, reportExports];
+export const ALL_PROCESSORS: ProcessorFactory[] = [signalsIngest, trendDetection, trendEvents, webhookDelivery, socialPoll, chatMessages, conversionEvents, operatorTicks, workflowPushes, adsApplies, reportExports, retention];
 export type { Processor, ProcessorFactory, WorkerDeps } from "./types.ts";

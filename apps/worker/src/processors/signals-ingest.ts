@@ -1,8 +1,9 @@
 import { UnrecoverableError, type Job } from "bullmq";
 import { clipText, QUEUES, Signal } from "@trendgate/contracts";
 import {
-  recordAccountEvents, signalStorageProblem, storeSignals, type AccountEventInput, type SignalRejection,
+  recordAccountEvents, signalStorageProblem, type AccountEventInput, type SignalRejection,
 } from "@trendgate/db";
+import { SignalBatcher } from "./signal-batcher.ts";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
 /** At most this many `signals.rejected` events per batch (each says how many the batch rejected in all). */
@@ -10,6 +11,11 @@ export const REJECTION_EVENTS_MAX = 100;
 const ID_MAX = 200; // the longest valid signal id: a valid id is quoted whole
 const SOURCE_MAX = 50;
 const REASON_MAX = 300;
+// Jobs one process runs at once (at least this, or WORKER_CONCURRENCY when higher): their batches are merged into
+// statements of up to INGEST_MERGE_SIGNALS signals, at most INGEST_STATEMENTS at a time (measured: bench/trends.ts).
+export const INGEST_CONCURRENCY = 200;
+export const INGEST_MERGE_SIGNALS = 5000;
+export const INGEST_STATEMENTS = 2;
 // "Tell once" lookups go back this far before the job was created (clock skew between hosts).
 const ONCE_SLACK_MS = 3_600_000;
 
@@ -17,41 +23,49 @@ interface Envelope { accountId: string; batchId: string; signals: unknown[]; ind
 
 /**
  * Stores an ingested batch and adds it to its topics' time buckets. Re-running a batch (retry, stalled job) counts
- * nothing twice: signals are unique, and only newly stored ones reach the buckets.
+ * nothing twice: signals are unique, and only newly stored ones reach the buckets. The batches of the jobs a process
+ * runs at once are stored together, one statement for many jobs (SignalBatcher): a statement per job cost a round
+ * trip and a commit per batch, and concurrent ones updated the same hot topic and bucket rows (bench/trends.ts: ~10x).
  *
  * A poison item never takes its batch down: each item is validated again (defence in depth: the gateway's schema
  * may be older or newer than this worker's, and jobs can come from elsewhere), items Postgres could not store are
- * set aside before the statement, and if the statement still fails with a data error the batch is bisected
- * (storeSignals), so the good signals are stored and every bad one becomes a `signals.rejected` account event
+ * set aside before the statement, and if the statement still fails with a data error the batch is stored alone and
+ * bisected (storeSignals), so the good signals are stored and every bad one becomes a `signals.rejected` account event
  * (GET /api/events). Transient errors are thrown and BullMQ retries the job; when its last attempt fails, or the
  * job cannot be processed at all, a `signals.ingest_failed` event tells the account.
  */
 export const signalsIngest: ProcessorFactory = {
   queue: QUEUES.signals,
-  create: (deps) => ({
-    async process(job) {
-      const env = parseEnvelope(job.data);
-      if (typeof env === "string") {
-        await tellIngestFailed(deps, job, "invalid_payload", "the job does not hold a signal batch; nothing was stored");
-        throw new UnrecoverableError(`invalid ${QUEUES.signals} payload: ${env}`);
-      }
-      try {
-        return await ingest(deps, job, env);
-      } catch (err) {
-        const accountGone = (err as { code?: unknown })?.code === "23503";
-        const final = accountGone || isFinalAttempt(job, err);
-        if (final && !accountGone) {
-          await tellIngestFailed(deps, job, "storage_failed", `the batch could not be stored after ${job.attemptsMade + 1} attempt(s); signals stored before the failure are kept`, env.signals.length);
+  create: (deps) => {
+    const batcher = new SignalBatcher(deps.db, {
+      maxSignals: INGEST_MERGE_SIGNALS, maxInFlight: INGEST_STATEMENTS, bucketSeconds: deps.config.DETECTION_BUCKET_SECONDS,
+    });
+    return {
+      concurrency: Math.max(INGEST_CONCURRENCY, deps.config.WORKER_CONCURRENCY),
+      async process(job) {
+        const env = parseEnvelope(job.data);
+        if (typeof env === "string") {
+          await tellIngestFailed(deps, job, "invalid_payload", "the job does not hold a signal batch; nothing was stored");
+          throw new UnrecoverableError(`invalid ${QUEUES.signals} payload: ${env}`);
         }
-        deps.logger.warn({ queue: QUEUES.signals, job_id: job.id, batch_id: env.batchId, attempt: job.attemptsMade + 1, final, err: (err as Error)?.message }, "signal batch not stored");
-        if (accountGone) throw new UnrecoverableError("the account no longer exists");
-        throw err;
-      }
-    },
-  }),
+        try {
+          return await ingest(deps, batcher, job, env);
+        } catch (err) {
+          const accountGone = (err as { code?: unknown })?.code === "23503";
+          const final = accountGone || isFinalAttempt(job, err);
+          if (final && !accountGone) {
+            await tellIngestFailed(deps, job, "storage_failed", `the batch could not be stored after ${job.attemptsMade + 1} attempt(s); signals stored before the failure are kept`, env.signals.length);
+          }
+          deps.logger.warn({ queue: QUEUES.signals, job_id: job.id, batch_id: env.batchId, attempt: job.attemptsMade + 1, final, err: (err as Error)?.message }, "signal batch not stored");
+          if (accountGone) throw new UnrecoverableError("the account no longer exists");
+          throw err;
+        }
+      },
+    };
+  },
 };
 
-async function ingest({ db, config }: WorkerDeps, job: Job, env: Envelope) {
+async function ingest({ db }: WorkerDeps, batcher: SignalBatcher, job: Job, env: Envelope) {
   const rejections: SignalRejection[] = [];
   const items: { index: number; signal: Signal }[] = [];
   const seen = new Set<string>();
@@ -76,7 +90,8 @@ async function ingest({ db, config }: WorkerDeps, job: Job, env: Envelope) {
     items.push({ index, signal: s });
   });
 
-  const stored = await storeSignals(db, env.accountId, items, config.DETECTION_BUCKET_SECONDS);
+  // Stored together with the batches of the other jobs running now (one statement); see SignalBatcher.
+  const stored = await batcher.store(env.accountId, items);
   rejections.push(...stored.rejections);
   rejections.sort((a, b) => a.index - b.index);
   if (rejections.length) {

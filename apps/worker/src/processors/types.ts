@@ -31,6 +31,8 @@ export interface Processor {
   process(job: Job, token?: string): Promise<unknown>;
   /** Called once the worker runs (register job schedulers). */
   start?(): Promise<void>;
+  /** Called as shutdown begins, before the active jobs are awaited: a long job should wind up (synchronous). */
+  stopping?(): void;
   /** Called on shutdown after the worker stopped taking jobs (flush buffers). */
   close?(): Promise<void>;
 }

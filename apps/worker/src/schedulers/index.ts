@@ -26,6 +26,7 @@ export function schedules(config: Config): Schedule[] {
     { queue: QUEUES.trendDetection, id: DETECTION_SCHEDULER_ID, everyMs: config.DETECTION_INTERVAL_SECONDS * 1000 },
     { queue: QUEUES.socialPoll, id: SOCIAL_POLL_SCHEDULER_ID, everyMs: config.SOCIAL_POLL_INTERVAL_SECONDS * 1000 },
     { queue: QUEUES.operatorTicks, id: "operator-tick", everyMs: config.OPERATOR_TICK_SECONDS * 1000 },
+    { queue: QUEUES.retention, id: "retention-pass", everyMs: config.RETENTION_INTERVAL_SECONDS * 1000 },
   ];
 }
 
