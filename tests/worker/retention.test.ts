@@ -10,8 +10,20 @@ import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
 // ingestion keeps its latency while a large backlog is deleted.
 
 let gw: TestGateway;
+const accounts: string[] = [];
 beforeAll(async () => { gw = await startGateway(); });
-afterAll(async () => { await gw.close(); });
+// The test database is shared by every test file: pending deliveries and undispatched events made old on purpose
+// here would keep other files' outbox sweepers busy. Everything of these accounts goes (trend_events has no FK).
+afterAll(async () => {
+  for (const table of ["trend_events", "outbox_messages", "webhook_deliveries"]) await q(`DELETE FROM ${table} WHERE account_id = ANY($1::text[])`, [accounts]);
+  await q(`DELETE FROM accounts WHERE id = ANY($1::text[])`, [accounts]);
+  await gw.close();
+});
+const account = async () => {
+  const a = await gw.account();
+  accounts.push(a.accountId);
+  return a;
+};
 
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
@@ -81,7 +93,7 @@ async function reportExport(accountId: string, status: string, expiredDaysAgo: n
 const chunks = async (exportId: string) => (await q("SELECT count(*)::int AS n FROM report_export_chunks WHERE export_id = $1", [exportId])).rows[0].n;
 
 test("old rows go, recent rows stay; pending and retrying deliveries, their attempts and undispatched events stay whatever their age", async () => {
-  const a = await gw.account();
+  const a = await account();
   const OLD = 400; // beyond every default
   await oldSignals(a.accountId, 2500, OLD); // more than one batch
   await insertSignals(gw.deps.db, a.accountId, [signal({ id: "recent-1" }), signal({ id: "recent-2", observed_at: ago(OLD) })]);
@@ -154,7 +166,7 @@ test("retention never reaches into the detection window, and 0 keeps rows foreve
   expect(p.bucketsMs).toBe(c.DETECTION_BASELINE_HOURS * 3_600_000 + DAY);
   expect(p.deliveriesMs).toBe(0);
 
-  const a = await gw.account();
+  const a = await account();
   const sub = await subscription(a.accountId);
   const kept = await delivery(a.accountId, sub, "succeeded", 1000);
   await pass({ policy: p });
@@ -163,7 +175,7 @@ test("retention never reaches into the detection window, and 0 keeps rows foreve
 });
 
 test("ingestion keeps completing, with bounded latency, while retention deletes a large backlog", async () => {
-  const a = await gw.account();
+  const a = await account();
   const BACKLOG = 200_000;
   for (let i = 0; i < BACKLOG; i += 50_000) await oldSignals(a.accountId, 50_000, 60, `bulk${i}`);
   await q("ANALYZE signals");
@@ -200,7 +212,7 @@ test("ingestion keeps completing, with bounded latency, while retention deletes 
 });
 
 test("a batch gives up rather than queue behind a DDL lock (where it would block writers queued after it); other tables go on", async () => {
-  const a = await gw.account();
+  const a = await account();
   const blocked = await accountEvent(a.accountId, 400);
   const other = await trendEvent(a.accountId, 400, true);
   const ddl = await gw.deps.db.$pool.connect();
@@ -234,7 +246,7 @@ test("/status shows the size of the growing tables, next to the fields it always
 });
 
 test("a worker runs the pass from its job scheduler, once per interval for the fleet", async () => {
-  const a = await gw.account();
+  const a = await account();
   await oldSignals(a.accountId, 10, 400);
   const w = startWorkers(gw.deps.config, createLogger({ level: "silent" }), [QUEUES.retention]);
   try {
