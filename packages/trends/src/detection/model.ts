@@ -149,7 +149,7 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
       tail[t - 1] = Math.max(tail[t - 1], residuals[x]);
       perDay++;
     }
-    const windowsPerDay = Math.max(1, Math.round(86_400 / (cfg.bucketSeconds * Math.max(Math.ceil(m / 2), Math.ceil(len / MAX_WINDOWS)))));
+    const windowsPerDay = Math.max(1, Math.round(86_400 / (cfg.bucketSeconds * stride)));
     // Robust core: past bursts and outages do not widen it. Tail: a topic whose normal includes spikes (a near-daily
     // one) scores its usual spike near the normal tail, so only a spike unusual for this topic fires.
     const center = quantileOf(residuals, n, 0.5);

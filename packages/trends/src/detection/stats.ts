@@ -64,13 +64,6 @@ function swap(a: Float64Array, i: number, j: number) {
   a[j] = t;
 }
 
-/** Median absolute deviation around `center` (the median by default). */
-export function mad(values: ArrayLike<number>, center = median(values)): number {
-  const d = new Float64Array(values.length);
-  for (let i = 0; i < values.length; i++) d[i] = Math.abs(values[i] - center);
-  return median(d);
-}
-
 /** Modulo that stays non-negative for negative bucket numbers (dates before 1970). */
 export function mod(n: number, m: number): number {
   return ((n % m) + m) % m;
