@@ -9,6 +9,8 @@ const config: Config = {
     "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } }],
   },
   testMatch: ["<rootDir>/tests/**/*.test.ts"],
+  // tests/cluster needs a Redis Cluster: it runs in the cluster suite (scripts/test.mjs sets TEST_REDIS_CLUSTER).
+  testPathIgnorePatterns: process.env.TEST_REDIS_CLUSTER === "1" ? ["/node_modules/"] : ["/node_modules/", "<rootDir>/tests/cluster/"],
   setupFiles: ["<rootDir>/tests/helpers/setup-env.ts"],
   testTimeout: 30_000,
   // Each jest worker has its own database (scripts/reset-test-env.ts); files isolate Redis with their own queue prefix.

@@ -25,7 +25,7 @@ import type { ConversionPush } from "@trendgate/connector-conversions";
 import { registry } from "@trendgate/connectors";
 import { createAccount, createApiKey } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
-import { createRedis, DEFAULT_JOB_OPTIONS } from "@trendgate/queues";
+import { createRedis, DEFAULT_JOB_OPTIONS, masters, queuePrefix } from "@trendgate/queues";
 import { createWorkerDeps, startWorkers } from "../apps/worker/src/run-workers.ts";
 import { fmt, startServer, stopServer } from "./lib.ts";
 
@@ -43,7 +43,7 @@ const until = async (fn: () => Promise<boolean> | boolean) => { while (!(await f
 /** BENCH_TRACE=1: the delivered phase's progress every 250 ms (where the time goes: sends, records, deferred jobs). */
 function traceProgress(redisUrl: string, prefix: string, counts: () => Promise<Record<string, number>>) {
   const redis = createRedis(redisUrl, "client");
-  const q = new Queue(QUEUES.conversionEvents, { connection: redis, prefix });
+  const q = new Queue(QUEUES.conversionEvents, { connection: redis, prefix: queuePrefix(prefix, QUEUES.conversionEvents) });
   const t0 = performance.now();
   let on = true;
   const done = (async () => {
@@ -226,7 +226,8 @@ export async function benchConversions() {
     await db.account.delete({ where: { id: account.id } }).catch(() => undefined); // kept if something else refers to it
     // Every Redis key of this run (queues, claims, rate-limit counters) is under its own prefix.
     const redis = deps.queues.connection;
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) if ((keys as string[]).length) await redis.del(...(keys as string[]));
+    for (const node of masters(redis))
+      for await (const keys of node.scanStream({ match: `${prefix}:*`, count: 1000 })) for (const k of keys as string[]) await redis.del(k);
     await deps.queues.close();
     deps.queues.connection.disconnect();
     await db.$disconnect();

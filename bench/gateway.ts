@@ -3,7 +3,7 @@
 // logging, metrics), against a bare Express + validation + queue.add server, alternately in the same run.
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
 import { Queue } from "bullmq";
-import { createRedis } from "@trendgate/queues";
+import { createRedis, queuePrefix } from "@trendgate/queues";
 import { fmt, load, median, startServer, stopServer, type LoadResult } from "./lib.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -38,7 +38,7 @@ export async function benchGateway() {
 
   // Clean up the bench queue (jobs were only enqueued, never processed).
   const redis = createRedis(process.env.REDIS_URL!, "client");
-  await new Queue("signals-ingest", { connection: redis, prefix }).obliterate({ force: true });
+  await new Queue("signals-ingest", { connection: redis, prefix: queuePrefix(prefix, "signals-ingest") }).obliterate({ force: true });
   redis.disconnect();
 
   const sum = (rs: LoadResult[]) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) });

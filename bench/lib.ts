@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -72,3 +73,32 @@ export async function load(opts: { url: string; method?: "POST" | "GET"; headers
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 export const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+
+/** Polls `fn` every `everyMs` until it returns true; throws `what` after `timeoutMs`. */
+export async function until(fn: () => Promise<boolean>, timeoutMs = 300_000, everyMs = 20, what = "bench timed out") {
+  const end = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(what);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** SIGTERM, then SIGKILL after `hardMs`: a process stuck in its shutdown must not hang a bench. */
+export async function stopProcess(child: ChildProcess, hardMs = 30_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  const hard = setTimeout(() => child.kill("SIGKILL"), hardMs);
+  await exited;
+  clearTimeout(hard);
+}
+
+/** Peak resident memory of a live process (VmHWM in /proc), MB; NaN once it is gone or off Linux. */
+export function peakRssMb(pid: number | undefined): number {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    return kb ? Number(kb[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}

@@ -10,7 +10,6 @@
 // Targets: peak RSS under 200 MB at every size; (a) rows/s at least 50 % of (b). The two processes run as in
 // production: the bundles (dist/, `npm run build`) with APP_NODE_FLAGS (bench/lib.ts). BENCH_CHILD_NODE_OPTIONS
 // passes further Node options to them (NODE_OPTIONS, e.g. --max-old-space-size=160).
-import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable, Writable } from "node:stream";
@@ -22,7 +21,7 @@ import { SecretBox } from "@trendgate/crypto";
 import { createAccount, createApiKey, createDb, saveAuthorizedConnection } from "@trendgate/db";
 import { sealTokens } from "../packages/connections/src/credentials.ts";
 import { startGoogleAdsServer } from "../tests/peers/google-ads-server.ts";
-import { fmt, startApp, startGateway, stopServer } from "./lib.ts";
+import { fmt, peakRssMb, startApp, startGateway, stopServer } from "./lib.ts";
 
 const SIZES = (process.env.BENCH_REPORT_ROWS ?? "100000,1000000").split(",").map(Number);
 const DAYS = 100;
@@ -30,8 +29,6 @@ const DAYS = 100;
 const freePort = () => new Promise<number>((resolve) => {
   const s = http.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
 });
-/** Peak resident set size of a process so far (kernel's high-water mark), in MB. */
-const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function benchReports() {

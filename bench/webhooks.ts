@@ -2,7 +2,9 @@
 // 1. Throughput: N deliveries drained by the real delivery worker (signatures on, SSRF guard on, execution rows and
 //    delivery states written) versus a bare BullMQ worker that only POSTs and inserts a row in batches.
 // 2. Latency: trend events published at a fixed rate through the whole path (trend_events row -> queue -> fan-out
-//    with atomic cooldown -> delivery row -> queue -> signed POST), time from publish to receipt at the receiver.
+//    with atomic cooldown -> delivery row -> queue -> signed POST), time from publish to receipt at the receiver, next
+//    to a bare BullMQ worker's enqueue-to-receipt at the same rate in the same run, CPU ms per event by process, and
+//    the result measured before the CPU work of issue 15 (LATENCY_BEFORE).
 // 3. Faults: deliveries spread over many subscriptions, drained by several worker processes, with 0 % and then 30 %
 //    of attempts answered 500 (retried after 0.1 s): deliveries/s, attempts/s, attempts recorded vs sent, deadlocks.
 // 4. Recovery: a few thousand pending deliveries whose jobs are gone (as after a Redis FLUSHALL), re-queued by the
@@ -25,7 +27,7 @@ import { createRedis, Queues } from "@trendgate/queues";
 import { publishTrendEvents } from "../packages/trends/src/events/publish.ts";
 import { createWorkerDeps } from "../apps/worker/src/run-workers.ts";
 import { OutboxSweeper } from "../apps/worker/src/sweepers/outbox-sweeper.ts";
-import { fmt, root } from "./lib.ts";
+import { fmt, root, stopProcess, until } from "./lib.ts";
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 20_000);
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
@@ -33,6 +35,13 @@ const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10);
 const RECEIVER_PORT = 3911;
 const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? "50"; // per worker process, the same on both sides
 const SPLIT = process.env.BENCH_SPLIT === "1";
+/** The latency section's result before the CPU-per-delivery work of issue 15 (that path no longer exists to re-run). */
+const LATENCY_BEFORE = {
+  date: "2026-11-24",
+  text: "p50 2.3-5.6 s, p99 3.3-7.2 s over 4 runs (a backlog growing all run: about 1.9 CPU ms per event on the 2 cores, " +
+    "Postgres 0.7 ms of it; every hot statement parsed and planned per call, a subscription update per attempt batch with nothing to change, " +
+    "an empty transaction per fan-out job, 16 kernel random calls per id)",
+};
 
 function start(entry: string, env: Record<string, string>): Promise<ChildProcess> {
   const prof = process.env.BENCH_PROFILE && entry.endsWith("main.ts") ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [];
@@ -43,19 +52,7 @@ function start(entry: string, env: Record<string, string>): Promise<ChildProcess
     if (entry.endsWith("main.ts")) setTimeout(() => resolve(child), 4000); // the real worker sends no message
   });
 }
-const stop = async (c: ChildProcess) => {
-  if (c.exitCode !== null || c.signalCode !== null) return;
-  const e = new Promise((r) => c.once("exit", r));
-  c.kill("SIGTERM");
-  const hard = setTimeout(() => c.kill("SIGKILL"), 30_000); // a worker stuck on a broken pool must not hang the bench
-  await e;
-  clearTimeout(hard);
-};
 const stats = async () => (await fetch(`http://127.0.0.1:${RECEIVER_PORT}/stats`)).json() as Promise<{ count: number; faultRequests: number; faultOk: number; min: number; p50: number; p99: number; max: number; latencies: number }>;
-const until = async (fn: () => Promise<boolean>, timeoutMs = 300_000, everyMs = 20) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await fn())) { if (Date.now() > end) throw new Error("bench timed out"); await new Promise((r) => setTimeout(r, everyMs)); }
-};
 
 /** CPU seconds used since `before`, per process group (BENCH_DEBUG): where a delivery's cost goes. */
 function cpuSnapshot(): Map<number, { comm: string; ticks: number }> {
@@ -106,6 +103,9 @@ export async function benchWebhooks() {
   const body = serializePayload(testPayload(sub));
   const out: Record<string, unknown> = {};
 
+  // Dead rows left by the earlier sections (and earlier runs, where autovacuum is off, as on this box) would make
+  // every later query walk them: measure the code, not the bloat.
+  const vacuum = () => pool.query("VACUUM (ANALYZE) webhook_deliveries, webhook_executions, webhook_subscriptions, trend_events");
   if (PARTS.has("throughput") || PARTS.has("latency")) {
   let bareRate = 0, fullRate = 0, ok = 0;
   let full: ChildProcess;
@@ -123,7 +123,7 @@ export async function benchWebhooks() {
   await until(async () => Number((await pool.query("SELECT count(*) FROM bench.bare_deliveries")).rows[0].count) >= N, 60_000, 20);
   bareRate = N / ((performance.now() - t0) / 1000);
   if (process.env.BENCH_DEBUG) console.log("bare CPU s", cpuSince(cpu0, { [bare.pid!]: "worker", [receiver.pid!]: "receiver" }));
-  await stop(bare);
+  await stopProcess(bare);
 
   // 1b. the real delivery worker, on pre-written outbox rows
   const ids = Array.from({ length: N }, () => newId("msg"));
@@ -150,7 +150,10 @@ export async function benchWebhooks() {
   }
 
   if (PARTS.has("latency")) {
-  // 2. event-to-receipt latency at RATE events/s through the whole path (same worker process)
+  // 2a. The floor: a bare BullMQ worker (POST + batched row insert, as in 1a) fed at the same rate, enqueue -> receipt.
+  const bareLat = process.env.BENCH_SKIP_BARE_LATENCY ? null : await bareLatency();
+  // 2b. event-to-receipt latency at RATE events/s through the whole path (same worker process)
+  await vacuum();
   await db.webhookSubscription.update({ where: { id: sub.id }, data: { thresholdValue: 1e6 } }); // only the latency subscription fires
   // BENCH_SPLIT=1: fan-out in a worker process of its own (--queues), as a deployment would run it.
   const fanout = SPLIT ? await start("apps/worker/src/main.ts", { ...env, WORKER_QUEUES: QUEUES.trendEvents }) : null;
@@ -161,44 +164,78 @@ export async function benchWebhooks() {
   await publishAtRate(RATE, 2);
   await until(async () => (await stats()).latencies >= RATE * 2, 120_000);
   await fetch(`http://127.0.0.1:${RECEIVER_PORT}/reset`, { method: "POST" });
+  const cpu0 = cpuSnapshot();
+  const depths: string[] = []; // BENCH_DEBUG: waiting jobs per queue each second, to tell which stage falls behind
+  const sampler = process.env.BENCH_DEBUG ? setInterval(() => void Promise.all([QUEUES.trendEvents, QUEUES.webhookDeliveries].map((q) => queues.get(q).getWaitingCount()))
+    .then(([t, d]) => depths.push(`${t}/${d}`)).catch(() => {}), 1000) : null;
   const { total, achievedRate } = await publishAtRate(RATE, LATENCY_SECONDS);
   await until(async () => (await stats()).latencies >= total, 120_000);
   const lat = await stats();
-  if (fanout) await stop(fanout);
+  if (sampler) clearInterval(sampler);
+  if (process.env.BENCH_DEBUG) console.log(`waiting jobs each second (trend-events/webhook-deliveries): ${depths.join(" ")}`);
+  const cpu = cpuSince(cpu0, { [full.pid!]: "worker", [receiver.pid!]: "receiver", ...(fanout ? { [fanout.pid!]: "fanout" } : {}) });
+  const perEvent = (k: string) => fmt((1000 * (cpu[k] ?? 0)) / total, 2);
+  if (fanout) await stopProcess(fanout);
   console.log(`\n## Trend event -> webhook receipt latency at ${fmt(achievedRate)} events/s for ${LATENCY_SECONDS}s (${fmt(lat.latencies)} deliveries)`);
   console.log(`p50 ${lat.p50} ms, p99 ${lat.p99} ms, max ${lat.max} ms (target p99 < 100 ms at 1,000/s)`);
+  console.log(`CPU ms per event: worker ${perEvent("worker")}${fanout ? `, fan-out worker ${perEvent("fanout")}` : ""}, Postgres ${perEvent("postgres")}, Redis ${perEvent("redis")}, ` +
+    `publisher (this process) ${perEvent("bench")}, receiver ${perEvent("receiver")}; other processes on the machine meanwhile: ${fmt(cpu.other ?? 0, 1)} CPU s`);
+  if (bareLat) console.log(`same run, bare BullMQ worker (enqueue -> POST, no fan-out, signing or records): p50 ${bareLat.p50} ms, p99 ${bareLat.p99} ms, max ${bareLat.max} ms`);
+  console.log(`before this path's CPU work (measured ${LATENCY_BEFORE.date}, same bench, 1,000/s): ${LATENCY_BEFORE.text}`);
   if (process.env.BENCH_DEBUG) console.log(lat);
-  Object.assign(out, { p50: lat.p50, p99: lat.p99 });
+  Object.assign(out, { p50: lat.p50, p99: lat.p99, bareP50: bareLat?.p50, bareP99: bareLat?.p99 });
   }
-  await stop(full);
+  await stopProcess(full);
   }
 
-  // Dead rows left by the earlier sections (and earlier runs, where autovacuum is off, as on this box) would make
-  // every later query walk them: measure the code, not the bloat.
-  const vacuum = () => pool.query("VACUUM (ANALYZE) webhook_deliveries, webhook_executions, webhook_subscriptions");
   if (PARTS.has("faults")) { await vacuum(); Object.assign(out, await benchFaults()); }
   if (PARTS.has("sweeper")) { await vacuum(); Object.assign(out, await benchSweeper()); }
-  await stop(receiver);
+  await stopProcess(receiver);
 
-  async function publishAtRate(rate: number, seconds: number) {
-  const total = rate * seconds;
-  const tickMs = 10;
-  let sent = 0;
-  const inflight: Promise<unknown>[] = [];
-  const pubStart = performance.now();
-  while (sent < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - pubStart) / 1000) * rate) + 1);
-    const batch = [];
-    for (; sent < due; sent++) batch.push({
+  /** A bare BullMQ worker fed `RATE` jobs/s (each body stamped with its enqueue time), after a 2 s warm-up. */
+  async function bareLatency() {
+    const bare = await start("bench/servers/bare-delivery-worker.ts", { ...env, RECEIVER_URL: `http://127.0.0.1:${RECEIVER_PORT}/latency` });
+    const bareQ = new Queue("bench-bare", { connection: redis, prefix });
+    let n = 0;
+    const addBatch = (k: number) => {
+      const timestamp = new Date().toISOString(); // what the receiver measures from, as for trend events
+      return bareQ.addBulk(Array.from({ length: k }, () => ({ name: "d", data: { body: JSON.stringify({ timestamp }) }, opts: { jobId: `l${n++}`, removeOnComplete: true } })));
+    };
+    await fetch(`http://127.0.0.1:${RECEIVER_PORT}/reset`, { method: "POST" });
+    await atRate(RATE, 2, addBatch);
+    await until(async () => (await stats()).latencies >= RATE * 2, 60_000);
+    await fetch(`http://127.0.0.1:${RECEIVER_PORT}/reset`, { method: "POST" });
+    const { total } = await atRate(RATE, LATENCY_SECONDS, addBatch);
+    await until(async () => (await stats()).latencies >= total, 60_000);
+    const s = await stats();
+    await stopProcess(bare);
+    await bareQ.close();
+    return s;
+  }
+
+  /** Open loop: every 10 ms, `send` the items due by then (not waiting for earlier batches). */
+  async function atRate(rate: number, seconds: number, send: (k: number) => Promise<unknown>) {
+    const total = rate * seconds;
+    let sent = 0;
+    const inflight: Promise<unknown>[] = [];
+    const t0 = performance.now();
+    while (sent < total) {
+      const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate) + 1);
+      if (due > sent) inflight.push(send(due - sent));
+      sent = due;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await Promise.all(inflight);
+    return { total, achievedRate: total / ((performance.now() - t0) / 1000) };
+  }
+
+  /** Trend events at `rate`/s, each batch published as the detection job does, each event stamped with its publish time. */
+  function publishAtRate(rate: number, seconds: number) {
+    return atRate(rate, seconds, (k) => publishTrendEvents({ db, queues }, Array.from({ length: k }, () => ({
       id: `evt_${crypto.randomUUID()}`, account_id: account.id, type: "trend.velocity_changed" as const, trend_id: "bench", trend_name: "Bench trend",
       category: "bench/latency", severity: "high" as const, previous_severity: "medium" as const, velocity: 50, previous_velocity: 5, anomaly_score: 9,
       timestamp: new Date().toISOString(), summary: "bench", source_link: "https://trendgate.dev/b", recommended_next_steps: ["none"],
-    });
-    if (batch.length) inflight.push(publishTrendEvents({ db, queues }, batch));
-    await new Promise((r) => setTimeout(r, tickMs));
-  }
-  await Promise.all(inflight);
-  return { total, achievedRate: total / ((performance.now() - pubStart) / 1000) };
+    }))));
   }
 
   /**
@@ -249,7 +286,7 @@ export async function benchWebhooks() {
       });
       await queues.get(QUEUES.webhookDeliveries).drain(true).catch(() => {}); // an unfinished (timed out) run leaves jobs
     }
-    await Promise.all(workers.map(stop));
+    await Promise.all(workers.map((c) => stopProcess(c)));
     const contention = await benchRecordContention();
     console.log(`\n## Deliveries under failures (${fmt(n)} deliveries over ${subCount} subscriptions, ${workerCount} worker processes x concurrency ${CONCURRENCY}; failed attempts retried after 0.1 s)`);
     console.log("| failing attempts | deliveries finished | deliveries/s | attempts/s | attempts sent | attempts recorded | sent more than once | deadlocks |\n|---|---|---|---|---|---|---|---|");
@@ -337,8 +374,8 @@ export async function benchWebhooks() {
     return { sweepRowsPerSecond: requeued / seconds };
   }
 
-  await new Queue(QUEUES.webhookDeliveries, { connection: redis, prefix }).obliterate({ force: true });
-  await new Queue(QUEUES.trendEvents, { connection: redis, prefix }).obliterate({ force: true });
+  await queues.get(QUEUES.webhookDeliveries).obliterate({ force: true });
+  await queues.get(QUEUES.trendEvents).obliterate({ force: true });
   await new Queue("bench-bare", { connection: redis, prefix }).obliterate({ force: true });
   await db.webhookExecution.deleteMany({ where: { accountId: account.id } }); // no FK: a log
   await db.trendEventRecord.deleteMany({ where: { accountId: account.id } });

@@ -1,4 +1,5 @@
-// `npm run bench [-- section ...]`: first-run steps, then the benchmarks (sections: gateway; default all).
+// `npm run bench [-- section ...]`: first-run steps, then the benchmarks (sections: gateway, webhooks, trends,
+// workflow, conversions, reports, fleet; default all).
 import { buildApps, ensureEnvFile, ensureInstalled, loadEnvFile, preflight, prismaGenerate, prismaMigrate, run } from "./lib.mjs";
 
 ensureInstalled();

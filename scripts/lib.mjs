@@ -78,7 +78,8 @@ function reachable(host, port) {
 export async function preflight(databaseUrl, redisUrl) {
   const deps = [
     ["Postgres", "DATABASE_URL", new URL(databaseUrl), 5432],
-    ["Redis", "REDIS_URL", new URL(redisUrl), 6379],
+    // A cluster URL (redis+cluster://h1:p1,h2:p2) is checked at its first seed node.
+    ["Redis", "REDIS_URL", new URL(redisUrl.replace(/^(rediss?)\+cluster:\/\/([^,/]*).*$/, "$1://$2")), 6379],
   ];
   let ok = true;
   for (const [name, variable, url, defPort] of deps) {
@@ -122,3 +123,13 @@ export function run(cmd, args, { quiet = false, env = process.env } = {}) {
 }
 
 export { execFileSync };
+
+/** `n` distinct free TCP ports on loopback (asked of the kernel, all held open together, then released). */
+export async function freePorts(n) {
+  const servers = await Promise.all(Array.from({ length: n }, () => new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => resolve(s));
+  })));
+  const ports = servers.map((s) => s.address().port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}

@@ -2,7 +2,7 @@
 // template; each jest worker gets its own copy (trendgate_test_w1, _w2, ...; see tests/helpers/setup-env.ts), so
 // test files running at the same time never see each other's rows (outbox sweepers scan the whole database).
 import { execFileSync } from "node:child_process";
-import { Redis } from "ioredis";
+import { createRedis, masters, whenReady } from "@trendgate/queues";
 import pg from "pg";
 
 export const JEST_DATABASES = 4; // >= jest maxWorkers
@@ -20,6 +20,7 @@ execFileSync("node_modules/.bin/prisma", ["migrate", "deploy"], { stdio: "pipe" 
 for (const name of workers) await admin.query(`CREATE DATABASE ${q(name)} TEMPLATE ${q(db)}`);
 await admin.end();
 
-const redis = new Redis(process.env.REDIS_URL!);
-await redis.flushdb();
+const redis = createRedis(process.env.REDIS_URL!, "worker"); // a cluster: every master
+await whenReady(redis, 10_000);
+for (const node of masters(redis)) await node.flushdb();
 redis.disconnect();

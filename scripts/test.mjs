@@ -1,5 +1,8 @@
-// `npm test`: its own first-run steps, a clean test database and Redis db, then the whole jest suite.
-// Extra arguments go to jest: npm test -- tests/gateway/auth.test.ts
+// `npm test`: its own first-run steps, a clean test database and Redis db, then the whole jest suite; then the
+// cluster suite: the no-loss, end-to-end and Redis-heavy tests again on a local 3-master Redis Cluster
+// (scripts/redis-cluster.mjs, started on free loopback ports and stopped afterwards).
+// Extra arguments go to jest and run only those in the main suite: npm test -- tests/gateway/auth.test.ts
+// `npm test -- --cluster [files]` runs only the cluster suite (or those files of it, on a cluster).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -35,7 +38,16 @@ async function lockTestDatabase(name) {
   }
 }
 
+/** Run again on a Redis Cluster: what kills workers or Redis, the end-to-end path, and every Redis-heavy feature. */
+const CLUSTER_SUITE = [
+  "tests/cluster", "tests/faults", "tests/operator/e2e.test.ts", "tests/trends/engine.test.ts", "tests/operator/pacing.test.ts", "tests/stream",
+  "tests/webhooks/delivery.test.ts", "tests/gateway/rate-limit.test.ts", "tests/gateway/idempotency.test.ts",
+];
+
 ensureInstalled();
+const args = process.argv.slice(2);
+const clusterOnly = args.includes("--cluster");
+const files = args.filter((a) => a !== "--cluster");
 const env = {
   ...process.env,
   NODE_ENV: "test",
@@ -48,7 +60,18 @@ const env = {
 await preflight(env.DATABASE_URL, env.REDIS_URL);
 await lockTestDatabase(new URL(env.DATABASE_URL).pathname.slice(1));
 prismaGenerate();
-log(`resetting the test database and Redis db (${new URL(env.DATABASE_URL).pathname.slice(1)}, ${env.REDIS_URL})...`);
-run(path.join(root, "node_modules/.bin/tsx"), ["scripts/reset-test-env.ts"], { env, quiet: true });
 for (const s of ["SIGINT", "SIGTERM"]) process.on(s, () => process.exit(130));
-run(process.execPath, ["--experimental-vm-modules", "--no-warnings=ExperimentalWarning", "node_modules/jest/bin/jest.js", ...process.argv.slice(2)], { env });
+const jest = (suiteEnv, jestArgs) => {
+  log(`resetting the test database and Redis (${new URL(env.DATABASE_URL).pathname.slice(1)}, ${suiteEnv.REDIS_URL})...`);
+  run(path.join(root, "node_modules/.bin/tsx"), ["scripts/reset-test-env.ts"], { env: suiteEnv, quiet: true });
+  run(process.execPath, ["--experimental-vm-modules", "--no-warnings=ExperimentalWarning", "node_modules/jest/bin/jest.js", ...jestArgs], { env: suiteEnv });
+};
+
+if (!clusterOnly) jest(env, files);
+if (clusterOnly || !files.length) {
+  const { startCluster } = await import("./redis-cluster.mjs");
+  const cluster = await startCluster();
+  log(`started a 3-master Redis Cluster on 127.0.0.1:${cluster.ports.join(",")} for the cluster suite`);
+  process.on("exit", () => cluster.stop()); // also when a failed run exits early
+  jest({ ...env, REDIS_URL: cluster.url, TEST_REDIS_CLUSTER: "1" }, files.length ? files : CLUSTER_SUITE);
+}

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { boundTrendEvent, clipText, TREND_EVENT_LIMITS, TrendEvent } from "@trendgate/contracts";
+import { boundTrendEvent, clipText, QUEUES, TREND_EVENT_LIMITS, TrendEvent } from "@trendgate/contracts";
 import { payloadFromEvent } from "@trendgate/connector-webhook";
 import { DEFAULT_DETECTION_CONFIG, detectAccount, trendStreamKey } from "@trendgate/trends";
 import { waitFor } from "../helpers/config.ts";
@@ -19,8 +19,10 @@ afterEach(runCleanups);
 
 const bytes = (v: unknown) => Buffer.byteLength(typeof v === "string" ? v : JSON.stringify(v));
 
+// Only the delivery path runs: a scheduled detection pass (its first tick fires when the worker starts) would race the
+// test's own detectAccount call for the trend it plants.
 async function stack(env: Record<string, string> = {}): Promise<Stack> {
-  const s = await startStack(env, 1);
+  const s = await startStack({ WORKER_QUEUES: `${QUEUES.trendEvents},${QUEUES.webhookDeliveries}`, ...env }, 1);
   onCleanup(() => s.close());
   return s;
 }

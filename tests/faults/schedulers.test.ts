@@ -108,7 +108,7 @@ test("every scheduler of the fleet is re-created by the check, once however many
   // repaired too. BullMQ refuses to remove a scheduler's job, so the loss is made by hand, as Redis would.
   const s = await queues.get(QUEUES.socialPoll).getJobScheduler(SOCIAL_POLL_SCHEDULER_ID);
   const jobId = `repeat:${SOCIAL_POLL_SCHEDULER_ID}:${s!.next}`;
-  const keyPrefix = `${config.QUEUE_PREFIX}:${QUEUES.socialPoll}`;
+  const keyPrefix = queues.get(QUEUES.socialPoll).keys.wait.replace(/:wait$/, ""); // BullMQ's own key names
   await queues.connection.multi().del(`${keyPrefix}:${jobId}`).lrem(`${keyPrefix}:wait`, 0, jobId).zrem(`${keyPrefix}:delayed`, jobId).exec();
   expect(await queues.get(QUEUES.socialPoll).getJobCountByTypes("waiting", "delayed")).toBe(0);
   expect(await keepers[1].keeper.ensure()).toEqual([SOCIAL_POLL_SCHEDULER_ID]);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import os from "node:os";
 import { createRedis } from "@trendgate/queues";
+import { startCluster } from "../../scripts/redis-cluster.mjs";
 import { waitFor } from "./config.ts";
 import { spawnApp } from "./process.ts";
 
@@ -22,8 +23,16 @@ export const freePort = () => new Promise<number>((resolve) => {
   const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
 });
 
-/** A private, non-persistent redis-server on a free port; stopped after the test. */
-export async function privateRedis() {
+/**
+ * A private, non-persistent redis-server on a free port; stopped after the test. Under the cluster suite
+ * (TEST_REDIS_CLUSTER=1, see scripts/test.mjs) a private 3-master Redis Cluster instead, so the same no-loss tests
+ * run on both; `flushall` then empties every master.
+ */
+export async function privateRedis(): Promise<{ url: string; flushall(): Promise<string> }> {
+  if (process.env.TEST_REDIS_CLUSTER === "1") {
+    const c = await privateCluster();
+    return { url: c.url, flushall: async () => { c.flushall(); return "OK"; } };
+  }
   const port = await freePort();
   const proc = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
   const exited = new Promise<void>((r) => proc.once("exit", () => r()));
@@ -36,6 +45,13 @@ export async function privateRedis() {
   });
   await waitFor(async () => (await admin.ping().catch(() => null)) === "PONG");
   return { url, flushall: () => admin.flushall() };
+}
+
+/** A private 3-master Redis Cluster on free loopback ports (scripts/redis-cluster.mjs); stopped after the test. */
+export async function privateCluster() {
+  const cluster = await startCluster();
+  onCleanup(async () => cluster.stop());
+  return cluster;
 }
 
 export interface AppProcess {

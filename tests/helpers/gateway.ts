@@ -1,6 +1,7 @@
 import supertest from "supertest";
 import { createAccount, createApiKey } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
+import { whenReady } from "@trendgate/queues";
 import { createGateway, type Gateway } from "../../apps/gateway/src/app.ts";
 import { createDeps } from "../../apps/gateway/src/deps.ts";
 import { testConfig } from "./config.ts";
@@ -15,6 +16,7 @@ export interface TestGateway extends Gateway {
 export async function startGateway(env: Record<string, string> = {}): Promise<TestGateway> {
   const config = testConfig(env);
   const deps = createDeps(config, createLogger({ level: "silent" }));
+  await whenReady(deps.redis, 10_000);
   const gw = await createGateway(deps);
   return {
     ...gw,

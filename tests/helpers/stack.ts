@@ -15,11 +15,12 @@ export const DELIVERY_ENV = {
   SWEEP_GRACE_SECONDS: "1",
 };
 
-/** A gateway and in-process workers sharing one queue prefix: the whole delivery path, minus process boundaries. */
+/** A gateway and in-process workers sharing one queue prefix: the whole delivery path, minus process boundaries.
+ *  WORKER_QUEUES in env picks the queues the workers drain, as in the worker app. */
 export async function startStack(env: Record<string, string> = {}, workerCount = 1) {
   const gw = await startGateway({ ...DELIVERY_ENV, ...env });
   const workers: RunningWorkers[] = [];
-  for (let i = 0; i < workerCount; i++) workers.push(startWorkers(gw.deps.config, createLogger({ level: "silent" })));
+  for (let i = 0; i < workerCount; i++) workers.push(startWorkers(gw.deps.config, createLogger({ level: "silent" }), gw.deps.config.WORKER_QUEUES));
   return {
     gw,
     workers,

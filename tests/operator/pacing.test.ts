@@ -35,7 +35,7 @@ test("a second post to a channel within the interval is held (not failed, no att
   const conn = await stack.gw.deps.db.connection.findFirstOrThrow({ where: { accountId: a.accountId } });
   // Time passing, for the pacer: the channel's next free slot and the held message's ticket for it expire.
   const prefix = stack.gw.deps.config.QUEUE_PREFIX;
-  await stack.gw.deps.queues.connection.del(`${prefix}:pace:chat:${conn.id}:${a.channelId}`, `${prefix}:pace-ticket:${row.id}`);
+  { const tag = `${prefix}:pace:{chat:${conn.id}:${a.channelId}}`; await stack.gw.deps.queues.connection.del(tag); await stack.gw.deps.queues.connection.del(`${tag}:ticket:${row.id}`); }
   await held.promote();
   const sent = await posted(stack, a, second.id);
   expect(slack.messages(a.channelId).map((m) => m.ts)).toEqual([first.chat.message_ts, sent.chat.message_ts]);

@@ -4,7 +4,7 @@ import type { Config } from "@trendgate/config";
 import { QUEUES } from "@trendgate/contracts";
 import { addOutboxMessages, createAccount, type Db, type NewOutboxMessage } from "@trendgate/db";
 import { createLogger, type Logger } from "@trendgate/logger";
-import { createRedis, dispatchOutbox } from "@trendgate/queues";
+import { createRedis, dispatchOutbox, queuePrefix } from "@trendgate/queues";
 import { DeferError, outboxProcessor, type FinalOutcome, type OutboxHandler } from "../../apps/worker/src/outbox/index.ts";
 import { createWorkerDeps } from "../../apps/worker/src/run-workers.ts";
 import { OutboxSweeper } from "../../apps/worker/src/sweepers/outbox-sweeper.ts";
@@ -72,7 +72,7 @@ export function startOutboxWorker(config: Config, baseUrl: string, opts: { sweep
   const processor = outboxProcessor(QUEUE, () => httpHandler(baseUrl, finals, calls)).create(deps);
   const connection = createRedis(config.REDIS_URL, "worker");
   const worker = new Worker(QUEUE, (job, token) => processor.process(job, token), {
-    connection, prefix: config.QUEUE_PREFIX, concurrency: processor.concurrency,
+    connection, prefix: queuePrefix(config.QUEUE_PREFIX, QUEUE), concurrency: processor.concurrency,
     lockDuration: config.WORKER_LOCK_DURATION_MS, stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
   });
   worker.on("error", () => {});

@@ -1,16 +1,15 @@
 import { Registry, collectDefaultMetrics } from "prom-client";
-import type { Redis } from "ioredis";
 import type { Config } from "@trendgate/config";
 import { createDb, type Db } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
-import { createRedis, Queues } from "@trendgate/queues";
+import { createRedis, Queues, type RedisConnection } from "@trendgate/queues";
 
 /** Everything a request handler may touch. Built once per process (and once per test app). */
 export interface Deps {
   config: Config;
   logger: Logger;
   db: Db;
-  redis: Redis;
+  redis: RedisConnection;
   queues: Queues;
   metrics: Registry;
   close(): Promise<void>;

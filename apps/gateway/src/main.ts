@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { loadConfigOrExit } from "@trendgate/config";
 import { createLogger } from "@trendgate/logger";
+import { whenReady } from "@trendgate/queues";
 import { createGateway } from "./app.ts";
 import { createDeps } from "./deps.ts";
 import { createHttpServer, httpServerOptions } from "./http/server.ts";
@@ -10,6 +11,8 @@ if (fs.existsSync(".env")) process.loadEnvFile(".env"); // variables already set
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: "gateway" });
 const deps = createDeps(config, logger);
+// Not fatal: without Redis the gateway still starts, answers 503 where it needs Redis, and reconnects.
+if (!(await whenReady(deps.redis, 5000))) logger.warn("Redis not ready after 5 s; starting anyway");
 const gateway = await createGateway(deps);
 
 // The HTTP server (timeouts, early 413, problem answers to malformed requests, draining): see http/server.ts.

@@ -7,7 +7,8 @@ import { SecretBox } from "@trendgate/crypto";
 import { createDb } from "@trendgate/db";
 import { OutboundClient, OutboundGuard } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
-import { createRedis, Queues } from "@trendgate/queues";
+import { createRedis, isCluster, queuePrefix, Queues } from "@trendgate/queues";
+import { LegacyDrain } from "./legacy-drain.ts";
 import { ALL_PROCESSORS, type Processor, type ProcessorFactory, type WorkerDeps } from "./processors/index.ts";
 import { SchedulerKeeper, schedules } from "./schedulers/index.ts";
 import { OutboxSweeper } from "./sweepers/outbox-sweeper.ts";
@@ -70,7 +71,7 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     processors.push(p);
     const w = new Worker(factory.queue, (job, token) => p.process(job, token), {
       connection,
-      prefix: config.QUEUE_PREFIX,
+      prefix: queuePrefix(config.QUEUE_PREFIX, factory.queue),
       concurrency: p.concurrency ?? config.WORKER_CONCURRENCY,
       lockDuration: config.WORKER_LOCK_DURATION_MS,
       stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
@@ -80,6 +81,9 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     return w;
   });
   for (const p of processors) p.start?.().catch((err) => logger.error({ err: String(err) }, "processor start failed"));
+  const legacy = isCluster(config.REDIS_URL) ? null : new LegacyDrain(connection, config.QUEUE_PREFIX, logger);
+  legacy?.start(selected.map((f, i) => ({ queue: f.queue, process: (job, token) => processors[i].process(job, token), concurrency: processors[i].concurrency ?? config.WORKER_CONCURRENCY })))
+    .catch((err) => logger.warn({ err: String(err) }, "legacy queue drain check failed"));
   const names = selected.map((p) => p.queue);
   const keeper = new SchedulerKeeper(deps.queues, schedules(config).filter((s) => names.includes(s.queue)),
     { checkMs: config.SCHEDULER_CHECK_SECONDS * 1000, logger });
@@ -101,7 +105,7 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     //    (on any worker) does the rest. Waiting for it is what once held shutdown for the whole timeout while jobs
     //    kept being taken, and the forced exit then cut deliveries in flight (duplicates).
     const [, sweepDone] = await Promise.all([
-      Promise.all(workers.map((w) => w.close())),
+      Promise.all([...workers.map((w) => w.close()), legacy?.close()]),
       settleWithin(sweeperStopped, SWEEPER_STOP_WAIT_MS),
     ]);
     if (!sweepDone) logger.warn({ waited_ms: SWEEPER_STOP_WAIT_MS }, "outbox sweep still running at shutdown; cut off (the next sweep re-queues what it did not)");

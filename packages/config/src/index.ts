@@ -36,8 +36,12 @@ export const ConfigSchema = z.object({
   HOST: z.string().default("0.0.0.0"),
   PORT: int(1, 65535).default(3000),
   DATABASE_URL: url(["postgres:", "postgresql:"]).default("postgresql://postgres@127.0.0.1:5432/trendgate"),
-  REDIS_URL: url(["redis:", "rediss:"]).default("redis://127.0.0.1:6379"),
-  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}-]+$/, "letters, digits, _ - { } only").default("trendgate"),
+  // One server (redis://, rediss://) or a Redis Cluster by a few seed nodes: redis+cluster://host:port,host:port
+  REDIS_URL: z.string().refine((v) => /^rediss?\+cluster:\/\/(?:[^@/]*@)?[^/?#,@]+:\d+(?:,[^/?#,@]+:\d+)*\/?$/.test(v) || url(["redis:", "rediss:"]).safeParse(v).success,
+    "must be redis://host:port[/db], rediss://..., or a Redis Cluster: redis+cluster://host:port[,host:port...] (rediss+cluster:// for TLS)")
+    .default("redis://127.0.0.1:6379"),
+  // No braces: each queue's keys get a Redis Cluster hash tag of their own ({queue}); a brace here would pin them all to one slot.
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ - only").default("trendgate"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters (openssl rand -hex 24)"),
   ENCRYPTION_KEY: base64Key32,

@@ -11,6 +11,8 @@ export type Db = PrismaClient & { $pool: pg.Pool };
 
 /** The client inside `db.$transaction(async (tx) => ...)`: what functions that may run in a caller's transaction take. */
 export type Tx = Prisma.TransactionClient;
+/** Prisma's generated types (selects and their payloads), for callers that derive a type from what they select. */
+export type { Prisma };
 
 export function createDb(url: string, opts: { poolSize?: number } = {}): Db {
   const pool = new pg.Pool({

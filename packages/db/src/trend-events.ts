@@ -9,24 +9,31 @@ import type { Db } from "./client.ts";
  */
 export async function insertTrendEvents(db: Db, events: TrendEvent[], client: pg.Pool | pg.PoolClient = db.$pool): Promise<Set<string>> {
   if (!events.length) return new Set();
-  const { rows } = await client.query<{ id: string }>(
-    `INSERT INTO trend_events (id, account_id, type, trend_id, payload, created_at)
+  const { rows } = await client.query<{ id: string }>({
+    name: "tg_insert_trend_events",
+    text: `INSERT INTO trend_events (id, account_id, type, trend_id, payload, created_at)
      SELECT * , now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
      ON CONFLICT (id) DO NOTHING RETURNING id`,
-    [events.map((e) => e.id), events.map((e) => e.account_id), events.map((e) => e.type), events.map((e) => e.trend_id), events.map((e) => JSON.stringify(e))],
-  );
+    values: [events.map((e) => e.id), events.map((e) => e.account_id), events.map((e) => e.type), events.map((e) => e.trend_id), events.map((e) => JSON.stringify(e))],
+  });
   return new Set(rows.map((r) => r.id));
 }
 
 export async function markTrendEventsDispatched(db: Db, ids: string[]) {
-  await db.$pool.query(`UPDATE trend_events SET dispatched_at = now() WHERE id = ANY($1::text[]) AND dispatched_at IS NULL`, [ids]);
+  await db.$pool.query({ name: "tg_mark_trend_events_dispatched", text: `UPDATE trend_events SET dispatched_at = now() WHERE id = ANY($1::text[]) AND dispatched_at IS NULL`, values: [ids] });
 }
 
-/** Events published but never matched (their job was lost): for the sweeper. */
-export async function findUndispatchedTrendEvents(db: Db, olderThanSeconds: number, limit: number) {
+/**
+ * Events published but never matched (their job was lost): for the sweeper. Keyset-paged (oldest first, after
+ * `after`), so that events that stay unmatched (a batch whose fan-out keeps failing) never hide the ones behind them.
+ */
+export async function findUndispatchedTrendEvents(db: Db, olderThanSeconds: number, limit: number, after: { createdAt: Date; id: string } | null = null) {
   return db.trendEventRecord.findMany({
-    where: { dispatchedAt: null, createdAt: { lte: new Date(Date.now() - olderThanSeconds * 1000) } },
-    orderBy: { createdAt: "asc" },
+    where: {
+      dispatchedAt: null, createdAt: { lte: new Date(Date.now() - olderThanSeconds * 1000) },
+      ...(after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {}),
+    },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: limit,
   });
 }

@@ -42,6 +42,10 @@ export interface DisabledSubscription { id: string; account_id: string; disabled
 //    KEY UPDATE, then the UPDATE of exactly those rows). Every writer takes subscription locks in the same order and
 //    holds no other lock meanwhile, so no cycle, hence no deadlock, can form. NO KEY UPDATE does not conflict with
 //    the KEY SHARE lock that inserting a delivery takes on its subscription, so fan-out never waits for it.
+//    It is skipped when it would change nothing: each subscription had a success (and no 410) and ATTEMPTS_SQL
+//    (reading, locking nothing) found none of them marked failing. A failure committed by another writer after that read is
+//    then ordered after this batch, as it would be had it committed a moment later: the outcome is one the two
+//    statements could give too.
 //
 // Both are idempotent, so a batch whose commit was not confirmed (a dropped connection) can simply be written again:
 // execution ids are fixed before the first try (ON CONFLICT DO NOTHING), a delivery never steps back
@@ -63,11 +67,13 @@ WITH v AS (
          response_status, response_body, response_body_truncated, duration_ms, error_class, error_message, next_retry_at, clock_timestamp()
     FROM v
   ON CONFLICT (id) DO NOTHING -- a batch written again after an unconfirmed commit
+), upd AS (
+  UPDATE webhook_deliveries d
+     SET status = v.delivery_status, attempts = v.attempt, next_attempt_at = v.next_attempt_at, last_error = v.error_message,
+         completed_at = CASE WHEN v.delivery_status = 'pending' THEN NULL ELSE now() END
+    FROM v WHERE d.id = v.delivery_id AND d.attempts <= v.attempt -- batches may commit out of order: never step back
 )
-UPDATE webhook_deliveries d
-   SET status = v.delivery_status, attempts = v.attempt, next_attempt_at = v.next_attempt_at, last_error = v.error_message,
-       completed_at = CASE WHEN v.delivery_status = 'pending' THEN NULL ELSE now() END
-  FROM v WHERE d.id = v.delivery_id AND d.attempts <= v.attempt -- batches may commit out of order: never step back`;
+SELECT count(*)::int AS failing FROM webhook_subscriptions WHERE id = ANY($20::text[]) AND failing_since IS NOT NULL`;
 
 const DISABLE_IF = `(l.gone IS NOT NULL OR (NOT l.any_ok AND s.failing_since < now() - $5 * interval '1 second'))`;
 const SUBSCRIPTIONS_SQL = `
@@ -110,15 +116,6 @@ export async function recordAttempts(db: Db, records: AttemptRecord[], disableAf
   const rs = [...records].sort((a, b) => (a.execution.deliveryId < b.execution.deliveryId ? -1 : a.execution.deliveryId > b.execution.deliveryId ? 1 : 0));
   const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  await db.$pool.query(ATTEMPTS_SQL, [
-    col((r) => r.execution.id), col((r) => r.execution.accountId), col((r) => r.execution.subscriptionId), col((r) => r.execution.deliveryId),
-    col((r) => r.execution.attempt), col((r) => r.execution.trigger), col((r) => r.execution.outcome), col((r) => pgText(r.execution.requestUrl)),
-    col((r) => JSON.stringify(r.execution.requestHeaders)), col((r) => r.execution.requestBodyBytes), col((r) => r.execution.responseStatus),
-    col((r) => pgText(r.execution.responseBody)), col((r) => r.execution.responseBodyTruncated), col((r) => r.execution.durationMs),
-    col((r) => r.execution.errorClass), col((r) => pgText(r.execution.errorMessage)), col((r) => iso(r.execution.nextRetryAt)),
-    col((r) => r.delivery.status), col((r) => iso(r.delivery.nextAttemptAt)),
-  ]);
-
   const subs = new Map<string, { anyOk: boolean; gone: string | null }>();
   for (const r of rs) {
     const s = subs.get(r.execution.subscriptionId) ?? { anyOk: false, gone: null };
@@ -127,9 +124,18 @@ export async function recordAttempts(db: Db, records: AttemptRecord[], disableAf
     subs.set(r.execution.subscriptionId, s);
   }
   const ids = [...subs.keys()];
-  const { rows } = await db.$pool.query<DisabledSubscription>(SUBSCRIPTIONS_SQL, [
+  const { rows: [{ failing }] } = await db.$pool.query<{ failing: number }>({ name: "tg_record_attempts", text: ATTEMPTS_SQL, values: [
+    col((r) => r.execution.id), col((r) => r.execution.accountId), col((r) => r.execution.subscriptionId), col((r) => r.execution.deliveryId),
+    col((r) => r.execution.attempt), col((r) => r.execution.trigger), col((r) => r.execution.outcome), col((r) => pgText(r.execution.requestUrl)),
+    col((r) => JSON.stringify(r.execution.requestHeaders)), col((r) => r.execution.requestBodyBytes), col((r) => r.execution.responseStatus),
+    col((r) => pgText(r.execution.responseBody)), col((r) => r.execution.responseBodyTruncated), col((r) => r.execution.durationMs),
+    col((r) => r.execution.errorClass), col((r) => pgText(r.execution.errorMessage)), col((r) => iso(r.execution.nextRetryAt)),
+    col((r) => r.delivery.status), col((r) => iso(r.delivery.nextAttemptAt)), ids,
+  ] });
+  if (failing === 0 && [...subs.values()].every((s) => s.anyOk && !s.gone)) return []; // SUBSCRIPTIONS_SQL would change nothing
+  const { rows } = await db.$pool.query<DisabledSubscription>({ name: "tg_record_subscriptions", text: SUBSCRIPTIONS_SQL, values: [
     ids, ids.map((id) => subs.get(id)!.anyOk), ids.map((id) => subs.get(id)!.gone), ids.map(() => newId("evt")), disableAfterSeconds,
-  ]);
+  ] });
   return rows;
 }
 

@@ -33,11 +33,13 @@ const DONE_OF = (sub: string) => `CASE WHEN ${sub} = 'disabled' THEN now() END`;
  * Returns the deliveries created (pairs already delivered, e.g. a re-processed batch, are skipped), and the firings
  * it did not handle because the subscription has meanwhile been given a cooldown or the digest mode (the caller's
  * cache was stale): those go through fireInstant/fireDigest, per `deliveryMode`.
+ * Named statements (here and on the other hot paths) are parsed and planned once per pooled connection.
  */
 export async function fireUnthrottled(db: Db, pairs: FireInput[]): Promise<{ fired: Fired[]; throttled: { fire: FireInput; deliveryMode: string }[] }> {
   if (!pairs.length) return { fired: [], throttled: [] };
-  const { rows } = await db.$pool.query<{ id: string | null; subscription_id: string; event_id: string; status: "pending" | "failed" | null; sub_status: string; delivery_mode: string }>(
-    `WITH v AS (
+  const { rows } = await db.$pool.query<{ id: string | null; subscription_id: string; event_id: string; status: "pending" | "failed" | null; sub_status: string; delivery_mode: string }>({
+    name: "tg_fire_unthrottled",
+    text: `WITH v AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::float8[]) AS v(id, subscription_id, event_id, payload, velocity)
      ), m AS (
        SELECT v.*, s.account_id, s.status AS sub_status, s.delivery_mode,
@@ -54,8 +56,8 @@ export async function fireUnthrottled(db: Db, pairs: FireInput[]): Promise<{ fir
        FROM ins JOIN m ON m.subscription_id = ins.subscription_id AND m.event_id = ins.event_id
      UNION ALL
      SELECT NULL, subscription_id, event_id, NULL, sub_status, delivery_mode FROM m WHERE throttled`,
-    [pairs.map(() => newId("msg")), pairs.map((p) => p.subscriptionId), pairs.map((p) => p.eventId), pairs.map((p) => JSON.stringify(p.payload)), pairs.map((p) => p.velocity)],
-  );
+    values: [pairs.map(() => newId("msg")), pairs.map((p) => p.subscriptionId), pairs.map((p) => p.eventId), pairs.map((p) => JSON.stringify(p.payload)), pairs.map((p) => p.velocity)],
+  });
   const byKey = new Map(pairs.map((p) => [`${p.subscriptionId} ${p.eventId}`, p]));
   const fired: Fired[] = [];
   const throttled: { fire: FireInput; deliveryMode: string }[] = [];
@@ -77,8 +79,9 @@ export async function fireUnthrottled(db: Db, pairs: FireInput[]): Promise<{ fir
  */
 export async function fireInstant(db: Db, f: FireInput): Promise<Fired | null> {
   const id = newId("msg");
-  const { rows } = await db.$pool.query<{ id: string; status: "pending" | "failed"; sub_status: string }>(
-    `WITH fired AS (
+  const { rows } = await db.$pool.query<{ id: string; status: "pending" | "failed"; sub_status: string }>({
+    name: "tg_fire_instant",
+    text: `WITH fired AS (
        UPDATE webhook_subscriptions SET last_fired_at = CASE WHEN status = 'disabled' THEN last_fired_at ELSE clock_timestamp() END
         WHERE id = $1 AND cooldown_seconds > 0
           AND (status = 'disabled' OR last_fired_at IS NULL OR last_fired_at <= clock_timestamp() - cooldown_seconds * interval '1 second')
@@ -94,8 +97,8 @@ export async function fireInstant(db: Db, f: FireInput): Promise<Fired | null> {
        RETURNING id, status
      )
      SELECT ins.id, ins.status, s.status AS sub_status FROM ins, s`,
-    [f.subscriptionId, id, f.eventId, JSON.stringify(f.payload), f.velocity],
-  );
+    values: [f.subscriptionId, id, f.eventId, JSON.stringify(f.payload), f.velocity],
+  });
   const r = rows[0];
   return r ? { id: r.id, subscriptionId: f.subscriptionId, eventId: f.eventId, status: r.status, subscriptionStatus: r.sub_status, dueAt: new Date() } : null;
 }
@@ -185,8 +188,8 @@ export async function markDeliveryMissed(db: Db, deliveryId: string, attempts: n
 
 /** A delivery's state, read when its job runs again (after a crash or a failure) to tell whether that attempt was already recorded. */
 export async function loadDeliveryState(db: Db, id: string) {
-  const { rows } = await db.$pool.query<{ status: string; attempts: number; next_attempt_at: Date }>(
-    "SELECT status, attempts, next_attempt_at AT TIME ZONE 'UTC' AS next_attempt_at FROM webhook_deliveries WHERE id = $1", [id]);
+  const { rows } = await db.$pool.query<{ status: string; attempts: number; next_attempt_at: Date }>({
+    name: "tg_delivery_state", text: "SELECT status, attempts, next_attempt_at AT TIME ZONE 'UTC' AS next_attempt_at FROM webhook_deliveries WHERE id = $1", values: [id] });
   return rows[0] ?? null;
 }
 

@@ -1,6 +1,6 @@
 import { Queue, type JobsOptions } from "bullmq";
-import type { Redis } from "ioredis";
 import { QUEUES, type JobPayload, type QueueName } from "@trendgate/contracts";
+import { queuePrefix, type RedisConnection } from "./connection.ts";
 import { DEFAULT_JOB_OPTIONS } from "./retry-policy.ts";
 
 /** Producers for every queue, sharing one fail-fast connection.  */
@@ -8,14 +8,14 @@ export class Queues {
   private readonly queues = new Map<QueueName, Queue>();
 
   constructor(
-    readonly connection: Redis,
+    readonly connection: RedisConnection,
     readonly prefix: string,
   ) {}
 
   get(name: QueueName): Queue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+      q = new Queue(name, { connection: this.connection, prefix: queuePrefix(this.prefix, name), defaultJobOptions: DEFAULT_JOB_OPTIONS });
       q.on("error", () => {}); // surfaced to callers through rejected add() calls
       this.queues.set(name, q);
     }

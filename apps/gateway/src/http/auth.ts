@@ -1,8 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
-import type { Redis } from "ioredis";
 import { findKeyByValue, hashKey, isKeyUsable, parseKey, type ApiKeyRow, type Db } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
-import { createRedis } from "@trendgate/queues";
+import { createRedis, type RedisConnection } from "@trendgate/queues";
 import { ApiError } from "./api-error.ts";
 import type { AuthFailureLimiter } from "./rate-limit.ts";
 import type { AuthContext } from "./route.ts";
@@ -19,11 +18,11 @@ export class Authenticator {
   private readonly cache = new Map<string, CachedKey>();
   private readonly touched = new Map<string, number>();
   private readonly invalidationListeners = new Set<(prefix: string) => void>();
-  private sub?: Redis;
+  private sub?: RedisConnection;
 
   constructor(
     private readonly db: Db,
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly opts: { cacheMs: number; channel: string; redisUrl: string; logger: Logger; failures?: AuthFailureLimiter },
   ) {}
 

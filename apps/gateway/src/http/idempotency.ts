@@ -1,5 +1,5 @@
+import type { RedisConnection } from "@trendgate/queues";
 import crypto from "node:crypto";
-import type { Redis } from "ioredis";
 import type pg from "pg";
 import type { SecretBox } from "@trendgate/crypto";
 import { findCommittedAnswer, purgeExpiredIdempotencyKeys, recordCommittedAnswer, type Tx } from "@trendgate/db";
@@ -30,7 +30,7 @@ export class IdempotencyStore {
   private purgeTimer?: NodeJS.Timeout;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     /** The shared pg pool (db.$pool): reading committed answers and purging them. */
     private readonly pool: pg.Pool,
     private readonly box: SecretBox,

@@ -1,5 +1,5 @@
+import type { RedisConnection } from "@trendgate/queues";
 import type { NextFunction, Request, Response } from "express";
-import type { Redis } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { ApiError } from "./api-error.ts";
 import type { AuthContext } from "./route.ts";
@@ -11,7 +11,7 @@ import type { AuthContext } from "./route.ts";
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterRedis>();
 
-  constructor(redis: Redis, private readonly plans: Record<string, number>, windowSeconds: number, prefix: string) {
+  constructor(redis: RedisConnection, private readonly plans: Record<string, number>, windowSeconds: number, prefix: string) {
     for (const [plan, points] of Object.entries(plans)) {
       this.limiters.set(plan, new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:rl:${plan}`, points, duration: windowSeconds }));
     }
@@ -62,7 +62,7 @@ export class RateLimits {
 export class AuthFailureLimiter {
   private readonly limiter: RateLimiterRedis;
 
-  constructor(redis: Redis, prefix: string, private readonly perMinute: number) {
+  constructor(redis: RedisConnection, prefix: string, private readonly perMinute: number) {
     this.limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:authfail`, points: perMinute, duration: 60 });
   }
 

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "@trendgate/queues";
 
 /** One entry of an account's trend stream, ready to send: the message is serialized once for every socket. */
 export interface StreamEntry {
@@ -40,7 +40,7 @@ export class AccountReader {
   private cursor = "0-0";
 
   constructor(
-    private readonly conn: Redis,
+    private readonly conn: RedisConnection,
     private readonly key: string,
     private readonly deliver: (entries: StreamEntry[]) => void,
     private readonly onError: (err: unknown) => void = () => {},

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "@trendgate/queues";
 import { AccountReader, type StreamEntry } from "./account-reader.ts";
 import type { StreamClient } from "./client.ts";
 
@@ -18,7 +18,7 @@ export class StreamHub {
   constructor(
     private readonly opts: {
       streamKey: (accountId: string) => string;
-      connect: () => Redis; // a new dedicated connection for one reader
+      connect: () => RedisConnection; // a new dedicated connection for one reader
       onError?: (err: unknown, accountId: string) => void;
     },
   ) {}

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "@trendgate/queues";
 
 /**
  * At most one send per `intervalMs` per lane (e.g. one post per second per chat channel), fleet-wide. Each message
@@ -23,12 +23,14 @@ redis.call('SET', KEYS[2], at, 'PX', at - now + 600000)
 return at - now`;
 
 export class Pacer {
-  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly intervalMs: number) {}
+  constructor(private readonly redis: RedisConnection, private readonly prefix: string, private readonly intervalMs: number) {}
 
   /** 0: go now (the slot is taken for this message); otherwise wait this many ms and ask again. */
   async reserve(lane: string, messageId: string): Promise<number> {
     if (this.intervalMs <= 0) return 0;
-    const wait = await this.redis.eval(RESERVE, 2, `${this.prefix}:pace:${lane}`, `${this.prefix}:pace-ticket:${messageId}`, this.intervalMs);
+    // One hash tag per lane: the script's two keys must live in one Redis Cluster slot.
+    const tag = `${this.prefix}:pace:{${lane}}`;
+    const wait = await this.redis.eval(RESERVE, 2, tag, `${tag}:ticket:${messageId}`, this.intervalMs);
     return Number(wait);
   }
 }

@@ -71,7 +71,8 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler {
       // group, many small requests instead of one. A job whose message rides in the batch in flight (the batch's
       // members are a Redis set) ends without a record; any other looks again shortly.
       const owner = `${message.id}:${ctx.attempt}`;
-      const lockKey = `${config.QUEUE_PREFIX}:conversions:batch:${group.connectionId}:${group.subjectId}`;
+      // Hash-tagged: the lock and its members set are used together in one script (one Redis Cluster slot).
+      const lockKey = `${config.QUEUE_PREFIX}:conversions:batch:{${group.connectionId}:${group.subjectId}}`;
       const membersKey = `${lockKey}:members`;
       if ((await redis.set(lockKey, owner, "PX", BATCH_LOCK_TTL_MS, "NX")) !== "OK") {
         if (await redis.sismember(membersKey, message.id)) throw new HandedOffError("in another job's batch");

@@ -83,5 +83,6 @@ export async function queueTrendEventPushes(db: Db, registry: ConnectorRegistry,
     };
     msgs.push({ queue: QUEUES.workflowPushes, accountId: e.account_id, connectionId: c.id, subjectId: e.trend_id, dedupKey: e.id, payload });
   }
+  if (!msgs.length) return []; // the common case: no auto-pushing workflow; an empty transaction still costs two round trips
   return db.$transaction((tx) => addOutboxMessages(tx, msgs));
 }

@@ -1,7 +1,7 @@
 import type { Config } from "@trendgate/config";
 import { QUEUES, type QueueName } from "@trendgate/contracts";
 import type { Logger } from "@trendgate/logger";
-import type { Queues } from "@trendgate/queues";
+import { whenReady, type Queues } from "@trendgate/queues";
 
 // The fleet's periodic work, in one place. BullMQ keeps a job scheduler in Redis only: a FLUSHALL, a Redis restart
 // without persistence or an eviction deletes it, and nothing in BullMQ re-creates it (a worker only ever re-schedules
@@ -50,7 +50,9 @@ export class SchedulerKeeper {
   start() {
     if (!this.list.length) return;
     const tick = () => {
-      this.running = this.ensure()
+      // The producer connection fails fast until it is connected (a cluster client needs a moment to read the slot
+      // map): the first check waits for it rather than failing and waiting a whole checkMs.
+      this.running = whenReady(this.queues.connection, 5000).then(() => this.ensure())
         .catch((err) => this.opts.logger.warn({ err: String(err) }, "job scheduler check failed; retrying at the next check"))
         .finally(() => { if (!this.stopped) this.timer = setTimeout(tick, this.opts.checkMs); });
     };

@@ -105,11 +105,23 @@ export class OutboxSweeper {
     }
   }
 
+  /** Every undispatched event, a page at a time (within the pass budget): a page that stays stuck hides no other. */
   private async sweepEvents(): Promise<number> {
+    const started = Date.now();
+    let after: { createdAt: Date; id: string } | null = null;
+    let queued = 0;
+    for (;;) {
+      const lost = await findUndispatchedTrendEvents(this.deps.db, this.deps.config.SWEEP_GRACE_SECONDS, EVENT_BATCH, after);
+      queued += await this.requeueEvents(lost);
+      if (lost.length < EVENT_BATCH || Date.now() - started > PASS_BUDGET_MS) return queued;
+      after = lost[lost.length - 1];
+    }
+  }
+
+  private async requeueEvents(lost: Array<{ id: string; payload: unknown }>): Promise<number> {
     const { db, queues, config } = this.deps;
     // Undispatched events are re-queued as one batch whose job id derives from their ids: while that job is
     // still queued, the next sweep finds the same events and adding it again is a no-op.
-    const lost = await findUndispatchedTrendEvents(db, config.SWEEP_GRACE_SECONDS, EVENT_BATCH);
     if (!lost.length) return 0;
     const jobId = await enqueueTrendEvents(queues, lost.map((e) => e.payload as TrendEvent), { maxBytes: config.DELIVERY_BODY_MAX_BYTES });
     const job = await queues.get(QUEUES.trendEvents).getJob(jobId);

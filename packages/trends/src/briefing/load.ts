@@ -1,28 +1,17 @@
-import type { Db } from "@trendgate/db";
+import type { Db, Prisma } from "@trendgate/db";
 
 // What a briefing page shows, read for the account a verified link names. Nothing is read from another account:
 // the trend is looked up by (id, account), and everything else hangs off that trend's topic.
 
-export interface BriefingTrend {
-  id: string;
-  name: string;
-  category: string;
-  status: string;
-  severity: string;
-  stage: string;
-  velocity: number;
-  acceleration: number;
-  /** Expected mentions per bucket. */
-  baseline: number;
-  /** Mentions in the assessed bucket. */
-  current: number;
-  anomalyScore: number;
-  peakVelocity: number;
-  sentiment: number | null;
-  detectedAt: Date;
-  /** The bucket last assessed. */
-  bucketStart: Date;
-}
+/**
+ * What the page shows of the trend: the row as the last detection pass wrote it (`baseline`: expected mentions per
+ * bucket; `current`: mentions in the assessed bucket; `bucketStart`: the bucket last assessed).
+ */
+const TREND_FIELDS = {
+  id: true, name: true, category: true, status: true, severity: true, stage: true, velocity: true, acceleration: true,
+  baseline: true, current: true, anomalyScore: true, peakVelocity: true, sentiment: true, detectedAt: true, bucketStart: true,
+} as const satisfies Prisma.TrendSelect;
+export type BriefingTrend = Prisma.TrendGetPayload<{ select: typeof TREND_FIELDS }>;
 
 export interface BriefingExample {
   source: string;
@@ -61,7 +50,7 @@ export async function loadBriefing(
 ): Promise<BriefingData | null> {
   const [account, row] = await Promise.all([
     db.account.findUnique({ where: { id: link.accountId }, select: { briefingLinksRevokedBefore: true } }),
-    db.trend.findFirst({ where: { id: link.trendId, accountId: link.accountId }, include: { topic: { select: { key: true } } } }),
+    db.trend.findFirst({ where: { id: link.trendId, accountId: link.accountId }, select: { ...TREND_FIELDS, topicId: true, topic: { select: { key: true } } } }),
   ]);
   if (!account || !row) return null;
   const revokedBefore = account.briefingLinksRevokedBefore;
@@ -87,13 +76,9 @@ export async function loadBriefing(
     return { start: new Date(start), count: counts.get(start) ?? 0 };
   });
 
-  const t = row;
+  const { topicId: _topicId, topic: _topic, ...trend } = row;
   return {
-    trend: {
-      id: t.id, name: t.name, category: t.category, status: t.status, severity: t.severity, stage: t.stage, velocity: t.velocity,
-      acceleration: t.acceleration, baseline: t.baseline, current: t.current, anomalyScore: t.anomalyScore, peakVelocity: t.peakVelocity,
-      sentiment: t.sentiment, detectedAt: t.detectedAt, bucketStart: t.bucketStart,
-    },
+    trend,
     series,
     examples: examples.rows.map((r) => ({ source: r.source, count: Number(r.count), sentiment: r.sentiment, observedAt: r.observed_at, link: r.link })),
     bucketSeconds: o.bucketSeconds,

@@ -38,13 +38,14 @@ export async function dispatchTrendEvents(queues: Queues, batch: TrendEvent[], o
   ]);
 }
 
-/** XADDs each event to its account's stream in one pipeline (one round trip, order kept), trimming approximately. */
+/**
+ * XADDs each event to its account's stream, trimming approximately. Issued together, the commands go out in one
+ * write (auto-pipelining keeps their order; on a Redis Cluster it groups them per master, where an explicit pipeline
+ * would refuse keys of different slots).
+ */
 export async function streamTrendEvents(queues: Queues, events: TrendEvent[]) {
-  const pipeline = queues.connection.pipeline();
-  for (const e of events) {
-    pipeline.xadd(trendStreamKey(queues.prefix, e.account_id), "MAXLEN", "~", TREND_STREAM_MAXLEN, "*", "event", JSON.stringify(e));
-  }
-  await pipeline.exec(); // per-command errors are in the result; nothing to retry
+  await Promise.all(events.map((e) =>
+    queues.connection.xadd(trendStreamKey(queues.prefix, e.account_id), "MAXLEN", "~", TREND_STREAM_MAXLEN, "*", "event", JSON.stringify(e))));
 }
 
 export async function publishTrendEvent(deps: { db: Db; queues: Queues }, event: TrendEvent): Promise<boolean> {
