@@ -73,5 +73,8 @@ if (clusterOnly || !files.length) {
   const cluster = await startCluster();
   log(`started a 3-master Redis Cluster on 127.0.0.1:${cluster.ports.join(",")} for the cluster suite`);
   process.on("exit", () => cluster.stop()); // also when a failed run exits early
-  jest({ ...env, REDIS_URL: cluster.url, TEST_REDIS_CLUSTER: "1" }, files.length ? files : CLUSTER_SUITE);
+  // --forceExit: after a master restart, BullMQ can leave a worker's fetch loop parked for good (the shutdown stops
+  // waiting for it: closeWorker in apps/worker/src/run-workers.ts), and its timers would keep a test process alive
+  // where a worker process would simply exit.
+  jest({ ...env, REDIS_URL: cluster.url, TEST_REDIS_CLUSTER: "1" }, ["--forceExit", ...(files.length ? files : CLUSTER_SUITE)]);
 }

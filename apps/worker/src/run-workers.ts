@@ -30,6 +30,8 @@ export interface RunningWorkers {
 export const SWEEPER_STOP_WAIT_MS = 1000;
 /** How long close() waits for the database pool to end (a cut sweep may still hold one of its clients). */
 const DB_CLOSE_WAIT_MS = 2000;
+/** How long a queue's BullMQ close may take once none of its jobs runs any more (see closeWorker). */
+const IDLE_CLOSE_WAIT_MS = 3000;
 
 /** Waits for `p` at most `ms`; true when it settled in time. Never rejects (a late rejection is swallowed). */
 function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
@@ -66,10 +68,14 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
   const connection = createRedis(config.REDIS_URL, "worker");
   const processors: Processor[] = [];
 
-  const workers = selected.map((factory) => {
+  const running = selected.map(() => 0); // jobs in progress per queue, for closeWorker
+  const workers = selected.map((factory, i) => {
     const p = factory.create(deps);
     processors.push(p);
-    const w = new Worker(factory.queue, (job, token) => p.process(job, token), {
+    const w = new Worker(factory.queue, async (job, token) => {
+      running[i]++;
+      try { return await p.process(job, token); } finally { running[i]--; }
+    }, {
       connection,
       prefix: queuePrefix(config.QUEUE_PREFIX, factory.queue),
       concurrency: p.concurrency ?? config.WORKER_CONCURRENCY,
@@ -105,7 +111,7 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     //    (on any worker) does the rest. Waiting for it is what once held shutdown for the whole timeout while jobs
     //    kept being taken, and the forced exit then cut deliveries in flight (duplicates).
     const [, sweepDone] = await Promise.all([
-      Promise.all([...workers.map((w) => w.close()), legacy?.close()]),
+      Promise.all([...workers.map((w, i) => closeWorker(w, () => running[i] === 0, logger)), legacy?.close()]),
       settleWithin(sweeperStopped, SWEEPER_STOP_WAIT_MS),
     ]);
     if (!sweepDone) logger.warn({ waited_ms: SWEEPER_STOP_WAIT_MS }, "outbox sweep still running at shutdown; cut off (the next sweep re-queues what it did not)");
@@ -126,6 +132,20 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     schedulers: keeper,
     close: () => (closing ??= close()),
   };
+}
+
+/**
+ * Closes one queue's BullMQ worker: waits for its running jobs as long as they take (w.close() does), but not for
+ * ever for the rest. On a Redis Cluster, BullMQ's fetch loop can stay parked on a blocking connection that does not
+ * come back (seen after a master restart, under load), and w.close() then waits for that loop for good. Once none of
+ * the queue's jobs runs any more, the close gets IDLE_CLOSE_WAIT_MS (a finished job's completion is a Redis round
+ * trip); after that nothing of this worker is left to lose, and the shutdown goes on.
+ */
+async function closeWorker(w: Worker, idle: () => boolean, logger: Logger): Promise<void> {
+  const closed = w.close();
+  while (!idle() && !(await settleWithin(closed, 100))) { /* its jobs are still running */ }
+  if (!(await settleWithin(closed, IDLE_CLOSE_WAIT_MS)))
+    logger.warn({ queue: w.name, waited_ms: IDLE_CLOSE_WAIT_MS }, "queue worker's job fetch did not stop after its last job; not waiting for it");
 }
 
 export function selectProcessors(queues?: string[]): ProcessorFactory[] {

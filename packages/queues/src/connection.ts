@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
+import { HealingCluster } from "./healing-cluster.ts";
 
 /** A single Redis server or a Redis Cluster: every caller uses only commands both speak. */
 export type RedisConnection = Redis | Cluster;
@@ -54,7 +55,7 @@ export function createRedis(url: string, role: "client" | "worker", extra: Redis
       clusterRetryStrategy: (times) => Math.min(100 + times * 50, 2000),
       slotsRefreshInterval: 5000,
     };
-    redis = new Cluster(target.nodes, options);
+    redis = new HealingCluster(target.nodes, options); // see there: a worker's blocking client can otherwise get stuck
   } else {
     redis = new Redis(url, { ...perCommand, enableOfflineQueue: offlineQueue, enableAutoPipelining: true, ...extra });
   }
