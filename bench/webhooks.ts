@@ -182,7 +182,11 @@ export async function benchWebhooks() {
     `publisher (this process) ${perEvent("bench")}, receiver ${perEvent("receiver")}; other processes on the machine meanwhile: ${fmt(cpu.other ?? 0, 1)} CPU s`);
   if (bareLat) console.log(`same run, bare BullMQ worker (enqueue -> POST, no fan-out, signing or records): p50 ${bareLat.p50} ms, p99 ${bareLat.p99} ms, max ${bareLat.max} ms`);
   console.log(`before this path's CPU work (measured ${LATENCY_BEFORE.date}, same bench, 1,000/s): ${LATENCY_BEFORE.text}`);
-  if (process.env.BENCH_DEBUG) console.log(lat);
+  if (process.env.BENCH_DEBUG) {
+    console.log(lat);
+    const tl = await (await fetch(`http://127.0.0.1:${RECEIVER_PORT}/timeline?ms=250`)).json() as { ms: number; worst: Array<number | null> };
+    console.log(`worst latency per ${tl.ms} ms of publish time: ${tl.worst.join(" ")}`);
+  }
   Object.assign(out, { p50: lat.p50, p99: lat.p99, bareP50: bareLat?.p50, bareP99: bareLat?.p99 });
   }
   await stopProcess(full);

@@ -1,5 +1,6 @@
 // Bench receiver: answers 204 to every POST, counts them, and records event-to-receipt latency from the
-// payload's `timestamp` (the bench sets it to the publish time). GET /stats, POST /reset.
+// payload's `timestamp` (the bench sets it to the publish time). GET /stats, POST /reset. GET /timeline?ms=250: the
+// worst latency of the events published in each `ms` window, to tell periodic stalls from a steady backlog.
 // Fault paths: POST /fault/<pct>/<anything> answers 500 to about <pct> % of requests (at random), 204 otherwise;
 // /stats reports them as `faultRequests` and `faultOk`.
 import http from "node:http";
@@ -9,6 +10,7 @@ let faultRequests = 0;
 let faultOk = 0;
 let latencies: number[] = [];
 let arrival: number[] = []; // in receipt order, to tell a constant delay from a growing backlog
+let published: number[] = []; // publish time of each latency sample
 const server = http.createServer((req, res) => {
   if (req.method === "GET" && req.url === "/stats") {
     const sorted = [...latencies].sort((a, b) => a - b);
@@ -17,14 +19,24 @@ const server = http.createServer((req, res) => {
       first: arrival.slice(0, 5), last: arrival.slice(-5) }));
     return;
   }
-  if (req.url === "/reset") { count = 0; faultRequests = 0; faultOk = 0; latencies = []; arrival = []; res.end("{}"); return; }
+  if (req.method === "GET" && req.url?.startsWith("/timeline")) {
+    const ms = Number(new URL(req.url, "http://x").searchParams.get("ms") ?? 250);
+    const t0 = Math.min(...published);
+    const worst: number[] = [];
+    published.forEach((t, i) => { const b = Math.floor((t - t0) / ms); worst[b] = Math.max(worst[b] ?? 0, latencies[i]); });
+    res.end(JSON.stringify({ ms, worst: Array.from(worst, (w) => w ?? null) }));
+    return;
+  }
+  if (req.url === "/reset") { count = 0; faultRequests = 0; faultOk = 0; latencies = []; arrival = []; published = []; res.end("{}"); return; }
   const chunks: Buffer[] = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
     count++;
     if (req.url === "/latency") {
-      const l = Date.now() - Date.parse(JSON.parse(Buffer.concat(chunks).toString()).timestamp);
+      const at = Date.parse(JSON.parse(Buffer.concat(chunks).toString()).timestamp);
+      const l = Date.now() - at;
       latencies.push(l);
+      published.push(at);
       arrival.push(l);
     }
     const fault = /^\/fault\/(\d+)\//.exec(req.url ?? "");

@@ -1,4 +1,4 @@
-import { Cluster } from "ioredis";
+import { Cluster, type ClusterNode } from "ioredis";
 import { createRedis, parseRedisUrl } from "@trendgate/queues";
 import { HealingCluster } from "../../packages/queues/src/healing-cluster.ts";
 import { waitFor } from "../helpers/config.ts";
@@ -13,7 +13,7 @@ const url = process.env.REDIS_URL!;
 const clients: Cluster[] = [];
 afterEach(() => { for (const c of clients.splice(0)) c.disconnect(); });
 
-function open(Kind: typeof Cluster) {
+function open(Kind: new (nodes: ClusterNode[], options: object) => Cluster) {
   const target = parseRedisUrl(url);
   if (!target.cluster) throw new Error("the cluster suite sets REDIS_URL to a cluster");
   const c = new Kind(target.nodes, { clusterRetryStrategy: () => 100, redisOptions: target.options });
