@@ -8,6 +8,7 @@ import { createDb } from "@trendgate/db";
 import { OutboundClient, OutboundGuard } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { createRedis, isCluster, queuePrefix, Queues } from "@trendgate/queues";
+import { FetchWatchdog } from "./fetch-watchdog.ts";
 import { LegacyDrain } from "./legacy-drain.ts";
 import { ALL_PROCESSORS, type Processor, type ProcessorFactory, type WorkerDeps } from "./processors/index.ts";
 import { SchedulerKeeper, schedules } from "./schedulers/index.ts";
@@ -68,24 +69,40 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
   const connection = createRedis(config.REDIS_URL, "worker");
   const processors: Processor[] = [];
 
-  const running = selected.map(() => 0); // jobs in progress per queue, for closeWorker
-  const workers = selected.map((factory, i) => {
-    const p = factory.create(deps);
-    processors.push(p);
-    const w = new Worker(factory.queue, async (job, token) => {
+  const running = selected.map(() => 0); // jobs in progress per queue (closeWorker, the fetch watchdog)
+  const started = selected.map(() => 0); // jobs ever started per queue (the fetch watchdog)
+  for (const factory of selected) processors.push(factory.create(deps));
+  const newWorker = (i: number) => {
+    const { queue } = selected[i];
+    const p = processors[i];
+    const w = new Worker(queue, async (job, token) => {
       running[i]++;
+      started[i]++;
       try { return await p.process(job, token); } finally { running[i]--; }
     }, {
       connection,
-      prefix: queuePrefix(config.QUEUE_PREFIX, factory.queue),
+      prefix: queuePrefix(config.QUEUE_PREFIX, queue),
       concurrency: p.concurrency ?? config.WORKER_CONCURRENCY,
       lockDuration: config.WORKER_LOCK_DURATION_MS,
       stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
     });
-    w.on("failed", (job, err) => logger.warn({ queue: factory.queue, job_id: job?.id, attempt: job?.attemptsMade, err: err.message }, "job failed"));
-    w.on("error", (err) => logger.error({ queue: factory.queue, err: err.message }, "worker error"));
+    w.on("failed", (job, err) => logger.warn({ queue, job_id: job?.id, attempt: job?.attemptsMade, err: err.message }, "job failed"));
+    w.on("error", (err) => logger.error({ queue, err: err.message }, "worker error"));
     return w;
-  });
+  };
+  const workers = selected.map((_, i) => newWorker(i));
+  const watchdog = new FetchWatchdog(deps.queues, selected.map((f, i) => ({
+    queue: f.queue,
+    worker: () => workers[i],
+    running: () => running[i],
+    started: () => started[i],
+    replace() {
+      const parked = workers[i];
+      workers[i] = newWorker(i);
+      void parked.close(true).catch(() => {}); // force: it runs no job; stops its timers and connections
+    },
+  })), { everyMs: config.WORKER_WATCHDOG_SECONDS * 1000, logger });
+  watchdog.start();
   for (const p of processors) p.start?.().catch((err) => logger.error({ err: String(err) }, "processor start failed"));
   const legacy = isCluster(config.REDIS_URL) ? null : new LegacyDrain(connection, config.QUEUE_PREFIX, logger);
   legacy?.start(selected.map((f, i) => ({ queue: f.queue, process: (job, token) => processors[i].process(job, token), concurrency: processors[i].concurrency ?? config.WORKER_CONCURRENCY })))
@@ -102,6 +119,7 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
   let closing: Promise<void> | undefined;
   async function close() {
     // 1. No new periodic work: both stop() calls clear their timers synchronously, before they wait for anything.
+    const watchdogStopped = watchdog.stop(); // no worker swapped in while they close
     const keeperStopped = keeper.stop();
     const sweeperStopped = sweeper.stop();
     for (const p of processors) p.stopping?.(); // long jobs (a retention pass) wind up between their steps
@@ -117,6 +135,7 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
     if (!sweepDone) logger.warn({ waited_ms: SWEEPER_STOP_WAIT_MS }, "outbox sweep still running at shutdown; cut off (the next sweep re-queues what it did not)");
     await Promise.all(processors.map((p) => p.close?.()));
     await settleWithin(keeperStopped, SWEEPER_STOP_WAIT_MS);
+    await settleWithin(watchdogStopped, SWEEPER_STOP_WAIT_MS);
     await deps.queues.close();
     deps.queues.connection.disconnect();
     connection.disconnect();

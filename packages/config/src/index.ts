@@ -70,6 +70,8 @@ export const ConfigSchema = z.object({
   SWEEP_INTERVAL_MS: int(100, 600_000).default(5000),
   SWEEP_GRACE_SECONDS: int(0, 3600).default(30),
   SCHEDULER_CHECK_SECONDS: int(1, 3600).default(15),
+  // A queue worker that runs nothing while jobs wait, at two checks in a row, is replaced (0 = off; fetch-watchdog.ts).
+  WORKER_WATCHDOG_SECONDS: int(0, 3600).default(30),
 
   OUTBOUND_ALLOWLIST: csv.default([]),
   OUTBOUND_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5000),
