@@ -8,26 +8,25 @@ import http from "node:http";
 let count = 0;
 let faultRequests = 0;
 let faultOk = 0;
-let latencies: number[] = [];
-let arrival: number[] = []; // in receipt order, to tell a constant delay from a growing backlog
+let latencies: number[] = []; // in receipt order, to tell a constant delay from a growing backlog
 let published: number[] = []; // publish time of each latency sample
 const server = http.createServer((req, res) => {
   if (req.method === "GET" && req.url === "/stats") {
     const sorted = [...latencies].sort((a, b) => a - b);
     const q = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : null);
     res.end(JSON.stringify({ count, faultRequests, faultOk, latencies: sorted.length, min: sorted[0] ?? null, p50: q(0.5), p99: q(0.99), max: sorted.at(-1) ?? null,
-      first: arrival.slice(0, 5), last: arrival.slice(-5) }));
+      first: latencies.slice(0, 5), last: latencies.slice(-5) }));
     return;
   }
   if (req.method === "GET" && req.url?.startsWith("/timeline")) {
     const ms = Number(new URL(req.url, "http://x").searchParams.get("ms") ?? 250);
-    const t0 = Math.min(...published);
+    const t0 = published.reduce((a, b) => Math.min(a, b), Infinity);
     const worst: number[] = [];
     published.forEach((t, i) => { const b = Math.floor((t - t0) / ms); worst[b] = Math.max(worst[b] ?? 0, latencies[i]); });
     res.end(JSON.stringify({ ms, worst: Array.from(worst, (w) => w ?? null) }));
     return;
   }
-  if (req.url === "/reset") { count = 0; faultRequests = 0; faultOk = 0; latencies = []; arrival = []; published = []; res.end("{}"); return; }
+  if (req.url === "/reset") { count = 0; faultRequests = 0; faultOk = 0; latencies = []; published = []; res.end("{}"); return; }
   const chunks: Buffer[] = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
@@ -37,7 +36,6 @@ const server = http.createServer((req, res) => {
       const l = Date.now() - at;
       latencies.push(l);
       published.push(at);
-      arrival.push(l);
     }
     const fault = /^\/fault\/(\d+)\//.exec(req.url ?? "");
     if (fault) {

@@ -40,7 +40,9 @@ export class FetchWatchdog {
     this.timer = setInterval(() => {
       if (busy) return;
       busy = true;
-      this.running = this.check().finally(() => { busy = false; }).then(() => {}, (err) => this.opts.logger.warn({ err: String(err) }, "fetch watchdog check failed"));
+      this.running = this.check()
+        .then(() => {}, (err) => this.opts.logger.warn({ err: String(err) }, "fetch watchdog check failed"))
+        .finally(() => { busy = false; });
     }, this.opts.everyMs);
     this.timer.unref();
   }
