@@ -157,7 +157,7 @@ export async function benchWebhooks() {
   await db.webhookSubscription.update({ where: { id: sub.id }, data: { thresholdValue: 1e6 } }); // only the latency subscription fires
   // BENCH_SPLIT=1: fan-out in a worker process of its own (--queues), as a deployment would run it.
   const fanout = SPLIT ? await start("apps/worker/src/main.ts", { ...env, WORKER_QUEUES: QUEUES.trendEvents }) : null;
-  await mkSub("/latency");
+  const latencySub = await mkSub("/latency");
   await fetch(`http://127.0.0.1:${RECEIVER_PORT}/reset`, { method: "POST" });
   // Open loop, like the detection job: every 10 ms, publish the events due by then as one batch (not waiting for
   // earlier batches), each stamped with its publish time. The first 2 s warm the path up and are not measured.
@@ -186,6 +186,7 @@ export async function benchWebhooks() {
     console.log(lat);
     const tl = await (await fetch(`http://127.0.0.1:${RECEIVER_PORT}/timeline?ms=250`)).json() as { ms: number; worst: Array<number | null> };
     console.log(`worst latency per ${tl.ms} ms of publish time: ${tl.worst.join(" ")}`);
+    console.log(await stageTimes(latencySub.id, total));
   }
   Object.assign(out, { p50: lat.p50, p99: lat.p99, bareP50: bareLat?.p50, bareP99: bareLat?.p99 });
   }
@@ -215,6 +216,25 @@ export async function benchWebhooks() {
     await stopProcess(bare);
     await bareQ.close();
     return s;
+  }
+
+  /**
+   * BENCH_DEBUG: where an event's time goes, from the timestamps the path stores (each row's created_at is its
+   * transaction's start): publish -> trend_events row, -> fan-out's delivery row, -> mark dispatched, -> attempt record.
+   */
+  async function stageTimes(subscriptionId: string, last: number) {
+    const { rows } = await pool.query(`
+      WITH j AS (
+        SELECT (te.payload->>'timestamp')::timestamptz AT TIME ZONE 'UTC' AS ts, te.created_at AS te_at, te.dispatched_at, wd.created_at AS wd_at, x.created_at AS ex_at, x.duration_ms
+        FROM webhook_deliveries wd JOIN trend_events te ON te.id = wd.event_id JOIN webhook_executions x ON x.delivery_id = wd.id
+        WHERE wd.subscription_id = $1 ORDER BY wd.created_at DESC LIMIT $2)
+      SELECT s, percentile_disc(0.5) WITHIN GROUP (ORDER BY v) AS p50, percentile_disc(0.99) WITHIN GROUP (ORDER BY v) AS p99, max(v) AS max FROM (
+        SELECT 1 AS o, 'publish -> event row' AS s, extract(epoch FROM te_at - ts) * 1000 AS v FROM j UNION ALL
+        SELECT 2, 'event row -> delivery row (fan-out)', extract(epoch FROM wd_at - te_at) * 1000 FROM j UNION ALL
+        SELECT 3, 'delivery row -> event marked dispatched', extract(epoch FROM dispatched_at - wd_at) * 1000 FROM j UNION ALL
+        SELECT 4, 'delivery row -> attempt record', extract(epoch FROM ex_at - wd_at) * 1000 FROM j UNION ALL
+        SELECT 5, 'request duration', duration_ms FROM j) q GROUP BY o, s ORDER BY o`, [subscriptionId, last]);
+    return `stage ms (p50 / p99 / max):\n${rows.map((r) => `  ${r.s}: ${Math.round(r.p50)} / ${Math.round(r.p99)} / ${Math.round(r.max)}`).join("\n")}`;
   }
 
   /** Open loop: every 10 ms, `send` the items due by then (not waiting for earlier batches). */

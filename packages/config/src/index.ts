@@ -90,6 +90,9 @@ export const ConfigSchema = z.object({
   WEBHOOK_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
   WEBHOOK_DESTINATION_CONCURRENCY: int(1, 1000).default(25),
   WEBHOOK_SUBSCRIPTION_CACHE_MS: int(0, 60_000).default(2000),
+  // How long the fan-out reuses an account's chat and workflow connections (which exist, their settings and selection)
+  // when routing trend events: a connection made, changed or removed applies to events within this long.
+  TREND_ROUTING_CACHE_MS: int(0, 60_000).default(2000),
   DETECTION_BUCKET_SECONDS: int(60, 86_400).default(3600),
   DETECTION_INTERVAL_SECONDS: int(1, 86_400).default(60),
   DETECTION_BASELINE_HOURS: int(6, 24 * 60).default(168),

@@ -25,8 +25,9 @@ export interface IntakeResult {
   outbox: OutboxRow[];
 }
 
-export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: TrendEvent[], now = new Date()): Promise<IntakeResult> {
-  const setups = await chatSetups(db, deps.registry, events.map((e) => e.account_id), deps.config.OPERATOR_RENOTIFY_SECONDS);
+/** `setups`: the accounts' chat setups when the caller has them already (the fan-out caches them); else read here. */
+export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: TrendEvent[], now = new Date(), setups?: Map<string, ChatSetup>): Promise<IntakeResult> {
+  setups ??= await chatSetups(db, deps.registry, events.map((e) => e.account_id), deps.config.OPERATOR_RENOTIFY_SECONDS);
   const result: IntakeResult = { changed: 0, outbox: [] };
   for (const e of events) {
     const setup = setups.get(e.account_id);

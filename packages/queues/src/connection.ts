@@ -31,16 +31,21 @@ export const isCluster = (url: string) => parseRedisUrl(url).cluster;
 
 /**
  * Two kinds of Redis connection, as BullMQ recommends:
- * - "client" (gateway, producers): fail fast when Redis is down so requests answer 503 instead of hanging.
- * - "worker" (BullMQ workers, blocking commands): retry forever, never give up on a command.
- * Both pipeline automatically: commands issued in the same tick go out in one write (fewer syscalls on both sides;
- * on a cluster, one write per master; BullMQ gives blocking commands a connection of their own).
+ * - "client" (gateway, producers): fail fast when Redis is down so requests answer 503 instead of hanging. It
+ *   pipelines automatically: commands issued in the same tick go out in one write (fewer syscalls on both sides; on a
+ *   cluster, one write per master), which is what many concurrent requests (rate limits, enqueues) need.
+ * - "worker" (BullMQ workers, blocking commands): retry forever, never give up on a command. No auto-pipelining: a
+ *   worker's commands are sequential steps of its jobs (fetch, finish, fetch next), and auto-pipelining holds each
+ *   one for the end of the event-loop turn and answers it only with the whole pipeline, so on a busy worker every
+ *   step of every job waited for the others (it also builds a pipeline object per turn that copies BullMQ's 64
+ *   scripts, ~36 µs). Measured: delivery p99 66-81 ms without it, 126-176 ms with it, at 1,000 events/s.
  */
 export function createRedis(url: string, role: "client" | "worker", extra: RedisOptions = {}): RedisConnection {
   const perCommand: RedisOptions = role === "client"
     ? { maxRetriesPerRequest: 1, connectTimeout: 2000 }
     : { maxRetriesPerRequest: null };
   const offlineQueue = role === "worker";
+  const autoPipelining = role === "client";
   const target = parseRedisUrl(url);
   let redis: RedisConnection;
   if (target.cluster) {
@@ -48,7 +53,7 @@ export function createRedis(url: string, role: "client" | "worker", extra: Redis
     const options: ClusterOptions = {
       redisOptions: { ...perCommand, ...target.options, ...nodeOptions },
       enableOfflineQueue: enableOfflineQueue ?? offlineQueue,
-      enableAutoPipelining: true,
+      enableAutoPipelining: autoPipelining,
       lazyConnect,
       // A master that restarts comes back on its old address; keep asking for the slot map until it does (a
       // producer's command still fails fast through maxRetriesPerRequest / the offline queue being off).
@@ -57,7 +62,7 @@ export function createRedis(url: string, role: "client" | "worker", extra: Redis
     };
     redis = new HealingCluster(target.nodes, options); // see there: a worker's blocking client can otherwise get stuck
   } else {
-    redis = new Redis(url, { ...perCommand, enableOfflineQueue: offlineQueue, enableAutoPipelining: true, ...extra });
+    redis = new Redis(url, { ...perCommand, enableOfflineQueue: offlineQueue, enableAutoPipelining: autoPipelining, ...extra });
   }
   redis.on("error", () => {}); // reported through /status and failed commands; avoid unhandled 'error' events
   return redis;

@@ -63,20 +63,16 @@ export const workflowPushes = outboxProcessor(QUEUES.workflowPushes, workflowPus
 /**
  * Trend events for the accounts whose selected workflow takes them automatically (selection `auto_push`, default
  * on): one outbox message per event and account (dedup_key = the event id, so a re-processed batch adds nothing).
- * Returns the rows to dispatch after this commits.
+ * Returns the rows to dispatch after this commits. `targets`: the accounts' workflowTargets when the caller has them
+ * (the fan-out caches them); else read here.
  */
-export async function queueTrendEventPushes(db: Db, registry: ConnectorRegistry, events: TrendEvent[]): Promise<OutboxRow[]> {
+export async function queueTrendEventPushes(db: Db, registry: ConnectorRegistry, events: TrendEvent[], targets?: Map<string, WorkflowTarget>): Promise<OutboxRow[]> {
   if (!events.length) return [];
-  const [connector] = registry.ofKind("workflow"); // none in a registry without a workflow provider (test fixtures)
-  if (!connector) return [];
-  const provider = connector.manifest.id;
-  const accounts = [...new Set(events.map((e) => e.account_id))];
-  const conns = await db.connection.findMany({ where: { provider, accountId: { in: accounts }, status: { not: "needs_reauth" } } });
-  const byAccount = new Map(conns.map((c) => [c.accountId, c]));
+  targets ??= await workflowTargets(db, registry, events.map((e) => e.account_id));
   const msgs: NewOutboxMessage[] = [];
   for (const e of events) {
-    const c = byAccount.get(e.account_id);
-    const sel = c?.selection as Selection | null | undefined;
+    const c = targets.get(e.account_id);
+    const sel = c?.selection;
     if (!c || !sel?.push_url || sel.auto_push === false) continue;
     const payload: WorkflowPushPayload = {
       event_id: e.id, event: sel.default_event || "trend_lifecycle", data: e as unknown as Record<string, unknown>, trend_id: e.trend_id, source: "trend_event",
@@ -85,4 +81,18 @@ export async function queueTrendEventPushes(db: Db, registry: ConnectorRegistry,
   }
   if (!msgs.length) return []; // the common case: no auto-pushing workflow; an empty transaction still costs two round trips
   return db.$transaction((tx) => addOutboxMessages(tx, msgs));
+}
+
+/** An account's workflow connection, as far as routing trend events to it goes. */
+export type WorkflowTarget = { id: string; selection: Selection | null };
+
+/** The workflow connections (not waiting for re-authorization) of these accounts, by account. */
+export async function workflowTargets(db: Db, registry: ConnectorRegistry, accountIds: string[]): Promise<Map<string, WorkflowTarget>> {
+  const [connector] = registry.ofKind("workflow"); // none in a registry without a workflow provider (test fixtures)
+  if (!connector || !accountIds.length) return new Map();
+  const conns = await db.connection.findMany({
+    where: { provider: connector.manifest.id, accountId: { in: [...new Set(accountIds)] }, status: { not: "needs_reauth" } },
+    select: { id: true, accountId: true, selection: true },
+  });
+  return new Map(conns.map((c) => [c.accountId, { id: c.id, selection: c.selection as Selection | null }]));
 }
