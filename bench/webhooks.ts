@@ -27,7 +27,7 @@ import { createRedis, Queues } from "@trendgate/queues";
 import { publishTrendEvents } from "../packages/trends/src/events/publish.ts";
 import { createWorkerDeps } from "../apps/worker/src/run-workers.ts";
 import { OutboxSweeper } from "../apps/worker/src/sweepers/outbox-sweeper.ts";
-import { fmt, root, stopProcess, until } from "./lib.ts";
+import { APP_NODE_FLAGS, fmt, root, stopProcess, until } from "./lib.ts";
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 20_000);
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
@@ -45,7 +45,10 @@ const LATENCY_BEFORE = {
 
 function start(entry: string, env: Record<string, string>): Promise<ChildProcess> {
   const prof = process.env.BENCH_PROFILE && entry.endsWith("main.ts") ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [];
-  const child = fork(path.join(root, entry), [], { execArgv: ["--import", "tsx", ...prof], cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  // The worker runs as production runs it (npm start, Docker): its bundle under APP_NODE_FLAGS, not tsx.
+  const child = entry === "apps/worker/src/main.ts"
+    ? fork(path.join(root, "dist/worker/main.mjs"), [], { execArgv: [...APP_NODE_FLAGS, ...prof], cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] })
+    : fork(path.join(root, entry), [], { execArgv: ["--import", "tsx", ...prof], cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
     child.once("message", () => resolve(child));
     child.once("exit", (c) => reject(new Error(`${entry} exited with ${c}`)));
