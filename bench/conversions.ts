@@ -27,7 +27,7 @@ import { createAccount, createApiKey } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
 import { createRedis, DEFAULT_JOB_OPTIONS, masters, queuePrefix } from "@trendgate/queues";
 import { createWorkerDeps, startWorkers } from "../apps/worker/src/run-workers.ts";
-import { fmt, startServer, stopServer } from "./lib.ts";
+import { fmt, freePort, startServer, stopServer } from "./lib.ts";
 
 const N = Number(process.env.BENCH_CONVERSIONS ?? 20_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -35,9 +35,6 @@ const PIXEL = "a2_benchpixel";
 const BASE = "/api/integrations/community-ads";
 const V3 = `/api/v3/pixels/${PIXEL}/conversion_events`;
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = http.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
-});
 const until = async (fn: () => Promise<boolean> | boolean) => { while (!(await fn())) await new Promise((r) => setTimeout(r, 20)); };
 
 /** BENCH_TRACE=1: the delivered phase's progress every 250 ms (where the time goes: sends, records, deferred jobs). */

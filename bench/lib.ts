@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import autocannon from "autocannon";
 
@@ -102,3 +103,8 @@ export function peakRssMb(pid: number | undefined): number {
     return NaN;
   }
 }
+
+/** A loopback port free right now (the OS picks it; closed again before it is returned). */
+export const freePort = () => new Promise<number>((resolve) => {
+  const s = http.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
+});

@@ -11,7 +11,6 @@
 // production: the bundles (dist/, `npm run build`) with APP_NODE_FLAGS (bench/lib.ts). BENCH_CHILD_NODE_OPTIONS
 // passes further Node options to them (NODE_OPTIONS, e.g. --max-old-space-size=160).
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { stringify } from "csv-stringify";
@@ -21,14 +20,11 @@ import { SecretBox } from "@trendgate/crypto";
 import { createAccount, createApiKey, createDb, saveAuthorizedConnection } from "@trendgate/db";
 import { sealTokens } from "../packages/connections/src/credentials.ts";
 import { startGoogleAdsServer } from "../tests/peers/google-ads-server.ts";
-import { fmt, peakRssMb, startApp, startGateway, stopServer } from "./lib.ts";
+import { fmt, freePort, peakRssMb, startApp, startGateway, stopServer } from "./lib.ts";
 
 const SIZES = (process.env.BENCH_REPORT_ROWS ?? "100000,1000000").split(",").map(Number);
 const DAYS = 100;
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = http.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
-});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function benchReports() {

@@ -1,10 +1,10 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import path from "node:path";
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
 import { waitFor } from "../helpers/config.ts";
+import { freePort } from "../helpers/free-port.ts";
 
 // What `npm start` and the Docker image run: the bundles of scripts/build.mjs under APP_NODE_FLAGS. Built here into
 // a folder of the checkout (beside node_modules, which the bundles import from), never into dist/, which a running
@@ -15,10 +15,6 @@ const outdir = path.join(root, `.build-test-${process.pid}`);
 const read = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
 /** APP_NODE_FLAGS as scripts/lib.mjs spells it. */
 const appFlags = () => JSON.parse(/export const APP_NODE_FLAGS = (\[[^\]]*\]);/.exec(read("scripts/lib.mjs"))![1]) as string[];
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-});
-
 beforeAll(() => { execFileSync(process.execPath, ["scripts/build.mjs", outdir], { cwd: root, stdio: "pipe", timeout: 60_000 }); }, 60_000);
 afterAll(() => fs.rmSync(outdir, { recursive: true, force: true }));
 

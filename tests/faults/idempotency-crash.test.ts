@@ -4,7 +4,7 @@
 import http from "node:http";
 import { createAccount, createApiKey, createDb, newId } from "@trendgate/db";
 import { waitFor } from "../helpers/config.ts";
-import { freePort } from "../helpers/faults-proc-kit.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { spawnApp } from "../helpers/process.ts";
 
 

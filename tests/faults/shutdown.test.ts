@@ -2,7 +2,8 @@ import http from "node:http";
 import pg from "pg";
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
 import { waitFor } from "../helpers/config.ts";
-import { appProcess, freePort, onCleanup, RawClient, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
+import { appProcess, onCleanup, RawClient, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { startReceiver } from "../helpers/receiver.ts";
 import { startStack, webhookBody } from "../helpers/stack.ts";
 

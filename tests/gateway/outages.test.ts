@@ -1,12 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 import { QUEUES } from "@trendgate/contracts";
 import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { waitFor } from "../helpers/config.ts";
-
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-});
+import { freePort } from "../helpers/free-port.ts";
 
 describe("when Redis goes down", () => {
   let redis: ChildProcess;

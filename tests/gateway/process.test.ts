@@ -1,6 +1,5 @@
 import { spawnSync } from "node:child_process";
 import http from "node:http";
-import net from "node:net";
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
 import { waitFor } from "../helpers/config.ts";
 
@@ -8,13 +7,10 @@ import os from "node:os";
 import path from "node:path";
 
 import { appEntry, nodeArgs, spawnApp } from "../helpers/process.ts";
+import { freePort } from "../helpers/free-port.ts";
 
 // Run from an empty directory so a developer's .env cannot fill in what the test removes.
 const isolated = { cwd: os.tmpdir(), encoding: "utf8" as const, timeout: 20_000 };
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-});
-
 describe("configuration at start-up", () => {
   test.each([
     ["DATABASE_URL", "mysql://localhost/x", /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/],

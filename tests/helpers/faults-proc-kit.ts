@@ -5,6 +5,7 @@ import { createRedis } from "@trendgate/queues";
 import { startCluster } from "../../scripts/redis-cluster.mjs";
 import { waitFor } from "./config.ts";
 import { spawnApp } from "./process.ts";
+import { freePort } from "./free-port.ts";
 
 // Shared by tests/faults/{schedulers,shutdown,payload-cap}.test.ts and tests/gateway/server-limits.test.ts: a cleanup
 // registry, private Redis servers (FLUSHALL touches nobody else), real gateway/worker processes, and raw HTTP over
@@ -18,10 +19,6 @@ export async function runCleanups() {
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-export const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-});
 
 /**
  * A private, non-persistent redis-server on a free port; stopped after the test. Under the cluster suite

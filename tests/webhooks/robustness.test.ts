@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { QUEUES } from "@trendgate/contracts";
@@ -11,6 +10,7 @@ import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { DELIVERY_ENV, startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
 import { spawnApp } from "../helpers/process.ts";
+import { freePort } from "../helpers/free-port.ts";
 
 // Robustness of webhook delivery: several workers racing on one cooldown, a worker process killed with SIGKILL in the
 // middle of a delivery, Redis losing every job (FLUSHALL), and a trend event whose job vanished. Postgres is the
@@ -53,10 +53,6 @@ async function sendTest(s: Stack, auth: { Authorization: string }, webhookId: st
 
 const deliveryRow = (s: Stack, id: string) => s.gw.deps.db.webhookDelivery.findUnique({ where: { id } });
 const webhookIds = (requests: { headers: Record<string, unknown> }[]) => requests.map((r) => r.headers["webhook-id"]);
-
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, "127.0.0.1", () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-});
 
 /** A private, non-persistent redis-server on a free port (so FLUSHALL touches nobody else); stopped after the test. */
 async function privateRedis() {
