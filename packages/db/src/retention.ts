@@ -59,13 +59,16 @@ export const GROWING_TABLES = [...RETENTION_RULES.map((r) => r.table), "report_e
 /** The smallest id newId(prefix) could have made at `t`: every id below it was made earlier. */
 export const idBefore = (prefix: string, t: Date) => `${prefix}_${encodeTime(t.getTime(), 10).toLowerCase()}`;
 
+/** How many rows one batch of `rule` deletes at most, when `limit` is asked for (the rule's own cap wins). */
+export const batchLimit = (rule: RetentionRule, limit: number) => Math.min(limit, rule.maxBatch ?? limit);
+
 /**
- * Deletes at most `limit` rows of `rule` older than `cutoff`, in one short transaction; returns how many.
- * The rows are picked by ctid in a sub-select and deleted by ctid (a TID scan): a row updated meanwhile has a new
- * ctid and is skipped, so a delivery that went back to pending is never deleted on the strength of an old read.
+ * Deletes at most batchLimit(rule, limit) rows of `rule` older than `cutoff`, in one short transaction; returns how
+ * many. The rows are picked by ctid in a sub-select and deleted by ctid (a TID scan): a row updated meanwhile has a
+ * new ctid and is skipped, so a delivery that went back to pending is never deleted on the strength of an old read.
  */
 export async function deleteExpiredBatch(pool: pg.Pool, rule: RetentionRule, cutoff: Date, limit: number, opts: { lockTimeoutMs?: number; statementTimeoutMs?: number } = {}): Promise<number> {
-  const params: unknown[] = [cutoff.toISOString(), Math.min(limit, rule.maxBatch ?? limit)];
+  const params: unknown[] = [cutoff.toISOString(), batchLimit(rule, limit)];
   const conds = [`t.${rule.column} < ($1::timestamptz AT TIME ZONE 'UTC')`];
   if (rule.idPrefix) {
     params.push(`${rule.idPrefix}_`, idBefore(rule.idPrefix, cutoff));

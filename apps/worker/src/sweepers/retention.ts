@@ -1,5 +1,5 @@
 import type { Config } from "@trendgate/config";
-import { deleteExpiredBatch, RETENTION_RULES, type RetentionPolicy } from "@trendgate/db";
+import { batchLimit, deleteExpiredBatch, RETENTION_RULES, type RetentionPolicy } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import type pg from "pg";
 
@@ -52,7 +52,7 @@ export async function runRetentionPass(pool: pg.Pool, o: RetentionPassOptions): 
     let n = 0;
     try {
       for (;;) {
-        const limit = Math.min(o.batchSize, rule.maxBatch ?? o.batchSize);
+        const limit = batchLimit(rule, o.batchSize);
         const got = await deleteExpiredBatch(pool, rule, cutoff, limit);
         n += got;
         if (got < limit || over()) break;
