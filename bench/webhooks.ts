@@ -45,10 +45,12 @@ const LATENCY_BEFORE = {
 
 function start(entry: string, env: Record<string, string>): Promise<ChildProcess> {
   const prof = process.env.BENCH_PROFILE && entry.endsWith("main.ts") ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [];
-  // The worker runs as production runs it (npm start, Docker): its bundle under APP_NODE_FLAGS, not tsx.
+  // The worker runs as production runs it (npm start, Docker): its bundle under APP_NODE_FLAGS, not tsx. The bare
+  // worker it is compared with gets the same Node options (garbage collection settings weigh on both alike).
+  const opts = { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] as ("ignore" | "inherit" | "ipc")[] };
   const child = entry === "apps/worker/src/main.ts"
-    ? fork(path.join(root, "dist/worker/main.mjs"), [], { execArgv: [...APP_NODE_FLAGS, ...prof], cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] })
-    : fork(path.join(root, entry), [], { execArgv: ["--import", "tsx", ...prof], cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+    ? fork(path.join(root, "dist/worker/main.mjs"), [], { ...opts, execArgv: [...APP_NODE_FLAGS, ...prof] })
+    : fork(path.join(root, entry), [], { ...opts, execArgv: ["--import", "tsx", ...(entry.includes("bare-delivery-worker") ? APP_NODE_FLAGS : []), ...prof] });
   return new Promise((resolve, reject) => {
     child.once("message", () => resolve(child));
     child.once("exit", (c) => reject(new Error(`${entry} exited with ${c}`)));
