@@ -2,6 +2,7 @@ import type { Worker } from "bullmq";
 import type { QueueName } from "@trendgate/contracts";
 import type { Logger } from "@trendgate/logger";
 import type { Queues } from "@trendgate/queues";
+import { Periodic } from "./periodic.ts";
 
 /** One queue's worker in this process, as the watchdog sees it. */
 export interface WatchedQueue {
@@ -23,8 +24,7 @@ export interface WatchedQueue {
  * queue would wait for a restart; a new worker with a fresh blocking connection takes the jobs instead.
  */
 export class FetchWatchdog {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> = Promise.resolve();
+  private readonly loop: Periodic;
   /** Per queue: the `started` count at the check that first found it idle with jobs waiting. */
   private readonly suspect = new Map<QueueName, number>();
 
@@ -32,26 +32,15 @@ export class FetchWatchdog {
     private readonly queues: Queues,
     private readonly watched: WatchedQueue[],
     private readonly opts: { everyMs: number; logger: Logger },
-  ) {}
+  ) {
+    this.loop = new Periodic(() => this.check(), opts.everyMs, (err) => opts.logger.warn({ err: String(err) }, "fetch watchdog check failed"));
+  }
 
   start() {
-    if (!this.opts.everyMs || !this.watched.length) return;
-    let busy = false;
-    this.timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      this.running = this.check()
-        .then(() => {}, (err) => this.opts.logger.warn({ err: String(err) }, "fetch watchdog check failed"))
-        .finally(() => { busy = false; });
-    }, this.opts.everyMs);
-    this.timer.unref();
+    if (this.opts.everyMs && this.watched.length) this.loop.start();
   }
 
-  async stop() {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
-  }
+  stop() { return this.loop.stop(); }
 
   /** One check of every queue; returns the queues whose worker was replaced. */
   async check(): Promise<QueueName[]> {

@@ -2,6 +2,7 @@ import type { Config } from "@trendgate/config";
 import { QUEUES, type QueueName } from "@trendgate/contracts";
 import type { Logger } from "@trendgate/logger";
 import { whenReady, type Queues } from "@trendgate/queues";
+import { Periodic } from "../periodic.ts";
 
 // The fleet's periodic work, in one place. BullMQ keeps a job scheduler in Redis only: a FLUSHALL, a Redis restart
 // without persistence or an eviction deletes it, and nothing in BullMQ re-creates it (a worker only ever re-schedules
@@ -36,42 +37,32 @@ const TEMPLATE_OPTS = { removeOnComplete: 100, removeOnFail: 100 };
 const LIVE_STATES = new Set(["delayed", "waiting", "prioritized", "active", "waiting-children"]);
 
 export class SchedulerKeeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = false;
+  private readonly loop: Periodic;
 
   constructor(
     private readonly queues: Queues,
     private readonly list: Schedule[],
     private readonly opts: { checkMs: number; logger: Logger },
-  ) {}
+  ) {
+    // The producer connection fails fast until it is connected (a cluster client needs a moment to read the slot
+    // map): a check waits for it rather than failing and waiting a whole checkMs.
+    this.loop = new Periodic(() => whenReady(queues.connection, 5000).then(() => this.ensure()), opts.checkMs,
+      (err) => opts.logger.warn({ err: String(err) }, "job scheduler check failed; retrying at the next check"));
+  }
 
   /** Checks at once, then every checkMs until stop(). */
   start() {
-    if (!this.list.length) return;
-    const tick = () => {
-      // The producer connection fails fast until it is connected (a cluster client needs a moment to read the slot
-      // map): the first check waits for it rather than failing and waiting a whole checkMs.
-      this.running = whenReady(this.queues.connection, 5000).then(() => this.ensure())
-        .catch((err) => this.opts.logger.warn({ err: String(err) }, "job scheduler check failed; retrying at the next check"))
-        .finally(() => { if (!this.stopped) this.timer = setTimeout(tick, this.opts.checkMs); });
-    };
-    tick();
+    if (this.list.length) this.loop.start({ immediately: true });
   }
 
   /** No further checks; waits for a running one (a few Redis round trips; commands fail fast when Redis is down). */
-  async stop() {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
-  }
+  stop() { return this.loop.stop(); }
 
   /** One check of every schedule; returns the ids it (re-)created. */
   async ensure(): Promise<string[]> {
     const created: string[] = [];
     for (const s of this.list) {
-      if (this.stopped) break;
+      if (this.loop.stopped) break;
       if (await this.healthy(s)) continue;
       await this.queues.get(s.queue).upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.queue, data: {}, opts: TEMPLATE_OPTS });
       created.push(s.id);

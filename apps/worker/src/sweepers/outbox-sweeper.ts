@@ -4,6 +4,7 @@ import { findOverdueDeliveries, findUndispatchedTrendEvents, pendingDeliveries, 
 import { enqueueTrendEvents } from "@trendgate/trends";
 import { outboxSweepSource } from "../outbox/sweep-source.ts";
 import type { WorkerDeps } from "../processors/types.ts";
+import { Periodic } from "../periodic.ts";
 
 const LOCK_KEY = 0x7467_0001; // pg advisory lock id: one sweeper at a time across the fleet
 /** Overdue rows handled per step: one query, a pipelined state check, one pending re-check, one addBulk. */
@@ -43,9 +44,7 @@ function quiet<T>(p: Promise<T>): Promise<T> {
  * snapshot.
  */
 export class OutboxSweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
-
+  private readonly loop: Periodic;
   private readonly deliveries: SweepSource<OverdueDelivery>;
   private readonly outbox: SweepSource<unknown>[];
 
@@ -53,22 +52,12 @@ export class OutboxSweeper {
   constructor(private readonly deps: WorkerDeps, private readonly what: { deliveries: boolean; events: boolean; outbox?: readonly OutboxQueueName[] }) {
     this.deliveries = webhookDeliveriesSource(deps);
     this.outbox = (what.outbox ?? []).map((q) => outboxSweepSource(deps, q) as SweepSource<unknown>);
+    this.loop = new Periodic(() => this.sweep(), deps.config.SWEEP_INTERVAL_MS, (err) => deps.logger.warn({ err: String(err) }, "outbox sweep failed"));
   }
 
-  start() {
-    const tick = () => {
-      this.running = this.sweep().catch((err) => this.deps.logger.warn({ err: String(err) }, "outbox sweep failed")).finally(() => {
-        if (this.timer) this.timer = setTimeout(tick, this.deps.config.SWEEP_INTERVAL_MS);
-      });
-    };
-    this.timer = setTimeout(tick, this.deps.config.SWEEP_INTERVAL_MS);
-  }
+  start() { this.loop.start(); }
 
-  async stop() {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
-  }
+  stop() { return this.loop.stop(); }
 
   /** One pass; returns how many jobs it re-queued (`outbox`: over all its outbox queues). */
   async sweep(): Promise<{ deliveries: number; events: number; outbox: number }> {
