@@ -12,6 +12,10 @@ const { values } = parseArgs({ options: { queues: { type: "string" } } });
 const queues = values.queues ? values.queues.split(",").map((s) => s.trim()) : config.WORKER_QUEUES;
 
 let running: ReturnType<typeof startWorkers>;
+// Before the workers start: until a listener exists, SIGTERM kills the process outright, and "workers started" is
+// logged (and seen by a supervisor) before startWorkers returns. A signal is handled only once this code has run.
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
 try {
   running = startWorkers(config, logger, queues);
 } catch (e) {
@@ -42,5 +46,3 @@ async function shutdown(signal: string) {
   logger.info({ duration_ms: Date.now() - started }, "worker stopped");
   process.exit(0);
 }
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
