@@ -60,9 +60,12 @@ export function loadEnvFile() {
   if (fs.existsSync(env)) process.loadEnvFile(env);
 }
 
+// Each hint names the address the URL asked for (a hint for the default port sends people to start the wrong server).
+// The compose services publish the default ports only.
+const compose = (service, port, defPort) => `\`docker compose up -d ${service}\`${port === defPort ? "" : ` (it listens on ${defPort})`}`;
 const HOW_TO_START = {
-  Postgres: "start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, or `docker compose up -d postgres`",
-  Redis: "start it with `redis-server --daemonize yes --port 6379`, or `docker compose up -d redis`",
+  Postgres: (host, port) => `start it on ${host}:${port} with \`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start\`, or ${compose("postgres", port, 5432)}`,
+  Redis: (host, port) => `start it on ${host}:${port} with \`redis-server --daemonize yes --port ${port}\`, or ${compose("redis", port, 6379)}`,
 };
 
 function reachable(host, port) {
@@ -86,7 +89,7 @@ export async function preflight(databaseUrl, redisUrl) {
     const host = url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1";
     const port = Number(url.port || defPort);
     if (!(await reachable(host, port))) {
-      process.stderr.write(`${name} is not reachable at ${host}:${port} (${variable}): ${HOW_TO_START[name]}.\n`);
+      process.stderr.write(`${name} is not reachable at ${host}:${port} (${variable}): ${HOW_TO_START[name](host, port)}.\n`);
       ok = false;
     }
   }

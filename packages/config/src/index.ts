@@ -100,7 +100,8 @@ export const ConfigSchema = z.object({
   DETECTION_SEVERITY_HOLD_SECONDS: int(0, 86_400).default(1800),
   DETECTION_VELOCITY_EVENT_MIN_SECONDS: int(0, 86_400).default(10_800),
   DETECTION_SHARD_TOPICS: int(100, 1_000_000).default(2000),
-  PUBLIC_BASE_URL: url(["http:", "https:"]).default("http://localhost:3000"),
+  // Unset: http://localhost:${PORT} (filled in after parsing, so changing PORT alone keeps outward links right).
+  PUBLIC_BASE_URL: url(["http:", "https:"]).optional(),
   // How long a briefing link (a trend event's source_link, GET /briefings/{token}) opens its page: 5 minutes to 90 days.
   BRIEFING_LINK_TTL_SECONDS: int(300, 90 * 86_400).default(7 * 86_400),
   DELIVERY_BODY_MAX_BYTES: int(16 * 1024, 1024 * 1024).default(64 * 1024),
@@ -157,7 +158,9 @@ export const ConfigSchema = z.object({
   RETENTION_PASS_SECONDS: int(1, 3600).default(120),
 });
 
-export type Config = z.infer<typeof ConfigSchema> & {
+export type Config = Omit<z.infer<typeof ConfigSchema>, "PUBLIC_BASE_URL"> & {
+  /** Where links sent outside point (briefings, OAuth redirect_uri); defaults to this server's own port on localhost. */
+  PUBLIC_BASE_URL: string;
   /** The whole environment, for the variables providers' manifests name (@trendgate/connector-core provider-config). */
   PROVIDER_ENV: Readonly<Record<string, string>>;
 };
@@ -171,7 +174,10 @@ export class ConfigError extends Error {}
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = ConfigSchema.safeParse(clean);
-  if (parsed.success) return { ...parsed.data, PROVIDER_ENV: Object.freeze(clean as Record<string, string>) };
+  if (parsed.success) {
+    const data = parsed.data;
+    return { ...data, PUBLIC_BASE_URL: data.PUBLIC_BASE_URL ?? `http://localhost:${data.PORT}`, PROVIDER_ENV: Object.freeze(clean as Record<string, string>) };
+  }
   const problems = parsed.error.issues.map((i) => {
     const name = String(i.path[0]);
     const msg = i.code === "invalid_type" && clean[name] === undefined ? "is required" : i.message;
