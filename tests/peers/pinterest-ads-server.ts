@@ -1,11 +1,10 @@
 import crypto from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv-draft-04";
 import { bodyServer, listenLocal } from "./listen.ts";
+import { readVendorSpec, vendorSpecFile } from "./vendor-spec-file.ts";
 
 // A local stand-in for Pinterest API v5 (providers.md §3g and §6), checked against Pinterest's own published API
-// description (../shared/vendor-specs/pinterest-v5.openapi.json, pinterest/api-description v5.23.0, MIT): every
+// description (pinterest/api-description v5.23.0, MIT; the operations served here, tests/peers/vendor-specs/): every
 // request it receives and every answer it gives are validated against that document (PinterestSpec below) and any
 // mismatch is recorded in `specViolations`, which tests assert empty. Strict where a connector could get it wrong:
 // - Paths under `/v5`. `Authorization: Bearer` on the API; missing, unknown or expired: 401 `{code:2,"Authentication
@@ -50,9 +49,7 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   the header (DATE first for DAY), metrics zero-filled; JSON an object keyed by entity id, zero metrics left out.
 // Exception codes and messages marked "approximate" are not from Pinterest's documentation.
 
-export const PINTEREST_SPEC_FILE = process.env.VENDOR_SPECS_DIR
-  ? path.join(process.env.VENDOR_SPECS_DIR, "pinterest-v5.openapi.json")
-  : new URL("../../../shared/vendor-specs/pinterest-v5.openapi.json", import.meta.url);
+export const PINTEREST_SPEC_FILE = vendorSpecFile("pinterest-v5.subset.json", "pinterest-v5.openapi.json");
 
 // ---- the published description as a checker ------------------------------------------------------------------------
 
@@ -80,8 +77,7 @@ export class PinterestSpec {
   private readonly templates: { re: RegExp; names: string[]; template: string; literal: number }[];
 
   constructor(file: URL | string = PINTEREST_SPEC_FILE) {
-    if (!fs.existsSync(file)) throw new Error(`Pinterest's API description is not at ${String(file)}: put the vendor specs beside the checkout (../shared/vendor-specs) or set VENDOR_SPECS_DIR`);
-    this.doc = JSON.parse(fs.readFileSync(file, "utf8"));
+    this.doc = readVendorSpec("Pinterest", file);
     this.ajv = new Ajv({ strict: false, allErrors: true, logger: false, unicodeRegExp: false, validateFormats: false });
     this.ajv.addSchema({ components: fixRefs(this.doc.components) }, "pinterest");
     this.templates = Object.keys(this.doc.paths).map((template) => {

@@ -1,10 +1,9 @@
-import fs from "node:fs";
-import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv-draft-04";
+import { readVendorSpec, vendorSpecFile } from "./vendor-spec-file.ts";
 
 /**
  * Checks Slack Web API requests and responses against Slack's own API description
- * (../shared/vendor-specs/slack-web-api.openapi2.json, Swagger 2.0, slackapi/slack-api-specs, MIT): a request's
+ * (slackapi/slack-api-specs, Swagger 2.0, MIT; the methods the stand-in serves, tests/peers/vendor-specs/): a request's
  * parameters (required ones present, types as sent in a form or a JSON body, no parameter Slack does not know, the
  * content type the method consumes), and a response body against the method's success (`ok:true`) or error
  * (`ok:false`, also on 429) schema, with ajv (draft-04, Swagger 2.0's schema dialect).
@@ -21,11 +20,7 @@ import Ajv, { type ValidateFunction } from "ajv-draft-04";
  *     from `Authorization: Bearer` (required with JSON bodies).
  */
 
-// Slack's own API description, read where the vendor specs live beside the checkout (../shared/vendor-specs), or
-// from VENDOR_SPECS_DIR.
-export const SLACK_SPEC_FILE = process.env.VENDOR_SPECS_DIR
-  ? path.join(process.env.VENDOR_SPECS_DIR, "slack-web-api.openapi2.json")
-  : new URL("../../../shared/vendor-specs/slack-web-api.openapi2.json", import.meta.url);
+export const SLACK_SPEC_FILE = vendorSpecFile("slack-web-api.subset.json", "slack-web-api.openapi2.json");
 
 const COMMON_ERRORS = [
   "access_denied", "account_inactive", "deprecated_endpoint", "ekm_access_denied", "enterprise_is_restricted",
@@ -75,8 +70,7 @@ export class SlackSpec {
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(file: URL | string = SLACK_SPEC_FILE) {
-    if (!fs.existsSync(file)) throw new Error(`Slack's API description is not at ${String(file)}: put the vendor specs beside the checkout (../shared/vendor-specs) or set VENDOR_SPECS_DIR`);
-    this.doc = JSON.parse(fs.readFileSync(file, "utf8"));
+    this.doc = readVendorSpec("Slack", file);
     this.ajv = new Ajv({ strict: false, allErrors: true });
     this.ajv.addFormat("uri", (s: string) => URL.canParse(s));
     this.ajv.addFormat("url", (s: string) => URL.canParse(s));
