@@ -1,6 +1,6 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 
-// Google Ads as the search-engine ads provider (facts: ../shared/notes/providers.md §3a). Browser OAuth with the
+// Google Ads as the search-engine ads provider. Browser OAuth with the
 // `adwords` scope; `access_type=offline` and `prompt=consent` make Google return a refresh token (access tokens
 // last about an hour). The API version is pinned in configuration because Google sunsets versions on a schedule;
 // `login-customer-id` is sent when acting through a manager account. Developer tokens were retired (Sep 2026).

@@ -1,6 +1,6 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 
-// LinkedIn Marketing API as the professional-network ads provider (facts: ../shared/notes/providers.md §3d). Browser
+// LinkedIn Marketing API as the professional-network ads provider. Browser
 // OAuth (no PKCE: LinkedIn takes it only for native apps) with r_ads + rw_ads; the app needs the Advertising API
 // product and the member a campaign-manager role on the ad account (VIEWER is read-only). Access tokens last 60 days;
 // approved partners also get a refresh token valid 365 days from first consent (refreshing does not extend it), used

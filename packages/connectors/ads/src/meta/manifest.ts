@@ -1,7 +1,7 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 import { metaAdsOAuthHooks } from "./hooks.ts";
 
-// Meta (Facebook/Instagram) ads through the Marketing API (facts: ../shared/notes/providers.md §3b). Browser OAuth
+// Meta (Facebook/Instagram) ads through the Marketing API. Browser OAuth
 // with comma-separated scopes and no PKCE; the code is exchanged with a GET and the short-lived user token swapped at
 // once for a long-lived one (~60 days, `fb_exchange_token`): Meta has no refresh token, so the connection lapses to
 // needs_reauth when that token expires. The Graph version is pinned in the path (Meta retires versions).

@@ -1,8 +1,8 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 import { microsoftAdsOAuthHooks, SCOPES } from "./hooks.ts";
 
-// Microsoft Advertising (Bing Ads API v13, REST/JSON) as the software-vendor search ads provider (facts:
-// ../shared/notes/providers.md §3e). Browser OAuth on the Microsoft identity platform (`/common` takes work and
+// Microsoft Advertising (Bing Ads API v13, REST/JSON) as the software-vendor search ads provider.
+// Browser OAuth on the Microsoft identity platform (`/common` takes work and
 // personal accounts) with PKCE; `offline_access` is what makes it return a refresh token, and each refresh must name
 // the scopes again (hooks.ts). Access tokens last about an hour (`expires_in`). Every API call also carries the
 // app's developer token (configuration, never stored per connection) and the CustomerId / CustomerAccountId of the

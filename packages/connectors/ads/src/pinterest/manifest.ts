@@ -1,8 +1,8 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 import { pinterestAdsOAuthHooks } from "./hooks.ts";
 
-// Pinterest as the image-pinboard ads provider, through API v5 (facts: ../shared/notes/providers.md §3g, and
-// Pinterest's published description ../shared/vendor-specs/pinterest-v5.openapi.json). Browser OAuth with
+// Pinterest as the image-pinboard ads provider, through API v5 (as Pinterest's published
+// description, pinterest/api-description, has it). Browser OAuth with
 // comma-separated `ads:read,ads:write`; the token endpoint takes the client's credentials as HTTP Basic only. Access
 // tokens last ~30 days; refresh tokens are "continuous" (each refresh returns a new one, ~60 days, refreshable
 // indefinitely), so the framework's refresh ahead of expiry keeps a connection alive as long as it is used.

@@ -1,6 +1,6 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 
-// Snapchat ads through the Snap Marketing API (facts: ../shared/notes/providers.md §3f). Browser OAuth with the one
+// Snapchat ads through the Snap Marketing API. Browser OAuth with the one
 // scope `snapchat-marketing-api`, no PKCE (Snap's consent page does not take it), client id and secret in the token
 // request's body. Access tokens are short-lived (about 30 minutes; `expires_in` is trusted) and come with a refresh
 // token that Snap reuses, so the framework's standard refresh_token grant keeps the connection alive: no hooks.

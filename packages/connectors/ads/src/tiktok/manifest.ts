@@ -1,7 +1,7 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 import { tiktokAdsOAuthHooks } from "./hooks.ts";
 
-// TikTok API for Business (Marketing API) as the short-video ads provider (facts: ../shared/notes/providers.md §3c).
+// TikTok API for Business (Marketing API) as the short-video ads provider.
 // Advertiser authorization: the user approves the app at the portal, which comes back with `auth_code`; the code is
 // exchanged with a JSON POST `{app_id, secret, auth_code}` (hooks.ts) for a long-term token that does not expire
 // (revoked through /oauth2/revoke_token/ only), so there is no refresh. Scopes are the permission groups chosen when

@@ -2,7 +2,7 @@ import type { ProviderManifest } from "@trendgate/connector-core";
 import { slackOAuthHooks } from "./hooks.ts";
 import { ChatSaveChannelBody, ChatSettingsBody } from "./schemas.ts";
 
-// Slack as the team-chat provider (facts: ../shared/notes/providers.md §4). Bot scopes: list public (channels:read) and private
+// Slack as the team-chat provider. Bot scopes: list public (channels:read) and private
 // (groups:read) channels, post and update cards (chat:write), join a public channel when it is chosen
 // (channels:join). Slack rejects PKCE on this flow and authenticates the client in the form body; the exchange and
 // refresh are hooks because oauth.v2.access answers failures with HTTP 200 and `ok:false`.

@@ -2,7 +2,7 @@ import type { ProviderManifest } from "@trendgate/connector-core";
 import { redditAdsOAuthHooks } from "./hooks.ts";
 import { CommunityAdsSelectionBody, CommunityAdsTokenBody } from "./schemas.ts";
 
-// Reddit Ads as the community-ads (conversions) provider (facts: ../shared/notes/providers.md §2). Browser OAuth with
+// Reddit Ads as the community-ads (conversions) provider. Browser OAuth with
 // the `adsconversions` scope and `duration=permanent` (a refresh token); the token endpoint takes HTTP Basic client
 // auth and a form body, so the standard flow needs no hooks. A conversion access token from Events Manager can be
 // stored instead (PUT /api/integrations/community-ads/token).

@@ -1,7 +1,7 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 import { N8nConnectBody, N8nSelectionBody } from "./schemas.ts";
 
-// n8n as the workflow provider (facts: ../shared/notes/providers.md §1). The user gives the instance's address and
+// n8n as the workflow provider. The user gives the instance's address and
 // an API key (X-N8N-API-KEY); there is no browser flow. The public API has no "execute workflow" endpoint: pushes go
 // to the production URL of the workflow's Webhook trigger node, which only answers while the workflow is active.
 export const manifest: ProviderManifest<"workflow"> = {
