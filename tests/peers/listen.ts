@@ -1,10 +1,21 @@
 import http, { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** Starts a provider stand-in on a free port of 127.0.0.1 and returns its base URL. */
-export async function listenLocal(server: http.Server): Promise<string> {
+/** How a stand-in is started: on a fixed port (the sandbox) or a free one (tests), with a fixed app or a random one. */
+export interface StandInOptions {
+  /** 0 or unset: a free port chosen by the OS. */
+  port?: number;
+  /** The OAuth app registered at the stand-in; unset: random credentials. */
+  app?: { clientId: string; clientSecret: string };
+}
+
+/** Starts a provider stand-in on 127.0.0.1 (a free port unless one is given) and returns its base URL. */
+export async function listenLocal(server: http.Server, port = 0): Promise<string> {
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => { server.off("error", reject); resolve(); });
+  });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 

@@ -3,13 +3,16 @@ import http from "node:http";
 // oidc-provider 9 ships no type declarations; the little used here is typed loosely below.
 // @ts-expect-error TS7016: no declaration file
 import Provider from "oidc-provider";
+import { browse, readConsentForm, sendConsentPage } from "./consent-page.ts";
 import { listenLocal } from "./listen.ts";
 
 // A strict OAuth 2.0 authorization server written by others (oidc-provider 9): one-time codes, PKCE required,
 // client authentication really checked (one client per method), refresh tokens (rotated by default), RFC 7009
-// revocation. The login and consent interaction is approved (or denied) programmatically through
-// interactionDetails + Grant + interactionFinished, and `browse` plays the browser between the authorization URL
-// and the redirect back to us. It counts what our client did: token grants by type, revocations.
+// revocation. Login is automatic (one local user); consent is the shared consent page (consent-page.ts), whose
+// Approve / Deny form finishes the interaction through interactionDetails + Grant + interactionFinished. `browse`
+// plays the browser between the authorization URL and the redirect back to us, pressing the button `decision`
+// names. Endpoint paths can take a provider's shape (`routes`: Google's /o/oauth2/v2/auth, /token, /revoke). It
+// counts what our client did: token grants by type, revocations.
 
 export interface OAuthPeerOptions {
   /** Redirect URIs registered for both clients (exact match, as providers do). */
@@ -21,6 +24,16 @@ export interface OAuthPeerOptions {
   scopes?: string[];
   /** Leave `refresh_token` out of refresh answers (as Google does when it does not rotate). */
   refreshAnswersOmitRefreshToken?: boolean;
+  /** A fixed port (the sandbox); default a free one. */
+  port?: number;
+  /** Endpoint paths; default /auth, /token, /token/revocation. */
+  routes?: { authorization?: string; token?: string; revocation?: string };
+  /** The two clients' credentials; default fixed test ones. */
+  clients?: Partial<{ basic: OAuthPeerClient; post: OAuthPeerClient }>;
+  /** Named on the consent page; default "OAuth server". */
+  provider?: string;
+  /** Told each access token issued (so an API stand-in can accept it). */
+  onAccessToken?: (token: string) => void;
 }
 
 export interface OAuthPeerClient {
@@ -29,7 +42,7 @@ export interface OAuthPeerClient {
 }
 
 export interface OAuthPeer {
-  /** The issuer; endpoints: /auth, /token, /token/revocation. */
+  /** The issuer; endpoints: authorizationUrl, tokenUrl, revocationUrl (default /auth, /token, /token/revocation). */
   url: string;
   authorizationUrl: string;
   tokenUrl: string;
@@ -45,7 +58,7 @@ export interface OAuthPeer {
   tokenOutage: number | null;
   /** The same for revocation requests. */
   revocationOutage: number | null;
-  /** Plays the browser: from the authorization URL through login and consent to the redirect back; returns that URL. */
+  /** Plays the browser: from the authorization URL through login and the consent page (pressing `decision`) to the redirect back; returns that URL. */
   browse(authorizationUrl: string): Promise<URL>;
   /** Forgets every grant and refresh token (as when the user revokes the app at the provider). */
   forgetGrants(): void;
@@ -85,13 +98,15 @@ export async function startOAuthPeer(opts: OAuthPeerOptions): Promise<OAuthPeer>
     }
   }
 
+  const routes = { authorization: "/auth", token: "/token", revocation: "/token/revocation", ...opts.routes };
   let provider: Provider | undefined;
   const peer = {} as OAuthPeer;
   const server = http.createServer((req, res) => {
     void (async () => {
       if (req.url?.startsWith("/interaction/")) return interact(req, res);
-      const outage = req.method !== "POST" ? null : req.url?.startsWith("/token/revocation") ? peer.revocationOutage : req.url?.startsWith("/token") ? peer.tokenOutage : null;
-      if (req.method === "POST" && req.url?.split("?")[0] === "/token" && peer.tokenDelayMs) await new Promise((r) => setTimeout(r, peer.tokenDelayMs));
+      const path = req.url?.split("?")[0];
+      const outage = req.method !== "POST" ? null : path === routes.revocation ? peer.revocationOutage : path === routes.token ? peer.tokenOutage : null;
+      if (req.method === "POST" && path === routes.token && peer.tokenDelayMs) await new Promise((r) => setTimeout(r, peer.tokenDelayMs));
       if (outage) {
         peer.counts.outageAnswers++;
         res.writeHead(outage, { "content-type": "text/html", "retry-after": "7" }).end("<h1>unavailable</h1>");
@@ -100,11 +115,11 @@ export async function startOAuthPeer(opts: OAuthPeerOptions): Promise<OAuthPeer>
       provider!.callback()(req, res);
     })().catch((err) => { res.statusCode = 500; res.end(String(err)); });
   });
-  const url = await listenLocal(server);
+  const url = await listenLocal(server, opts.port);
 
   const clients = {
-    basic: { id: "trendgate-basic", secret: "basic-secret-0123456789abcdef0123456789" },
-    post: { id: "trendgate-post", secret: "post-secret-0123456789abcdef01234567890" },
+    basic: opts.clients?.basic ?? { id: "trendgate-basic", secret: "basic-secret-0123456789abcdef0123456789" },
+    post: opts.clients?.post ?? { id: "trendgate-post", secret: "post-secret-0123456789abcdef01234567890" },
   };
   const common = { redirect_uris: opts.redirectUris, grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] };
   const rotate = opts.rotateRefreshTokens ?? true;
@@ -114,6 +129,7 @@ export async function startOAuthPeer(opts: OAuthPeerOptions): Promise<OAuthPeer>
       { ...common, client_id: clients.post.id, client_secret: clients.post.secret, token_endpoint_auth_method: "client_secret_post" },
     ],
     adapter: MemoryAdapter as any,
+    routes,
     scopes: ["openid", "offline_access", ...(opts.scopes ?? ["read", "write"])],
     pkce: { required: () => true },
     features: {
@@ -151,22 +167,32 @@ export async function startOAuthPeer(opts: OAuthPeerOptions): Promise<OAuthPeer>
   provider.use(async (ctx: any, next: () => Promise<void>) => {
     await next();
     const body = ctx.body as Record<string, unknown> | undefined;
-    if (opts.refreshAnswersOmitRefreshToken && ctx.path === "/token" && ctx.status === 200 && (ctx as any).oidc?.params?.grant_type === "refresh_token") delete body?.refresh_token;
-    if (ctx.path === "/token/revocation" && ctx.status === 200) {
+    if (ctx.path === routes.token && ctx.status === 200 && typeof body?.access_token === "string") opts.onAccessToken?.(body.access_token);
+    if (opts.refreshAnswersOmitRefreshToken && ctx.path === routes.token && ctx.status === 200 && (ctx as any).oidc?.params?.grant_type === "refresh_token") delete body?.refresh_token;
+    if (ctx.path === routes.revocation && ctx.status === 200) {
       counts.revocations++;
       counts.revokedHints.push(String((ctx as any).oidc?.params?.token_type_hint ?? ""));
     }
   });
 
+  // Login is automatic (one local user); the consent prompt shows the consent page, whose form posts back here.
   async function interact(req: http.IncomingMessage, res: http.ServerResponse) {
     const p = provider!;
     const details: any = await p.interactionDetails(req, res);
-    if (peer.decision === "deny") {
-      await p.interactionFinished(req, res, { error: "access_denied", error_description: "The user declined" }, { mergeWithLastSubmission: false });
-      return;
-    }
     if (details.prompt.name === "login") {
       await p.interactionFinished(req, res, { login: { accountId: "peer-user-1" } }, { mergeWithLastSubmission: false });
+      return;
+    }
+    if (req.method !== "POST") {
+      return sendConsentPage(res, {
+        provider: opts.provider ?? "OAuth server", clientId: String(details.params.client_id), redirectUri: String(details.params.redirect_uri),
+        scopes: String(details.params.scope ?? "").split(" ").filter(Boolean), action: `/interaction/${details.uid}`,
+      });
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (readConsentForm(Buffer.concat(chunks).toString("utf8")).decision !== "approve") {
+      await p.interactionFinished(req, res, { error: "access_denied", error_description: "The user declined" }, { mergeWithLastSubmission: false });
       return;
     }
     const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
@@ -180,38 +206,18 @@ export async function startOAuthPeer(opts: OAuthPeerOptions): Promise<OAuthPeer>
     await p.interactionFinished(req, res, { consent: details.grantId ? {} : { grantId } }, { mergeWithLastSubmission: true });
   }
 
-  async function browse(authorizationUrl: string): Promise<URL> {
-    const jar = new Map<string, string>();
-    let at = authorizationUrl;
-    for (let hop = 0; hop < 12; hop++) {
-      const res = await fetch(at, { redirect: "manual", headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } });
-      for (const c of res.headers.getSetCookie()) {
-        const [pair] = c.split(";");
-        const i = pair.indexOf("=");
-        jar.set(pair.slice(0, i).trim(), pair.slice(i + 1));
-      }
-      const location = res.headers.get("location");
-      if (!location) throw new Error(`the authorization server stopped at ${at}: ${res.status} ${(await res.text()).slice(0, 500)}`);
-      const next = new URL(location, at);
-      if (next.origin !== url) return next; // redirected back to the client
-      await res.body?.cancel();
-      at = next.href;
-    }
-    throw new Error("too many redirects at the authorization server");
-  }
-
   return Object.assign(peer, {
     url,
-    authorizationUrl: `${url}/auth`,
-    tokenUrl: `${url}/token`,
-    revocationUrl: `${url}/token/revocation`,
+    authorizationUrl: `${url}${routes.authorization}`,
+    tokenUrl: `${url}${routes.token}`,
+    revocationUrl: `${url}${routes.revocation}`,
     clients,
     counts,
     decision: "approve" as const,
     tokenDelayMs: 0,
     tokenOutage: null,
     revocationOutage: null,
-    browse,
+    browse: (authorizationUrl: string) => browse(authorizationUrl, peer.decision),
     forgetGrants() {
       for (const name of ["Grant", "RefreshToken", "AccessToken", "AuthorizationCode"]) stores.get(name)?.clear();
     },
