@@ -1,6 +1,6 @@
 import supertest from "supertest";
 import { createAccount, createApiKey } from "@trendgate/db";
-import { createLogger } from "@trendgate/logger";
+import { createLogger, type Logger } from "@trendgate/logger";
 import { whenReady } from "@trendgate/queues";
 import { createGateway, type Gateway } from "../../apps/gateway/src/app.ts";
 import { createDeps } from "../../apps/gateway/src/deps.ts";
@@ -13,9 +13,10 @@ export interface TestGateway extends Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+/** `logger`: where the gateway logs (silent by default; a test of the logs passes one writing to memory). */
+export async function startGateway(env: Record<string, string> = {}, { logger = createLogger({ level: "silent" }) }: { logger?: Logger } = {}): Promise<TestGateway> {
   const config = testConfig(env);
-  const deps = createDeps(config, createLogger({ level: "silent" }));
+  const deps = createDeps(config, logger);
   await whenReady(deps.redis, 10_000);
   const gw = await createGateway(deps);
   return {

@@ -3,6 +3,7 @@ import { ERROR_CODES, problemType, type Problem } from "@trendgate/contracts";
 import { isDbDataError, isDbUnavailable } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import { ApiError } from "./api-error.ts";
+import { isServerFault } from "./observe.ts";
 
 // ioredis/BullMQ errors that mean Redis cannot be reached right now.
 const isRedisUnavailable = (err: any) =>
@@ -48,7 +49,8 @@ export function sendProblem(req: Request, res: Response, e: ApiError) {
 export function problemHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = toApiError(err);
-    if (e.status >= 500) logger.error({ err, request_id: req.id, path: res.locals.logPath ?? req.path }, "request failed");
+    // The stack of a fault; an expected 5xx (501 not configured, 502 provider failed) is in the access log line.
+    if (isServerFault(e.status)) logger.error({ err, request_id: req.id, path: res.locals.logPath ?? req.path }, "request failed");
     // A data error means a request schema let through a value the database refused: a contract to tighten.
     else if (e.code === "validation_failed" && !(err instanceof ApiError)) logger.warn({ err: String(err), request_id: req.id, path: req.path }, "database refused a validated value");
     if (res.headersSent) return res.end();
