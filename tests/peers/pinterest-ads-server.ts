@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import Ajv, { type ValidateFunction } from "ajv-draft-04";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { authorizeEndpoint } from "./consent-page.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 import { readVendorSpec, vendorSpecFile } from "./vendor-spec-file.ts";
 
 // A local stand-in for Pinterest API v5 (providers.md §3g and §6), checked against Pinterest's own published API
@@ -216,6 +217,9 @@ export interface PinterestRequest {
 
 export interface PinterestAdsServer {
   url: string;
+  /** The consent page (PINTEREST_ADS_AUTHORIZE_URL, www.pinterest.com/oauth/): approving issues a code reaching every ad account. */
+  authorizeUrl: string;
+  tokenUrl: string;
   spec: PinterestSpec;
   app: { clientId: string; clientSecret: string };
   addToken(token: string, opts?: { expiresInS?: number; accounts?: string[]; scopes?: string[] }): void;
@@ -290,9 +294,9 @@ const todayUtc = () => Math.floor(Date.now() / 86_400_000);
 const csvField = (v: unknown) => { const t = String(v ?? ""); return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t; };
 const bookmarkOf = (offset: number) => Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
 
-export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
+export async function startPinterestAdsServer(opts: StandInOptions = {}): Promise<PinterestAdsServer> {
   const spec = specOnce();
-  const app = { clientId: String(crypto.randomInt(1_000_000, 9_999_999)), clientSecret: crypto.randomBytes(20).toString("hex") };
+  const app = opts.app ?? { clientId: String(crypto.randomInt(1_000_000, 9_999_999)), clientSecret: crypto.randomBytes(20).toString("hex") };
   const tokens = new Map<string, { expiresAt: number; accounts: string[] | null; scopes: string[] }>();
   const refreshTokens = new Map<string, { expiresAt: number; accounts: string[] | null; scopes: string[] }>();
   const codes = new Map<string, { redirectUri: string; accounts: string[] | null; used: boolean }>();
@@ -636,7 +640,18 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
     return { "x-ratelimit-limit": `${limit}, ${limit};w=60`, "x-ratelimit-remaining": String(Math.max(0, limit - n)), "x-ratelimit-reset": String(60 - (now() % 60)) };
   }
 
+  const authorize = authorizeEndpoint({
+    provider: "Pinterest", clientId: app.clientId,
+    grants: () => [...accounts.values()].map((a) => `Ad account ${a.id} (${a.name})`),
+    issue(q) {
+      const code = crypto.randomBytes(20).toString("hex");
+      codes.set(code, { redirectUri: q.get("redirect_uri")!, accounts: null, used: false });
+      return { code };
+    },
+  });
+
   const server = bodyServer((req, res, url, raw) => {
+    if (url.pathname === "/oauth/") return authorize(req, res, url, raw); // www.pinterest.com/oauth/, not the API
     const method = (req.method ?? "GET").toUpperCase();
     const requestId = crypto.randomBytes(8).toString("hex");
     if (url.pathname.startsWith("/pinterest-ads-reporting/")) return download(req, url, res); // the object store, not the API
@@ -683,9 +698,9 @@ export async function startPinterestAdsServer(): Promise<PinterestAdsServer> {
     }
   });
 
-  base = await listenLocal(server);
+  base = await listenLocal(server, opts.port);
   return {
-    url: base, spec, app, requests, tokenRequests, budgetWrites, specViolations, counts, reportJobs, downloads,
+    url: base, authorizeUrl: `${base}/oauth/`, tokenUrl: `${base}/v5/oauth/token`, spec, app, requests, tokenRequests, budgetWrites, specViolations, counts, reportJobs, downloads,
     addToken(value, o = {}) {
       tokens.set(value, { expiresAt: Date.now() + (o.expiresInS ?? TOKEN_DAYS * 86_400) * 1000, accounts: o.accounts ?? null, scopes: o.scopes ?? ["ads:read", "ads:write"] });
     },
