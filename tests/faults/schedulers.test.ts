@@ -1,6 +1,7 @@
 import { QUEUES } from "@trendgate/contracts";
 import { createAccount, createDb, insertSignals, type Db } from "@trendgate/db";
-import { createLogger } from "@trendgate/logger";
+import { createLogger, REDACT_PATHS } from "@trendgate/logger";
+import { pino } from "pino";
 import { createRedis, Queues } from "@trendgate/queues";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { DETECTION_SCHEDULER_ID, SchedulerKeeper, SOCIAL_POLL_SCHEDULER_ID, schedules } from "../../apps/worker/src/schedulers/index.ts";
@@ -123,4 +124,29 @@ test("a worker that runs only some queues keeps only their schedulers", async ()
   await new Promise((r) => setTimeout(r, 1500));
   expect(await workers.deps.queues.get(QUEUES.trendDetection).getJobScheduler(DETECTION_SCHEDULER_ID)).toBeUndefined();
   expect(await workers.deps.queues.get(QUEUES.socialPoll).getJobScheduler(SOCIAL_POLL_SCHEDULER_ID)).toBeUndefined();
+}, 30_000);
+
+test("a first start on an empty Redis creates the schedulers quietly (info); a scheduler lost later is a warning", async () => {
+  const redis = await privateRedis();
+  const config = testConfig({ REDIS_URL: redis.url });
+  const lines: { level: number; msg: string; lost?: string[]; schedulers?: string[] }[] = [];
+  const logger = pino({ level: "info", redact: { paths: REDACT_PATHS } }, { write: (l: string) => lines.push(JSON.parse(l)) });
+  const queues = new Queues(createRedis(config.REDIS_URL, "client"), config.QUEUE_PREFIX);
+  onCleanup(async () => { await queues.close(); queues.connection.disconnect(); });
+  const keeper = new SchedulerKeeper(queues, schedules(config), { checkMs: 60_000, logger });
+  const WARN = 40;
+
+  expect(await keeper.ensure()).toHaveLength(schedules(config).length);
+  expect(lines.filter((l) => l.level >= WARN)).toEqual([]);
+  expect(lines).toContainEqual(expect.objectContaining({ level: 30, msg: "job scheduler(s) created", schedulers: expect.arrayContaining([DETECTION_SCHEDULER_ID]) }));
+
+  // Healthy: nothing to say.
+  lines.length = 0;
+  expect(await keeper.ensure()).toEqual([]);
+  expect(lines).toEqual([]);
+
+  // Gone while this process was running: Redis lost data, which an operator must hear about.
+  await redis.flushall();
+  expect(await keeper.ensure()).toHaveLength(schedules(config).length);
+  expect(lines).toContainEqual(expect.objectContaining({ level: WARN, msg: "job scheduler(s) were missing or stalled in Redis; re-created", lost: expect.arrayContaining([DETECTION_SCHEDULER_ID, SOCIAL_POLL_SCHEDULER_ID]) }));
 }, 30_000);

@@ -36,8 +36,17 @@ const TEMPLATE_OPTS = { removeOnComplete: 100, removeOnFail: 100 };
 // States in which a scheduler's next job will run (or is running): anything else means the chain is broken.
 const LIVE_STATES = new Set(["delayed", "waiting", "prioritized", "active", "waiting-children"]);
 
+/**
+ * What a check found: `new` (absent and never seen by this process: a first start, normal), `changed` (another
+ * interval: a configuration change), `lost` (absent although this process saw it), `stalled` (present, its next job
+ * gone or dead). Only the last two mean Redis lost data.
+ */
+type Finding = "healthy" | "new" | "changed" | "lost" | "stalled";
+
 export class SchedulerKeeper {
   private readonly loop: Periodic;
+  /** Schedulers this process has seen in Redis (or created): absent again later means they were lost. */
+  private readonly seen = new Set<string>();
 
   constructor(
     private readonly queues: Queues,
@@ -60,23 +69,34 @@ export class SchedulerKeeper {
 
   /** One check of every schedule; returns the ids it (re-)created. */
   async ensure(): Promise<string[]> {
+    const found = new Map<Exclude<Finding, "healthy">, string[]>();
     const created: string[] = [];
     for (const s of this.list) {
       if (this.loop.stopped) break;
-      if (await this.healthy(s)) continue;
-      await this.queues.get(s.queue).upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.queue, data: {}, opts: TEMPLATE_OPTS });
-      created.push(s.id);
+      const finding = await this.check(s);
+      if (finding !== "healthy") {
+        await this.queues.get(s.queue).upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.queue, data: {}, opts: TEMPLATE_OPTS });
+        found.set(finding, [...(found.get(finding) ?? []), s.id]);
+        created.push(s.id);
+      }
+      this.seen.add(s.id);
     }
-    if (created.length) this.opts.logger.warn({ schedulers: created }, "job scheduler(s) were missing or stalled in Redis; re-created");
+    const { logger } = this.opts;
+    if (found.has("new")) logger.info({ schedulers: found.get("new") }, "job scheduler(s) created");
+    if (found.has("changed")) logger.info({ schedulers: found.get("changed") }, "job scheduler(s) updated to the configured interval");
+    const broken = [...(found.get("lost") ?? []), ...(found.get("stalled") ?? [])];
+    if (broken.length) logger.warn({ lost: found.get("lost") ?? [], stalled: found.get("stalled") ?? [] }, "job scheduler(s) were missing or stalled in Redis; re-created");
     return created;
   }
 
-  /** The scheduler exists with this interval and its next job is queued (or running). */
-  private async healthy(s: Schedule): Promise<boolean> {
+  /** Healthy: the scheduler exists with this interval and its next job is queued (or running). */
+  private async check(s: Schedule): Promise<Finding> {
     const queue = this.queues.get(s.queue);
     const scheduler = await queue.getJobScheduler(s.id);
-    if (!scheduler || scheduler.every !== s.everyMs || scheduler.next == null) return false;
+    if (!scheduler) return this.seen.has(s.id) ? "lost" : "new";
+    if (scheduler.every !== s.everyMs) return "changed";
+    if (scheduler.next == null) return "stalled";
     const next = await queue.getJob(`repeat:${s.id}:${scheduler.next}`);
-    return !!next && LIVE_STATES.has(await next.getState());
+    return next && LIVE_STATES.has(await next.getState()) ? "healthy" : "stalled";
   }
 }
