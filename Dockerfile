@@ -1,5 +1,6 @@
 # One image for the gateway and the workers (the command picks which). Migrations run from the same image.
-FROM node:20-bookworm-slim
+# The current Node LTS (26; Debian 13 is its default base). `engines` in package.json keeps the oldest Node we test on.
+FROM node:26-trixie-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
