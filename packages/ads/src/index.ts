@@ -7,3 +7,5 @@ export * from "./plan.ts";
 export * from "./reconcile.ts";
 export * from "./run-record.ts";
 export * from "./read-targets.ts";
+export * from "./ad-account.ts";
+export * from "./mapping-check.ts";

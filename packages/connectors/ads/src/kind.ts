@@ -78,7 +78,15 @@ export interface ExecutorRequest {
   credentials: string;
 }
 
+/** An ad account the connection's token reaches; `name` where the provider's listing gives one. */
+export interface AdAccount { id: string; name: string | null }
+
 export interface AdsClient {
+  /**
+   * The ad accounts the token reaches (the provider's own listing of them), so a selection without an ad account
+   * can use the only one there is, and say which to choose from when there are several.
+   */
+  listAccounts(): Promise<AdAccount[]>;
   listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>>;
   readTargeting(accountId: string, entityIds: string[], field: TargetingField): Promise<EntityTargeting[]>;
   /** Targeting items for trend phrases (keywords as given; interests through the provider's lookup). */

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { computePlan, DEFAULT_SAFETY, hashablePrior, readTargets, stateHash, type PlanTrend, type SafetySettings } from "@trendgate/ads";
+import { AdAccountChoiceError, checkMappedEntities, computePlan, DEFAULT_SAFETY, hashablePrior, readTargets, resolveAdAccount, stateHash, type PlanTrend, type SafetySettings } from "@trendgate/ads";
 import { TARGETING_FIELDS, type AdsClient, type AdsConnector, type EntityTargeting, type ProviderCall, type TargetingChange, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
-import { baseUrlOf } from "@trendgate/connector-core";
+import { baseUrlOf, oauthClientOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
 import { CategoryPath, Id, QUEUES, SEVERITIES, text, type Severity } from "@trendgate/contracts";
 import { addOutboxMessages, newId, type ConnectionRow, type OutboxRow, type Prisma, type Tx } from "@trendgate/db";
@@ -37,7 +37,10 @@ export const AdsSelectionBody = z.object({
     description: "On (default): plans only add targeting, at most the caps, from trends at least `min_severity`, not negative, not on the blocklist, " +
       "and a dry run must pass where the provider has one. Off: removals of targeting this service added are allowed too. Budgets, bids and schedules are never changed.",
   }),
-  account_id: text({ min: 1, max: 64, trim: true }).meta({ description: "The ad account (Google Ads customer id, Meta `act_<id>`)" }),
+  account_id: text({ min: 1, max: 64, trim: true }).optional().meta({
+    description: "The ad account (Google Ads customer id, Meta `act_<id>`, Microsoft `<customerId>:<accountId>`; GET …/accounts lists them). " +
+      "Left out: the connection's only ad account, read from the provider at each use; when it reaches several, the routes that need one answer 422 `ad_account_required`.",
+  }),
   safety: AdsSafety.optional(),
 }).meta({ id: "AdsSelection" });
 type AdsSelection = z.infer<typeof AdsSelectionBody>;
@@ -45,6 +48,9 @@ type AdsSelection = z.infer<typeof AdsSelectionBody>;
 const MappingsBody = z.object({
   entities: z.array(z.object({ id: text({ min: 1, max: 64, trim: true }), name: text({ max: 200 }).optional(), field: z.enum(TARGETING_FIELDS) })).max(200),
 }).meta({ id: "AdsMappings" });
+const AdAccountList = z.object({
+  data: z.array(z.object({ id: z.string().meta({ description: "What `account_id` takes" }), name: z.string().nullable() })),
+}).meta({ id: "AdsAccountList" });
 
 const safetyOf = (s: AdsSelection): SafetySettings => ({
   strict: s.strict_safety,
@@ -56,6 +62,7 @@ const safetyOf = (s: AdsSelection): SafetySettings => ({
 
 const AdsProvider = z.object({
   id: z.string(), display_name: z.string(), connected: z.boolean(),
+  configured: z.boolean().meta({ description: "This server has the provider's OAuth client (id and secret): false means GET …/auth answers 501 `provider_not_configured`" }),
   capabilities: z.object({ dry_run: z.boolean(), audience_estimate: z.boolean(), sandbox: z.boolean(), targeting: z.array(z.string()) }),
   base_path: z.string(),
 }).meta({ id: "AdsProvider" });
@@ -176,10 +183,27 @@ function routesOf(c: AdsConnector): RouteDef[] {
     return { conn, selection: parsed.success ? parsed.data : null, client };
   }
 
+  /** The selection and the ad account it works on (the one it names, else the connection's only one), or 409/422. */
+  async function selected(deps: GatewayDeps, accountId: string, need: string) {
+    const { conn, selection, client } = await connected(deps, accountId);
+    if (!selection) throw new ApiError("not_connected", `No ${need} selected: PUT ${base}/selection first`);
+    let adAccountId: string;
+    try {
+      adAccountId = await resolveAdAccount(client, selection.account_id);
+    } catch (err) {
+      if (!(err instanceof AdAccountChoiceError)) return providerProblem(deps, conn, err, { name, reconnect: authorize });
+      throw new ApiError("ad_account_required", `No ad account is selected and ${err.message}: PUT ${base}/selection with account_id (GET ${base}/accounts lists them)`, {
+        errors: [{ location: "body", path: "account_id", message: err.accounts.length ? `required: one of ${err.accounts.map((a) => a.id).join(", ")}` : "no ad account is reachable", code: "ad_account_required" }],
+      });
+    }
+    return { conn, selection, client, adAccountId };
+  }
+
   return [
     defineRoute({
       method: "put", path: `${base}/selection`, operationId: `put${m.operationName}Selection`, tag: TAG, auth: "apiKey",
       summary: `Choose the ${name} ad account, trend category and safety settings`,
+      description: "Only `trend_category` is required. Without `account_id` the connection's only ad account is used (see `account_id`). Read it back with GET.",
       body: AdsSelectionBody,
       responses: { 200: { description: "The saved selection", schema: AdsSelectionBody }, 409: { description: "`not_connected`" } },
       async handler({ deps, auth, body }) {
@@ -189,16 +213,44 @@ function routesOf(c: AdsConnector): RouteDef[] {
       },
     }),
     defineRoute({
+      method: "get", path: `${base}/selection`, operationId: `get${m.operationName}Selection`, tag: TAG, auth: "apiKey",
+      summary: `The saved ${name} selection`,
+      description: "As PUT saved it, defaults applied; `account_id` is absent when none was given. 404 `not_found` when nothing is saved.",
+      responses: { 200: { description: "The saved selection", schema: AdsSelectionBody }, 404: { description: "No selection saved" }, 409: { description: "`not_connected`" } },
+      async handler({ deps, auth }) {
+        const conn = await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false });
+        const parsed = AdsSelectionBody.safeParse(conn.selection ?? undefined);
+        if (!parsed.success) throw notFound(`${name} selection`);
+        return { status: 200, body: parsed.data };
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${base}/accounts`, operationId: `list${m.operationName}Accounts`, tag: TAG, auth: "apiKey",
+      summary: `The ${name} ad accounts the connection reaches`,
+      description: "Their ids are what the selection's `account_id` takes; with exactly one, a selection may leave `account_id` out.",
+      responses: { 200: { description: "The ad accounts", schema: AdAccountList }, 409: { description: "`not_connected`" } },
+      async handler({ deps, auth }) {
+        const { conn, client } = await connected(deps, auth.accountId);
+        try {
+          return { status: 200, body: { data: await client.listAccounts() } };
+        } catch (err) {
+          return providerProblem(deps, conn, err, { name, reconnect: authorize });
+        }
+      },
+    }),
+    defineRoute({
       method: "get", path: `${base}/entities`, operationId: `list${m.operationName}Entities`, tag: TAG, auth: "apiKey",
       summary: `The selected ${name} ad account's campaign entities, to map to the trend category`,
       description: "Pass `next_cursor` back as `cursor`. `targeting` lists the fields a plan can change on the entity.",
       query: EntitiesQuery,
-      responses: { 200: { description: "A page of entities", schema: EntityPage }, 409: { description: "`not_connected`: no connection or no selection" } },
+      responses: {
+        200: { description: "A page of entities", schema: EntityPage }, 409: { description: "`not_connected`: no connection or no selection" },
+        422: { description: "`ad_account_required`: no account_id selected and the connection reaches several ad accounts (named)" },
+      },
       async handler({ deps, auth, query }) {
-        const { conn, selection, client } = await connected(deps, auth.accountId);
-        if (!selection) throw new ApiError("not_connected", `No ad account is selected: PUT ${base}/selection first`);
+        const { conn, client, adAccountId } = await selected(deps, auth.accountId, "ad account is");
         try {
-          return { status: 200, body: await client.listEntities(selection.account_id, { cursor: query.cursor, limit: query.limit }) };
+          return { status: 200, body: await client.listEntities(adAccountId, { cursor: query.cursor, limit: query.limit }) };
         } catch (err) {
           return providerProblem(deps, conn, err, { name, reconnect: authorize });
         }
@@ -207,18 +259,48 @@ function routesOf(c: AdsConnector): RouteDef[] {
     defineRoute({
       method: "put", path: `${base}/mappings`, operationId: `put${m.operationName}Mappings`, tag: TAG, auth: "apiKey",
       summary: `Map ${name} campaign entities to the trend category (replaces the mapping)`,
+      description:
+        `Each entity is checked at ${name} against the selected ad account's entities (GET ${base}/entities): an id it does not have ` +
+        "answers 422 naming `entities.<i>.id` (code `unknown_entity`), a field the entity's targeting is not 422 naming `entities.<i>.field`. " +
+        "Needs a selection (409). Read it back with GET.",
       body: MappingsBody,
-      responses: { 200: { description: "The saved mapping", schema: MappingsBody }, 422: { description: "A field the entity's provider cannot change" } },
+      responses: {
+        200: { description: "The saved mapping", schema: MappingsBody }, 409: { description: "`not_connected`: no connection or no selection" },
+        422: { description: "`validation_failed`: an entity the ad account does not have, or a field it cannot change; `ad_account_required`" },
+      },
       async handler({ deps, auth, body }) {
-        await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false });
         const bad = body.entities.findIndex((e) => !c.capabilities.targeting.includes(e.field));
         if (bad >= 0) throw new ApiError("validation_failed", `entities.${bad}.field: ${name} plans change ${c.capabilities.targeting.join(", ")}`, {
           errors: [{ location: "body", path: `entities.${bad}.field`, message: `one of ${c.capabilities.targeting.join(", ")}`, code: "invalid_value" }] });
+        const { conn, client, adAccountId } = await selected(deps, auth.accountId, "ad account is");
+        let problems;
+        try {
+          problems = body.entities.length ? await checkMappedEntities(client, adAccountId, body.entities) : [];
+        } catch (err) {
+          return providerProblem(deps, conn, err, { name, reconnect: authorize });
+        }
+        if (problems.length) {
+          const errors = problems.map((p) => p.problem === "unknown_entity"
+            ? { location: "body" as const, path: `entities.${p.index}.id`, message: `ad account ${adAccountId} has no entity ${p.id} at ${name}`, code: "unknown_entity" }
+            : { location: "body" as const, path: `entities.${p.index}.field`, message: `entity ${p.id} takes ${p.targeting.join(", ") || "no targeting"} (map its ad group level)`, code: "invalid_value" });
+          throw new ApiError("validation_failed", `${errors.map((e) => `${e.path}: ${e.message}`).join("; ")}`, { errors });
+        }
         await deps.db.$transaction([
           deps.db.adsMapping.deleteMany({ where: { accountId: auth.accountId, provider: m.id } }),
           deps.db.adsMapping.createMany({ data: body.entities.map((e) => ({ accountId: auth.accountId, provider: m.id, entityId: e.id, entityName: e.name ?? null, field: e.field })) }),
         ]);
         return { status: 200, body };
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${base}/mappings`, operationId: `get${m.operationName}Mappings`, tag: TAG, auth: "apiKey",
+      summary: `The saved ${name} mapping`,
+      description: "The mapped entities as PUT saved them, by id; `entities` is empty when nothing is mapped.",
+      responses: { 200: { description: "The saved mapping", schema: MappingsBody }, 409: { description: "`not_connected`" } },
+      async handler({ deps, auth }) {
+        await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false });
+        const rows = await deps.db.adsMapping.findMany({ where: { accountId: auth.accountId, provider: m.id }, orderBy: { entityId: "asc" } });
+        return { status: 200, body: { entities: rows.map((r) => ({ id: r.entityId, ...(r.entityName !== null ? { name: r.entityName } : {}), field: r.field as TargetingField })) } };
       },
     }),
     defineRoute({
@@ -229,10 +311,12 @@ function routesOf(c: AdsConnector): RouteDef[] {
         "(refused changes listed with their reasons), as the exact provider calls; where the provider has a dry run it is run and its verdict " +
         "reported per change. The plan is stored with the targets' state and its hash: an apply runs exactly these calls, and refuses if the " +
         `targets changed or the plan expired (ADS_PLAN_TTL_SECONDS). ${c.capabilities.dryRun ? `${name} has a dry run.` : `${name} has no dry run.`}`,
-      responses: { 201: { description: "The plan", schema: PlanView }, 409: { description: "`not_connected`: no connection, selection or mapping" } },
+      responses: {
+        201: { description: "The plan", schema: PlanView }, 409: { description: "`not_connected`: no connection, selection or mapping" },
+        422: { description: "`ad_account_required`: no account_id selected and the connection reaches several ad accounts (named in the detail and `errors`)" },
+      },
       async handler({ deps, auth }) {
-        const { conn, selection, client } = await connected(deps, auth.accountId);
-        if (!selection) throw new ApiError("not_connected", `No ad account and category are selected: PUT ${base}/selection first`);
+        const { conn, selection, client, adAccountId } = await selected(deps, auth.accountId, "ad account and category are");
         const entities = await deps.db.adsMapping.findMany({ where: { accountId: auth.accountId, provider: m.id }, orderBy: { entityId: "asc" } });
         if (!entities.length) throw new ApiError("not_connected", `No campaign entities are mapped: PUT ${base}/mappings first`);
         const cat = selection.trend_category;
@@ -243,14 +327,14 @@ function routesOf(c: AdsConnector): RouteDef[] {
         const trends: PlanTrend[] = rows.map((t) => ({ id: t.id, name: t.name, category: t.category, severity: t.severity as Severity, sentiment: t.sentiment }));
         let plan, calls, prior: EntityTargeting[], dry: DryRun;
         try {
-          prior = await readTargets(client, selection.account_id, entities.map((e) => ({ id: e.entityId, field: e.field as TargetingField })));
+          prior = await readTargets(client, adAccountId, entities.map((e) => ({ id: e.entityId, field: e.field as TargetingField })));
           const resolved = new Map<TargetingField, Map<string, TargetingItem[]>>();
-          for (const f of new Set(entities.map((e) => e.field as TargetingField))) resolved.set(f, await client.resolveItems(selection.account_id, f, trends.map((t) => t.name)));
+          for (const f of new Set(entities.map((e) => e.field as TargetingField))) resolved.set(f, await client.resolveItems(adAccountId, f, trends.map((t) => t.name)));
           plan = computePlan({ trends, entities: entities.map((e) => ({ id: e.entityId, name: e.entityName ?? undefined, field: e.field as TargetingField })), prior, resolved, safety: safetyOf(selection) });
-          calls = client.calls(selection.account_id, plan.changes, prior);
+          calls = client.calls(adAccountId, plan.changes, prior);
           // The provider's verdict per change; what it refuses leaves the plan (refused, with its reason), so what is
           // applied is exactly what passed the dry run.
-          dry = await dryRunOf(c, client, selection.account_id, calls);
+          dry = await dryRunOf(c, client, adAccountId, calls);
           const failed = new Map(dry.results.filter((r) => !r.ok).map((r) => [r.change_id, r]));
           if (failed.size) {
             for (const ch of plan.changes.filter((x) => failed.has(x.id)))
@@ -261,13 +345,13 @@ function routesOf(c: AdsConnector): RouteDef[] {
               d.changes = d.changes.filter((x) => !failed.has(x.change_id));
               d.after = d.after.filter((x) => !gone.has(x) || d.before.includes(x));
             }
-            calls = client.calls(selection.account_id, plan.changes, prior);
+            calls = client.calls(adAccountId, plan.changes, prior);
           }
         } catch (err) {
           return providerProblem(deps, conn, err, { name, reconnect: authorize });
         }
         return storePlan(deps, {
-          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: selection.account_id, category: cat, strictSafety: selection.strict_safety,
+          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: adAccountId, category: cat, strictSafety: selection.strict_safety,
           changes: json(plan.changes), calls: json(calls), diff: json(plan.diff), refused: json(plan.refused), dryRun: json(dry),
           priorState: json(prior), priorStateHash: plan.prior_state_hash,
         });
@@ -383,7 +467,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
 
 const providersRoute = defineRoute({
   method: "get", path: "/api/integrations/ads/providers", operationId: "listAdsProviders", tag: TAG, auth: "apiKey",
-  summary: "The ads providers: display name, whether connected, capabilities",
+  summary: "The ads providers: display name, whether connected, whether this server can connect it (`configured`), capabilities",
   responses: { 200: { description: "The providers", schema: z.object({ data: z.array(AdsProvider) }) } },
   async handler({ deps, auth }) {
     const ads = deps.registry.ofKind("ads");
@@ -393,6 +477,7 @@ const providersRoute = defineRoute({
       body: {
         data: ads.map((c) => ({
           id: c.manifest.id, display_name: c.manifest.displayName, connected: conns.some((x) => x.provider === c.manifest.id && x.status !== "needs_reauth"),
+          configured: !("missing" in oauthClientOf(c.manifest, deps.config.PROVIDER_ENV)),
           capabilities: { dry_run: c.capabilities.dryRun, audience_estimate: c.capabilities.audienceEstimate, sandbox: c.capabilities.sandbox, targeting: c.capabilities.targeting },
           base_path: basePathOf(c.manifest),
         })),

@@ -1,5 +1,5 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, codeOf, failuresOf, operationIndexOf, PROVIDER } from "./errors.ts";
 import { digits, googleApi } from "./api.ts";
 
@@ -49,6 +49,15 @@ export class GoogleAdsClient implements AdsClient {
     const r = await this.post(`customers/${digits(customerId)}/googleAds:search`, { query, ...(pageToken ? { pageToken } : {}) }, "googleAds:search");
     if (r.status !== 200 || !r.body) throw callError(r.status, r.body, "googleAds:search", r.requestId);
     return { results: r.body.results ?? [], nextPageToken: r.body.nextPageToken || undefined };
+  }
+
+  async listAccounts(): Promise<AdAccount[]> {
+    // Resource names only: reading each customer's name would spend one operation per customer.
+    const what = "customers:listAccessibleCustomers";
+    const r = await providerFetch(PROVIDER, what, new URL(what, this.base), { method: "GET", headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
+    const body = r.text ? r.body : {};
+    if (r.status !== 200) throw callError(r.status, body, what, r.headers.get("request-id"));
+    return ((body?.resourceNames ?? []) as string[]).map((n) => ({ id: String(n).split("/").pop()!, name: null }));
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {

@@ -1,5 +1,5 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { criteriaProblems, FACETS, mergeInterests, planFacetOf, planUrns, type Criteria } from "./criteria.ts";
 import { callError, errorOf, kindOf, messageOf, PROVIDER, providerCodeOf } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -87,6 +87,18 @@ export class LinkedInAdsClient implements AdsClient {
     const r = await this.request("GET", path, what, { query });
     if (r.status !== 200 || !r.body) throw callError(r.status, r.body, what, r.requestId);
     return r.body;
+  }
+
+  async listAccounts(): Promise<AdAccount[]> {
+    // The accounts the member has a role on (LinkedIn's search answers only those), through its page tokens.
+    const out: AdAccount[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.get("adAccounts", { q: "search", pageSize: MAX_PAGE, pageToken }, "adAccounts");
+      for (const a of Array.isArray(page.elements) ? page.elements : []) out.push({ id: String(a.id), name: a.name ? String(a.name) : null });
+      pageToken = typeof page.metadata?.nextPageToken === "string" && page.metadata.nextPageToken ? page.metadata.nextPageToken : undefined;
+    } while (pageToken);
+    return out;
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {

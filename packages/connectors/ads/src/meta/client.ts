@@ -1,5 +1,5 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, graphErrorOf, graphMessage, kindOf, PROVIDER, providerCodeOf } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 import { mergeInterests } from "./spec.ts";
@@ -61,6 +61,17 @@ export class MetaAdsClient implements AdsClient {
     const r = await this.send("GET", path, what, { query });
     if (r.status !== 200 || !r.body || graphErrorOf(r.body)) throw callError(r.status, r.body, r.headers, what, r.traceId);
     return r.body;
+  }
+
+  async listAccounts(): Promise<AdAccount[]> {
+    const out: AdAccount[] = [];
+    let after: string | undefined;
+    do {
+      const page = await this.get("me/adaccounts", { fields: "id,name", limit: String(MAX_PAGE), ...(after ? { after } : {}) }, "me/adaccounts");
+      for (const a of page.data ?? []) out.push({ id: String(a.id), name: a.name ? String(a.name) : null });
+      after = page.paging?.next ? page.paging?.cursors?.after : undefined;
+    } while (after);
+    return out;
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {

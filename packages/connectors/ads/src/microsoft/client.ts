@@ -1,7 +1,8 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { checkAdds, checkDeletes, type AddBody, type DeleteBody, type KeywordRow } from "./checks.ts";
 import { callError, describe, faultOf, PROVIDER, type BatchError } from "./errors.ts";
+import { hostOf } from "./hosts.ts";
 import { env as ENV } from "./manifest.ts";
 
 // The Microsoft Advertising Campaign Management REST client (providers.md §3e): Search campaigns of the account
@@ -106,6 +107,30 @@ export class MicrosoftAdsClient implements AdsClient {
       .filter((k: any) => k && k.Status !== "Deleted" && typeof k.Text === "string")
       .map((k: any): KeywordRow => ({ id: String(k.Id), text: k.Text, matchType: String(k.MatchType) }));
     return { rows, trackingId: r.trackingId };
+  }
+
+  async listAccounts(): Promise<AdAccount[]> {
+    // Customer Management (its own host): the signed-in user (GetUser without an id), then the accounts they can
+    // reach (SearchAccounts by UserId), each as `<customerId>:<accountId>`, the form a selection takes.
+    const user = await this.customerCall("User/Query", { UserId: null }, "GetUser");
+    const userId = user?.User?.Id;
+    if (userId === undefined || userId === null) throw new ProviderError(PROVIDER, "unavailable", "GetUser: no User.Id in the answer");
+    const out: AdAccount[] = [];
+    for (let index = 0; ; index++) {
+      const r = await this.customerCall("Accounts/Search", {
+        Predicates: [{ Field: "UserId", Operator: "Equals", Value: String(userId) }], Ordering: null, PageInfo: { Index: index, Size: MAX_PAGE },
+      }, "SearchAccounts");
+      const page: any[] = Array.isArray(r?.Accounts) ? r.Accounts : [];
+      for (const a of page) out.push({ id: `${a.ParentCustomerId}:${a.Id}`, name: a.Name ? String(a.Name) : null });
+      if (page.length < MAX_PAGE) return out;
+    }
+  }
+
+  private async customerCall(op: string, body: unknown, what: string): Promise<any> {
+    const url = `${hostOf(this.ctx.baseUrl, this.ctx.env?.[ENV.customerUrl], "clientcenter")}/CustomerManagement/${VERSION}/${op}`;
+    const r = await this.send("POST", url, body, { "content-type": "application/json" }, what);
+    if (r.status !== 200 || !r.body || faultOf(r.body)) throw callError(r.status, r.body, what, r.trackingId, this.waitMs);
+    return r.body;
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {

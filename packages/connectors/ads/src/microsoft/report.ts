@@ -2,6 +2,7 @@ import { ProviderError, providerFetch, PROVIDER_TIMEOUT_MS, PROVIDER_USER_AGENT,
 import { Unzip, UnzipInflate } from "fflate";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { parseAccount } from "./client.ts";
+import { hostOf } from "./hosts.ts";
 import { callError, faultOf, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 
@@ -202,14 +203,6 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const onAbort = () => { clearTimeout(t); reject(signal!.reason); };
     signal?.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** A service's host: the env override, else the campaign.* host's sibling, else the base URL itself. */
-function hostOf(baseUrl: string, override: string | undefined, sub: string): string {
-  if (override) return override.replace(/\/+$/, "");
-  const u = new URL(baseUrl);
-  if (/^campaign\./i.test(u.hostname)) u.hostname = u.hostname.replace(/^campaign\./i, `${sub}.`);
-  return u.origin + u.pathname.replace(/\/+$/, "");
 }
 
 const secondsEnv = (env: ProviderEnv | undefined, name: string, fallbackMs: number, maxS: number): number => {

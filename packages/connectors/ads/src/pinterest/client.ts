@@ -1,5 +1,5 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { checkCall, guardCall, MAX_KEYWORD } from "./checks.ts";
 import { resultsOf } from "./results.ts";
 import { callError, PROVIDER } from "./errors.ts";
@@ -104,6 +104,10 @@ export class PinterestAdsClient implements AdsClient {
       else for (const [id, name] of Object.entries(o ?? {})) if (typeof name === "string") out.set(id, name);
     }
     return out;
+  }
+
+  async listAccounts(): Promise<AdAccount[]> {
+    return (await this.all("ad_accounts", {}, "ad accounts")).map((a) => ({ id: String(a.id), name: a.name ? String(a.name) : null }));
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {

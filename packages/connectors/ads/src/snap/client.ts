@@ -1,5 +1,5 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, PROVIDER, reasonCode, type SnapEnvelope } from "./errors.ts";
 import { includedInterests, lifestyleIds, mergeInterests, squadProblems, type Squad } from "./targeting.ts";
 
@@ -73,6 +73,13 @@ export class SnapAdsClient implements AdsClient {
       try { next = new URL(link).searchParams.get("cursor") ?? undefined; } catch { next = undefined; }
     }
     return { items: items as Record<string, any>[], next };
+  }
+
+  async listAccounts(): Promise<AdAccount[]> {
+    // Ad accounts belong to organizations: the member's organizations, each with its ad accounts.
+    const body = await this.get("me/organizations", { with_ad_accounts: "true" }, "me/organizations");
+    return (Array.isArray(body.organizations) ? body.organizations : []).flatMap((w: Record<string, any>) =>
+      (Array.isArray(w?.organization?.ad_accounts) ? w.organization.ad_accounts : []).map((a: any) => ({ id: String(a.id), name: a.name ? String(a.name) : null })));
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {

@@ -1,7 +1,7 @@
 import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
-import type { AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
+import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, envelopeOf, kindOf, PROVIDER, providerCodeOf, succeeded, tiktokMessage } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { appEnv, env as ENV } from "./manifest.ts";
 import { categoryItem, itemTypeOf, keywordItem, mergeInterests, specOf, writeConflicts, type InterestSpec, type InterestWrite } from "./targeting.ts";
 
 // The TikTok API for Business client (providers.md §3c): campaigns and ad groups of an advertiser through
@@ -74,6 +74,15 @@ export class TikTokAdsClient implements AdsClient {
     const r = await this.send("GET", path, what, { query });
     if (!succeeded(r.status, r.body)) throw callError(r.status, r.body, what, r.requestId);
     return { data: r.body.data ?? {}, requestId: r.requestId };
+  }
+
+  async listAccounts(): Promise<AdAccount[]> {
+    // TikTok lists the advertisers a token reaches only to the app that holds it: the call names the app's id and secret.
+    const appId = this.ctx.env?.[appEnv.clientId];
+    const secret = this.ctx.env?.[appEnv.clientSecret];
+    if (!appId || !secret) throw new ProviderError(PROVIDER, "bad_request", `listing advertisers needs ${appEnv.clientId} and ${appEnv.clientSecret}`);
+    const { data } = await this.get("oauth2/advertiser/get/", { app_id: appId, secret }, "oauth2/advertiser/get");
+    return (Array.isArray(data.list) ? data.list : []).map((a: any) => ({ id: String(a.advertiser_id), name: a.advertiser_name ? String(a.advertiser_name) : null }));
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {

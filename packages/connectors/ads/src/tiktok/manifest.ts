@@ -10,6 +10,8 @@ import { tiktokAdsOAuthHooks } from "./hooks.ts";
 export const env = {
   apiVersion: "TIKTOK_ADS_API_VERSION",
 } as const;
+/** The app's id and secret: the OAuth client, and what listing a token's advertisers asks for too. */
+export const appEnv = { clientId: "TIKTOK_ADS_CLIENT_ID", clientSecret: "TIKTOK_ADS_CLIENT_SECRET" } as const;
 
 export const manifest: ProviderManifest<"ads"> = {
   id: "tiktok_ads",
@@ -27,7 +29,7 @@ export const manifest: ProviderManifest<"ads"> = {
     clientAuth: "client_secret_post",
     // The client id is TikTok's app id, the secret the app's secret; the portal names them app_id and auth_code.
     paramNames: { clientId: "app_id", code: "auth_code" },
-    env: { clientId: "TIKTOK_ADS_CLIENT_ID", clientSecret: "TIKTOK_ADS_CLIENT_SECRET", authorizationUrl: "TIKTOK_ADS_AUTHORIZE_URL", tokenUrl: "TIKTOK_ADS_TOKEN_URL", revocationUrl: "TIKTOK_ADS_REVOKE_URL" },
+    env: { ...appEnv, authorizationUrl: "TIKTOK_ADS_AUTHORIZE_URL", tokenUrl: "TIKTOK_ADS_TOKEN_URL", revocationUrl: "TIKTOK_ADS_REVOKE_URL" },
     hooks: tiktokAdsOAuthHooks,
   },
   baseUrl: { default: "https://business-api.tiktok.com", env: "TIKTOK_ADS_API_URL" },
