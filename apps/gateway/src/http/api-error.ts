@@ -6,7 +6,8 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail?: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    // A header given as a list is sent as one line per value (e.g. two WWW-Authenticate challenges).
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string | string[]> } = {},
   ) {
     super(detail ?? ERROR_CODES[code].title);
     this.status = ERROR_CODES[code].status;

@@ -119,8 +119,10 @@ export function adminAuth(token: string): RequestHandler {
     else if (/^Basic /i.test(h)) presented = Buffer.from(h.slice(6), "base64").toString().split(":").slice(1).join(":");
     const got = crypto.createHash("sha256").update(presented).digest();
     if (!presented || !crypto.timingSafeEqual(got, expected))
+      // Two header lines, Basic first: browsers read only the first challenge of a line, and Basic is the one that
+      // makes them offer a login (the queue dashboard in a browser); scripts use Bearer.
       throw new ApiError("unauthorized", "Operator endpoints need the admin token", {
-        headers: { "WWW-Authenticate": 'Bearer realm="trendgate-admin", Basic realm="trendgate-admin"' },
+        headers: { "WWW-Authenticate": ['Basic realm="trendgate-admin"', 'Bearer realm="trendgate-admin"'] },
       });
     next();
   };

@@ -51,7 +51,7 @@ export function rejectUpgrade(socket: Duplex, req: IncomingMessage, e: ApiError,
     ...(e.extra.errors ? { errors: e.extra.errors as Problem["errors"] } : {}),
   };
   const json = JSON.stringify(body);
-  const headers: Record<string, string> = {
+  const headers: Record<string, string | string[]> = {
     "Content-Type": "application/problem+json",
     "Content-Length": String(Buffer.byteLength(json)),
     "X-Request-Id": requestId,
@@ -59,7 +59,7 @@ export function rejectUpgrade(socket: Duplex, req: IncomingMessage, e: ApiError,
     ...(e.status === 503 ? { "Retry-After": "5" } : {}),
     ...e.extra.headers,
   };
-  const head = [`HTTP/1.1 ${e.status} ${httpReason(e.status)}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join("\r\n");
+  const head = [`HTTP/1.1 ${e.status} ${httpReason(e.status)}`, ...Object.entries(headers).flatMap(([k, v]) => [v].flat().map((x) => `${k}: ${x}`))].join("\r\n");
   socket.end(`${head}\r\n\r\n${json}`);
   socket.once("finish", () => socket.destroy());
 }
