@@ -1,16 +1,16 @@
 // Trend briefings (issue 14): the page a trend event's source_link opens without an API key, behind a signed,
 // expiring, per-account revocable token. Real gateway, Postgres and Redis; the page is also rendered in headless
-// Chromium (BRIEFING_SKIP_BROWSER=1 skips that one test where no Chromium is installed).
-import fs from "node:fs";
+// Chromium (tests/helpers/browser.ts finds one).
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadConfig } from "@trendgate/config";
 import { insertSignals, newId } from "@trendgate/db";
 import { BRIEFING_PAGE_HEADERS, briefingLinkKey, briefingToken, briefingUrl, verifyBriefingToken } from "@trendgate/trends";
+import { testBrowser } from "../helpers/browser.ts";
 import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
 
 const HOUR = 3600_000;
-const CHROMIUM = "/usr/bin/chromium";
+const browser = await testBrowser();
 const HTML = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" }; // what a browser sends
 const PAGE_TAGS = "html head meta title style body header p h1 h2 span section dl dt dd time figure svg line text polyline circle figcaption ol li a br footer code".split(" ");
 const HOSTILE = `<script>alert("pwned")</script> "quoted" & 'single' </title><img src=x onerror=alert(1)>`;
@@ -238,20 +238,14 @@ describe("GET /briefings/{token}", () => {
     }
   });
 
-  const browserTest = process.env.BRIEFING_SKIP_BROWSER === "1" ? test.skip : test;
-  browserTest("the page renders in headless Chromium: text, a visible chart, no console errors or CSP violations, no script runs", async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium) or set BRIEFING_SKIP_BROWSER=1 to skip this test`);
-    const { chromium } = await import("playwright-core");
+  browser.test("the page renders in headless Chromium: text, a visible chart, no console errors or CSP violations, no script runs", async () => {
+    const chromium = await browser.launch();
     const h = await gw.account();
     const hostile = await seedTrend(h.accountId, HOSTILE);
     const server: Server = await new Promise((resolve) => { const s = gw.app.listen(0, "127.0.0.1", () => resolve(s)); });
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-    });
     try {
-      const page = await browser.newPage();
+      const page = await chromium.newPage();
       const problems: string[] = [];
       page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") problems.push(`${m.type()}: ${m.text()}`); });
       page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
@@ -291,7 +285,7 @@ describe("GET /briefings/{token}", () => {
       expect(problems.some((p) => p.startsWith("dialog"))).toBe(false);
       expect(requests.every((u) => u.startsWith(base))).toBe(true); // nothing fetched from anywhere else
     } finally {
-      await browser.close();
+      await chromium.close();
       await new Promise((r) => server.close(r));
     }
   }, 60_000);
