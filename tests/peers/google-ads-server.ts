@@ -86,6 +86,8 @@ export interface GoogleAdsServerOptions {
   dailyOperationLimit?: number;
   /** Rows per search page (Google: 10,000). */
   pageSize?: number;
+  /** A fixed port (the sandbox); default a free one. OAuth is the oidc-provider peer's (oauth-server.ts) with Google's paths. */
+  port?: number;
 }
 
 export interface GoogleAdsServer {
@@ -928,7 +930,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
     }
   });
 
-  const base = await listenLocal(srv);
+  const base = await listenLocal(srv, opts.port);
   const server: GoogleAdsServer = {
     url: base, version, requests, dailyOperationLimit: opts.dailyOperationLimit ?? 15_000, pageSize: opts.pageSize ?? 10_000,
     addToken(token, o = {}) { tokens.set(token, { testLevel: o.testLevel ?? false, customers: o.customers ? new Set(o.customers) : null }); },

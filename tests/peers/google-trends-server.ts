@@ -1,5 +1,5 @@
 import http from "node:http";
-import { listenLocal } from "./listen.ts";
+import { listenLocal, type StandInOptions } from "./listen.ts";
 
 /**
  * A local stand-in for the Google Trends API (alpha) on 127.0.0.1, speaking the wire format the client assumes
@@ -36,7 +36,7 @@ const FAILURES: Record<Exclude<TrendsFailure, "operationInvalidArgument">, Answe
 
 const RESOLUTIONS = new Set(["DAY", "WEEK", "MONTH", "YEAR"]);
 
-export async function startTrendsServer(opts: { token: string }) {
+export async function startTrendsServer(opts: { token: string } & Pick<StandInOptions, "port">) {
   const series = new Map<string, FixturePoint[]>();
   const requests: RecordedRequest[] = [];
   const failures: { failure: TrendsFailure; on: FailOn; headers: Record<string, string>; details: object[] }[] = [];
@@ -104,7 +104,7 @@ export async function startTrendsServer(opts: { token: string }) {
       res.end(JSON.stringify(a.body));
     });
   });
-  const baseUrl = await listenLocal(server);
+  const baseUrl = await listenLocal(server, opts.port);
 
   return {
     baseUrl,

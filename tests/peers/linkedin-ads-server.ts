@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type http from "node:http";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { authorizeEndpoint } from "./consent-page.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A local stand-in for the LinkedIn Marketing API (providers.md §3d and §6), strict where a connector could get it
 // wrong:
@@ -96,6 +97,9 @@ export interface LinkedInWrite { campaignId: string; set: Record<string, unknown
 
 export interface LinkedInAdsServer {
   url: string;
+  /** The consent page (LINKEDIN_ADS_AUTHORIZE_URL): approving issues a code reaching every ad account, as CAMPAIGN_MANAGER. */
+  authorizeUrl: string;
+  tokenUrl: string;
   /** The newest version served; the 11 before it are served too. */
   version: string;
   app: { clientId: string; clientSecret: string };
@@ -205,9 +209,9 @@ export function parseRestli(raw: string): unknown {
 
 const monthIndex = (v: string) => Number(v.slice(0, 4)) * 12 + Number(v.slice(4, 6)) - 1;
 
-export async function startLinkedInAdsServer(opts: { version?: string } = {}): Promise<LinkedInAdsServer> {
+export async function startLinkedInAdsServer(opts: { version?: string } & StandInOptions = {}): Promise<LinkedInAdsServer> {
   const version = opts.version ?? "202611";
-  const app = { clientId: `86${crypto.randomBytes(6).toString("hex")}`, clientSecret: crypto.randomBytes(12).toString("base64url") };
+  const app = opts.app ?? { clientId: `86${crypto.randomBytes(6).toString("hex")}`, clientSecret: crypto.randomBytes(12).toString("base64url") };
   const tokens = new Map<string, { expiresAt: number; revoked: boolean; accounts: Record<string, Role>; scopes: string[] }>();
   const refreshTokens = new Map<string, { expiresAt: number; accounts: Record<string, Role>; scopes: string[] }>();
   const codes = new Map<string, { redirectUri: string; accounts: Record<string, Role>; used: boolean }>();
@@ -581,7 +585,18 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
     return undefined;
   }
 
+  const authorize = authorizeEndpoint({
+    provider: "LinkedIn", clientId: app.clientId,
+    grants: () => [...accounts.values()].map((a) => `Ad account ${a.id} (${a.name})`),
+    issue(q) {
+      const code = `AQ${crypto.randomBytes(24).toString("base64url")}`;
+      codes.set(code, { redirectUri: q.get("redirect_uri")!, accounts: Object.fromEntries([...accounts.keys()].map((id) => [id, "CAMPAIGN_MANAGER" as Role])), used: false });
+      return { code };
+    },
+  });
+
   const server = bodyServer((req, res, url, raw) => {
+    if (url.pathname === "/oauth/v2/authorization") return authorize(req, res, url, raw);
     const method = (req.method ?? "GET").toUpperCase();
     const liUuid = crypto.randomBytes(16).toString("base64");
     const { authorization: _a, ...headers } = req.headers;
@@ -635,9 +650,9 @@ export async function startLinkedInAdsServer(opts: { version?: string } = {}): P
     }
   });
 
-  const base = await listenLocal(server);
+  const base = await listenLocal(server, opts.port);
   return {
-    url: base, version, app, requests, writes, budgetWrites, counts,
+    url: base, authorizeUrl: `${base}/oauth/v2/authorization`, tokenUrl: `${base}/oauth/v2/accessToken`, version, app, requests, writes, budgetWrites, counts,
     addToken(value, o) {
       tokens.set(value, { expiresAt: Date.now() + (o.expiresInS ?? 5_184_000) * 1000, revoked: false, accounts: { ...o.accounts }, scopes: o.scopes ?? ["r_ads", "rw_ads"] });
     },

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type http from "node:http";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { authorizeEndpoint } from "./consent-page.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A local stand-in for Meta's Graph API / Marketing API (providers.md §3b), strict where a connector could get it
 // wrong:
@@ -118,6 +119,9 @@ export interface MetaWrite { adsetId: string; params: Record<string, unknown>; v
 
 export interface MetaAdsServer {
   url: string;
+  /** The OAuth dialog (META_ADS_AUTHORIZE_URL, /{version}/dialog/oauth): approving issues a code reaching every ad account. */
+  authorizeUrl: string;
+  tokenUrl: string;
   version: string;
   /** The app whose credentials the token endpoint checks. */
   app: { clientId: string; clientSecret: string };
@@ -212,9 +216,9 @@ const actId = (id: string) => id.replace(/^act_/, "");
 const isoNow = () => new Date().toISOString().replace(/\.\d{3}Z$/, "+0000");
 const numericId = () => `120${crypto.randomInt(100_000_000, 999_999_999)}${crypto.randomInt(100_000, 999_999)}`;
 
-export async function startMetaAdsServer(opts: { version?: string } = {}): Promise<MetaAdsServer> {
+export async function startMetaAdsServer(opts: { version?: string } & StandInOptions = {}): Promise<MetaAdsServer> {
   const version = opts.version ?? "v25.0";
-  const app = { clientId: String(crypto.randomInt(100_000_000_000, 999_999_999_999)), clientSecret: crypto.randomBytes(16).toString("hex") };
+  const app = opts.app ?? { clientId: String(crypto.randomInt(100_000_000_000, 999_999_999_999)), clientSecret: crypto.randomBytes(16).toString("hex") };
   const tokens = new Map<string, { expiresAt: number | null; accounts: string[] | null }>();
   const codes = new Map<string, { redirectUri: string; accounts: string[] | null; used: boolean }>();
   const accounts = new Map<string, MetaAdAccount>();
@@ -821,7 +825,18 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
     return { data: [estimate(spec)] };
   }
 
+  const authorize = authorizeEndpoint({
+    provider: "Meta", clientId: app.clientId,
+    grants: () => [...accounts.values()].map((a) => `Ad account ${a.id} (${a.name})`),
+    issue(q) {
+      const code = `AQ${crypto.randomBytes(32).toString("base64url")}`;
+      codes.set(code, { redirectUri: q.get("redirect_uri")!, accounts: null, used: false });
+      return { code };
+    },
+  });
+
   const server = bodyServer((req, res, url, raw) => {
+    if (url.pathname === `/${version}/dialog/oauth`) return authorize(req, res, url, raw);
     const method = (req.method ?? "GET").toUpperCase();
     const fbtraceId = crypto.randomBytes(8).toString("base64url");
     const { authorization: _auth, ...headers } = req.headers;
@@ -888,9 +903,11 @@ export async function startMetaAdsServer(opts: { version?: string } = {}): Promi
     }
   });
 
-  const base = await listenLocal(server);
+  const base = await listenLocal(server, opts.port);
   const api: MetaAdsServer = {
     url: base,
+    authorizeUrl: `${base}/${version}/dialog/oauth`,
+    tokenUrl: `${base}/${version}/oauth/access_token`,
     version,
     app,
     requests,

@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
 import type http from "node:http";
 import { strToU8, zipSync } from "fflate";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { authorizeEndpoint } from "./consent-page.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A local stand-in for Microsoft Advertising's Campaign Management REST API v13 and the Microsoft identity platform's
 // token endpoint (providers.md §3e), strict where a connector could get it wrong:
@@ -90,6 +91,9 @@ export interface MsRequest {
 
 export interface MicrosoftAdsServer {
   url: string;
+  /** The consent page (MICROSOFT_ADS_AUTHORIZE_URL): approving issues a code for the scopes asked, reaching every account. */
+  authorizeUrl: string;
+  tokenUrl: string;
   developerToken: string;
   app: { clientId: string; clientSecret: string };
   /** Registers an access token; `accounts` it reaches (default all); `expiresInS` <= 0 is expired. */
@@ -161,6 +165,7 @@ const decimalOf = (micros: bigint) => {
   return `${neg ? "-" : ""}${s.slice(0, -6)}.${frac}`;
 };
 const TOKEN_PATH = "/common/oauth2/v2.0/token";
+const AUTHORIZE_PATH = "/common/oauth2/v2.0/authorize";
 const MATCH_TYPES = ["Exact", "Phrase", "Broad"];
 const CAMPAIGN_TYPES = ["Search", "Shopping", "DynamicSearchAds", "Audience", "Hotel", "PerformanceMax", "App"];
 
@@ -181,9 +186,9 @@ const aadsts = (status: number, error: string, code: number, text: string) => ({
   status, body: { error, error_description: `AADSTS${code}: ${text}\r\nTrace ID: ${crypto.randomUUID()}\r\nCorrelation ID: ${crypto.randomUUID()}\r\nTimestamp: ${new Date().toISOString()}`, error_codes: [code], timestamp: new Date().toISOString(), trace_id: crypto.randomUUID(), correlation_id: crypto.randomUUID() },
 });
 
-export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
-  const developerToken = crypto.randomBytes(8).toString("hex").toUpperCase();
-  const app = { clientId: crypto.randomUUID(), clientSecret: crypto.randomBytes(20).toString("base64url") };
+export async function startMicrosoftAdsServer(opts: StandInOptions & { developerToken?: string } = {}): Promise<MicrosoftAdsServer> {
+  const developerToken = opts.developerToken ?? crypto.randomBytes(8).toString("hex").toUpperCase();
+  const app = opts.app ?? { clientId: crypto.randomUUID(), clientSecret: crypto.randomBytes(20).toString("base64url") };
   const tokens = new Map<string, { expiresAt: number | null; accounts: string[] | null }>();
   const codes = new Map<string, { redirectUri: string; scope: string; codeChallenge?: string; accounts: string[] | null; used: boolean }>();
   const refreshTokens = new Map<string, { scope: string; accounts: string[] | null; revoked: boolean }>();
@@ -495,7 +500,18 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
     return aadsts(400, "unsupported_grant_type", 70003, "The app requested an unsupported grant type.");
   }
 
+  const consent = authorizeEndpoint({
+    provider: "Microsoft", clientId: app.clientId,
+    grants: () => [...accounts.values()].map((a) => `Account ${a.number} (${a.name}), customer ${a.customerId}`),
+    issue(q) {
+      const code = `M.C5${crypto.randomBytes(24).toString("base64url")}`;
+      codes.set(code, { redirectUri: q.get("redirect_uri")!, scope: q.get("scope") ?? "", codeChallenge: q.get("code_challenge") ?? undefined, accounts: null, used: false });
+      return { code };
+    },
+  });
+
   const server = bodyServer((req, res, url, raw) => {
+    if (url.pathname === AUTHORIZE_PATH) return consent(req, res, url, raw);
     const method = (req.method ?? "GET").toUpperCase();
     const trackingId = crypto.randomUUID();
     const send = (status: number, body: unknown, extra: Record<string, string> = {}) => {
@@ -555,9 +571,9 @@ export async function startMicrosoftAdsServer(): Promise<MicrosoftAdsServer> {
     }
   });
 
-  const url = await listenLocal(server);
+  const url = await listenLocal(server, opts.port);
   return {
-    url, developerToken, app, requests, tokenRequests, bidWrites, reports, downloads,
+    url, authorizeUrl: `${url}${AUTHORIZE_PATH}`, tokenUrl: `${url}${TOKEN_PATH}`, developerToken, app, requests, tokenRequests, bidWrites, reports, downloads,
     addToken(t, o = {}) { tokens.set(t, { expiresAt: o.expiresInS === undefined ? null : Date.now() + o.expiresInS * 1000, accounts: o.accounts ?? null }); },
     expireToken(t) { const x = tokens.get(t); if (x) x.expiresAt = Date.now() - 1000; },
     addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, scope: o.scope, codeChallenge: o.codeChallenge, accounts: o.accounts ?? null, used: false }); },

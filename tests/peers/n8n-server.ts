@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type http from "node:http";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A local stand-in for an n8n instance: the public API v1 as documented (docs.n8n.io/api/api-reference/) and the
 // production webhook URLs. API: X-N8N-API-KEY on every call, 401 `{message: "unauthorized"}` without a valid one;
@@ -42,7 +42,7 @@ export interface N8nServer {
 const MAX_LIMIT = 250;
 const DEFAULT_LIMIT = 100;
 
-export async function startN8nServer(opts: { apiKey?: string } = {}): Promise<N8nServer> {
+export async function startN8nServer(opts: { apiKey?: string } & Pick<StandInOptions, "port"> = {}): Promise<N8nServer> {
   const apiKey = opts.apiKey ?? `n8n_api_${crypto.randomBytes(16).toString("hex")}`;
   const workflows = new Map<string, N8nWorkflow>();
   const pushes: RecordedPush[] = [];
@@ -123,7 +123,7 @@ export async function startN8nServer(opts: { apiKey?: string } = {}): Promise<N8
     return send(res, 404, { message: "not found" });
   });
 
-  const url = await listenLocal(server);
+  const url = await listenLocal(server, opts.port);
   const now = () => new Date().toISOString();
 
   return {

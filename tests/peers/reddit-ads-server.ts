@@ -1,9 +1,11 @@
 import crypto from "node:crypto";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { authorizeEndpoint } from "./consent-page.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A stand-in for Reddit's OAuth endpoints and the Ads Conversions API v3 (providers.md §2), strict like the real ones:
 // - GET /api/v1/authorize?client_id&response_type=code&state&redirect_uri&duration&scope: the user approves at once
-//   (or denies) and the browser is sent back to redirect_uri with `code` and `state`.
+//   and the browser is sent back to redirect_uri with `code` and `state`; with `consentPage: true` (the sandbox) the
+//   shared consent page asks first.
 // - POST /api/v1/access_token: HTTP Basic client auth, form body, grant_type authorization_code (code once, same
 //   redirect_uri) or refresh_token; `duration=permanent` grants carry a refresh token. Errors `{error}` with 400/401.
 // - POST /api/v3/pixels/{pixel_id}/conversion_events: Bearer auth (an OAuth token, or a conversion access token made
@@ -59,8 +61,8 @@ export interface RedditAdsServer {
 
 type Grant = { scope: string; permanent: boolean };
 
-export async function startRedditAdsServer(): Promise<RedditAdsServer> {
-  const app = { clientId: "ads-client-" + crypto.randomBytes(4).toString("hex"), clientSecret: crypto.randomBytes(16).toString("hex") };
+export async function startRedditAdsServer(opts: StandInOptions & { consentPage?: boolean } = {}): Promise<RedditAdsServer> {
+  const app = opts.app ?? { clientId: "ads-client-" + crypto.randomBytes(4).toString("hex"), clientSecret: crypto.randomBytes(16).toString("hex") };
   const codes = new Map<string, { redirectUri: string; grant: Grant }>();
   const access = new Map<string, Grant | "conversion">();
   const refresh = new Map<string, Grant>();
@@ -108,24 +110,20 @@ export async function startRedditAdsServer(): Promise<RedditAdsServer> {
     return f;
   }
 
-  const http = bodyServer((req, res, url, raw) => {
-    if (req.method === "GET" && url.pathname === "/api/v1/authorize") {
-      const q = url.searchParams;
-      const redirect = q.get("redirect_uri");
-      if (q.get("client_id") !== app.clientId || !redirect) return json(res, 400, { error: "invalid client_id or redirect_uri" });
-      const back = new URL(redirect);
-      back.searchParams.set("state", q.get("state") ?? "");
+  const authorize = authorizeEndpoint({
+    provider: "Reddit", clientId: app.clientId,
+    issue(q) {
       const scopes = (q.get("scope") ?? "").split(/[ ,]+/).filter(Boolean);
-      if (q.get("response_type") !== "code" || !["temporary", "permanent"].includes(q.get("duration") ?? "") || !scopes.includes("adsconversions")) {
-        back.searchParams.set("error", "invalid_request");
-      } else {
-        const code = token("code");
-        codes.set(code, { redirectUri: redirect, grant: { scope: scopes.join(" "), permanent: q.get("duration") === "permanent" } });
-        back.searchParams.set("code", code);
-      }
-      res.writeHead(302, { location: back.toString() });
-      return res.end();
-    }
+      if (q.get("response_type") !== "code" || !["temporary", "permanent"].includes(q.get("duration") ?? "") || !scopes.includes("adsconversions")) return { error: "invalid_request" };
+      const code = token("code");
+      codes.set(code, { redirectUri: q.get("redirect_uri")!, grant: { scope: scopes.join(" "), permanent: q.get("duration") === "permanent" } });
+      return { code };
+    },
+    decide: () => (opts.consentPage ? null : "approve"),
+  });
+
+  const http = bodyServer((req, res, url, raw) => {
+    if (url.pathname === "/api/v1/authorize") return authorize(req, res, url, raw);
     if (req.method === "POST" && url.pathname === "/api/v1/access_token") {
       const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? "");
       const [id, secret] = basic ? Buffer.from(basic[1], "base64").toString().split(":") : [];
@@ -182,7 +180,7 @@ export async function startRedditAdsServer(): Promise<RedditAdsServer> {
     }
     apiError(res, 404, "NOT_FOUND", "no such route");
   });
-  const base = await listenLocal(http);
+  const base = await listenLocal(http, opts.port);
   const server: RedditAdsServer = {
     url: base, authorizeUrl: `${base}/api/v1/authorize`, tokenUrl: `${base}/api/v1/access_token`, app, received, requests, counts, accessTokenTtl: 3600, delayMs: 0, inFlight: () => inFlight,
     unique(pixelId) {

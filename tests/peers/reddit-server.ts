@@ -43,7 +43,8 @@ const SPANS: Record<string, number> = { hour: 3600, day: 86400, week: 604800, mo
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const slug = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "").slice(0, 50);
 
-export async function startRedditServer() {
+/** `ports`: fixed ports for the API host and the token host (the sandbox); default free ones. */
+export async function startRedditServer(opts: { ports?: { api: number; auth: number } } = {}) {
   let posts: RedditPostFixture[] = [];
   const apps = new Map<string, string>(); // client id -> secret
   const tokens = new Map<string, Token>();
@@ -180,17 +181,17 @@ export async function startRedditServer() {
     return { status: 200, json: { access_token: access, token_type: "bearer", expires_in: 3600, scope: "*" } };
   }
 
-  async function listen(host: RedditRecorded["host"], handle: typeof api) {
+  async function listen(host: RedditRecorded["host"], handle: typeof api, port?: number) {
     const server = bodyServer((req, res, url, body) => {
       requests.push({ host, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
       const a = handle(req.method ?? "GET", url, req.headers, body);
       res.writeHead(a.status, { "content-type": "application/json; charset=UTF-8", ...a.headers });
       res.end(a.text ?? (a.json === undefined ? "" : JSON.stringify(a.json)));
     });
-    return { server, url: await listenLocal(server) };
+    return { server, url: await listenLocal(server, port) };
   }
-  const apiHost = await listen("api", api);
-  const authHost = await listen("auth", auth);
+  const apiHost = await listen("api", api, opts.ports?.api);
+  const authHost = await listen("auth", auth, opts.ports?.auth);
   const close = (s: http.Server) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); });
 
   return {

@@ -1,5 +1,6 @@
 import http from "node:http";
 import { randomBytes } from "node:crypto";
+import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal } from "./listen.ts";
 import { SlackSpec } from "./slack-spec.ts";
 
@@ -28,8 +29,9 @@ import { SlackSpec } from "./slack-spec.ts";
  * channel, no_text, invalid_blocks, msg_too_long, message_not_found, cant_update_message, invalid_cursor, invalid_code,
  * bad_client_secret, bad_redirect_uri, invalid_refresh_token, ...) and HTTP 429 with Retry-After.
  *
- * The browser step: GET `authorizeUrl?client_id&scope&redirect_uri&state` approves at once (no consent page) and
- * redirects to redirect_uri with `code` and `state`, or with `error=access_denied` after `setAuthorizeOutcome("deny")`.
+ * The browser step: GET `authorizeUrl?client_id&scope&redirect_uri&state` approves at once and redirects to
+ * redirect_uri with `code` and `state`, or with `error=access_denied` after `setAuthorizeOutcome("deny")`; with
+ * `consentPage: true` (the sandbox) it shows the shared consent page instead, whose Approve / Deny decides.
  * `blockActionsBody()` builds the form body Slack would POST to the interactivity URL when a button of a posted
  * message is pressed (sign it with signSlackRequest from the connector's interactions module).
  */
@@ -79,6 +81,10 @@ export interface SlackServerOptions {
   /** Token rotation: access tokens expire (after expiresIn seconds, default 43,200) and come with a refresh token. */
   rotation?: boolean;
   expiresIn?: number;
+  /** Show the consent page at the authorization URL instead of approving at once. */
+  consentPage?: boolean;
+  /** A fixed port (the sandbox); default a free one. */
+  port?: number;
 }
 
 interface TokenRecord { token: string; scopes: Set<string>; expiresAt: number | null; revoked: boolean }
@@ -344,20 +350,17 @@ export async function startSlackServer(opts: SlackServerOptions = {}) {
     res.end(`slack peer: not as Slack's API description says:\n${problems.join("\n")}`);
   }
 
-  function authorizePage(res: http.ServerResponse, q: URLSearchParams) {
-    const redirectUri = q.get("redirect_uri");
-    const scopes = (q.get("scope") ?? "").split(",").filter(Boolean);
-    const bad = (why: string) => { res.writeHead(400, { "content-type": "text/html" }); res.end(`<p>Slack: ${why}</p>`); };
-    if (q.get("client_id") !== app.clientId) return bad("invalid_client_id");
-    if (!redirectUri || !URL.canParse(redirectUri)) return bad("a redirect_uri is required here");
-    if (!scopes.length || scopes.some((s) => !/^[a-z_]+(:[a-z_.]+)+$/.test(s))) return bad(`invalid_scope: ${q.get("scope")} (scopes are separated by commas)`);
-    const to = new URL(redirectUri);
-    if (authorizeOutcome === "deny") to.searchParams.set("error", "access_denied");
-    else to.searchParams.set("code", issueCode(scopes, redirectUri));
-    if (q.get("state") !== null) to.searchParams.set("state", q.get("state")!);
-    res.writeHead(302, { location: to.href });
-    res.end();
-  }
+  const scopesOf = (q: URLSearchParams) => (q.get("scope") ?? "").split(",").filter(Boolean);
+  const authorizePage = authorizeEndpoint({
+    provider: "Slack", clientId: app.clientId,
+    check(q) {
+      const scopes = scopesOf(q);
+      return !scopes.length || scopes.some((s) => !/^[a-z_]+(:[a-z_.]+)+$/.test(s)) ? `invalid_scope: ${q.get("scope")} (scopes are separated by commas)` : null;
+    },
+    grants: () => [`Workspace ${team.name} (${team.id})`, ...[...channels.values()].filter((c) => !c.isArchived).map((c) => `#${c.name}`)],
+    issue: (q) => ({ code: issueCode(scopesOf(q), q.get("redirect_uri")) }),
+    decide: () => (opts.consentPage ? null : authorizeOutcome),
+  });
 
   function issueCode(scopes: string[], redirectUri: string | null): string {
     const code = secret("code-");
@@ -375,7 +378,7 @@ export async function startSlackServer(opts: SlackServerOptions = {}) {
   });
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL, raw: string) {
-    if (req.method === "GET" && url.pathname === "/oauth/v2/authorize") return authorizePage(res, url.searchParams);
+    if (url.pathname === "/oauth/v2/authorize") return authorizePage(req, res, url, raw);
     const m = /^\/api\/([A-Za-z0-9._]+)$/.exec(url.pathname);
     if (!m) { res.writeHead(404); res.end(); return; }
     const method = m[1];
@@ -433,7 +436,7 @@ export async function startSlackServer(opts: SlackServerOptions = {}) {
     call.response = answer.body;
     send(res, answer);
   }
-  const origin = await listenLocal(server);
+  const origin = await listenLocal(server, opts.port);
 
   const api = {
     /** The Web API base (slackApiUrl / SLACK_API_URL), ending in "/api/". */

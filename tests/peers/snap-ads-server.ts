@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type http from "node:http";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { authorizeEndpoint } from "./consent-page.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A local stand-in for the Snap Marketing API (providers.md §3f and §6), strict where a connector could get it wrong:
 // - OAuth token endpoint `POST /login/oauth2/access_token` (form body, client_id and client_secret in it):
@@ -85,6 +86,9 @@ export interface SnapWrite { campaignId: string; adsquad: Record<string, any>; o
 
 export interface SnapAdsServer {
   url: string;
+  /** The consent page (SNAP_ADS_AUTHORIZE_URL): approving issues a code reaching every ad account. */
+  authorizeUrl: string;
+  tokenUrl: string;
   app: { clientId: string; clientSecret: string };
   addToken(token: string, opts?: { expiresInS?: number; accounts?: string[] }): void;
   expireToken(token: string): void;
@@ -134,8 +138,8 @@ class SnapError extends Error {
   constructor(readonly status: number, readonly code: string, readonly display: string, readonly debug = display) { super(display); }
 }
 
-export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = {}): Promise<SnapAdsServer> {
-  const app = { clientId: crypto.randomUUID(), clientSecret: crypto.randomBytes(20).toString("hex") };
+export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } & StandInOptions = {}): Promise<SnapAdsServer> {
+  const app = opts.app ?? { clientId: crypto.randomUUID(), clientSecret: crypto.randomBytes(20).toString("hex") };
   const tokens = new Map<string, { expiresAt: number | null; accounts: string[] | null; refresh?: string }>();
   const refreshTokens = new Map<string, { accounts: string[] | null }>();
   const codes = new Map<string, { redirectUri: string; accounts: string[] | null; used: boolean }>();
@@ -426,7 +430,18 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
     return null;
   }
 
+  const authorize = authorizeEndpoint({
+    provider: "Snapchat", clientId: app.clientId,
+    grants: () => [...accounts.values()].map((a) => `Ad account ${a.id} (${a.name})`),
+    issue(q) {
+      const code = crypto.randomBytes(24).toString("base64url");
+      codes.set(code, { redirectUri: q.get("redirect_uri")!, accounts: null, used: false });
+      return { code };
+    },
+  });
+
   const server = bodyServer((req, res, url, raw) => {
+    if (url.pathname === "/login/oauth2/authorize") return authorize(req, res, url, raw);
     const method = (req.method ?? "GET").toUpperCase();
     const rid = requestId();
     const { authorization, ...headers } = req.headers;
@@ -480,9 +495,9 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } = 
     }
   });
 
-  const base = await listenLocal(server);
+  const base = await listenLocal(server, opts.port);
   const api: SnapAdsServer = {
-    url: base, app, requests, writes, counts,
+    url: base, authorizeUrl: `${base}/login/oauth2/authorize`, tokenUrl: `${base}/login/oauth2/access_token`, app, requests, writes, counts,
     addToken(value, o = {}) { tokens.set(value, { expiresAt: o.expiresInS === undefined ? null : Date.now() + o.expiresInS * 1000, accounts: o.accounts ?? null }); },
     expireToken(value) { const t = tokens.get(value); if (t) t.expiresAt = Date.now() - 1000; },
     addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, accounts: o.accounts ?? null, used: false }); },

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type http from "node:http";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { authorizeEndpoint } from "./consent-page.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A local stand-in for TikTok API for Business (Marketing API v1.3, providers.md §3c and §6), strict where a
 // connector could get it wrong:
@@ -81,6 +82,10 @@ export interface TikTokWrite { adgroupId: string; body: Record<string, unknown>;
 
 export interface TikTokAdsServer {
   url: string;
+  /** The advertiser authorization page (TIKTOK_ADS_AUTHORIZE_URL, /portal/auth): approving sends back an auth_code for every advertiser. */
+  authorizeUrl: string;
+  tokenUrl: string;
+  revokeUrl: string;
   version: string;
   app: { appId: string; secret: string };
   /** Registers an API token that sees these advertisers (default: all). */
@@ -150,10 +155,10 @@ const now = () => new Date().toISOString().replace("T", " ").slice(0, 19);
 const requestIdOf = () => `${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}${crypto.randomBytes(10).toString("hex").toUpperCase()}`;
 const numericId = () => `17${crypto.randomInt(100_000_000, 999_999_999)}${crypto.randomInt(1_000_000, 9_999_999)}`;
 
-export async function startTikTokAdsServer(opts: { version?: string } = {}): Promise<TikTokAdsServer> {
+export async function startTikTokAdsServer(opts: { version?: string } & StandInOptions = {}): Promise<TikTokAdsServer> {
   const version = opts.version ?? "v1.3";
   const prefix = `/open_api/${version}/`;
-  const app = { appId: String(crypto.randomInt(7_000_000_000, 7_999_999_999)), secret: crypto.randomBytes(20).toString("hex") };
+  const app = opts.app ? { appId: opts.app.clientId, secret: opts.app.clientSecret } : { appId: String(crypto.randomInt(7_000_000_000, 7_999_999_999)), secret: crypto.randomBytes(20).toString("hex") };
   const tokens = new Map<string, { advertisers: string[] | null; revoked: boolean }>();
   const codes = new Map<string, { advertisers: string[]; expiresAt: number; used: boolean }>();
   const campaigns = new Map<string, TikTokCampaign>();
@@ -386,7 +391,19 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
     throw new Refusal(TIKTOK_CODES.invalidParam, `Path ${prefix}${path} is not found.`, 404);
   }
 
+  const everyAdvertiser = () => [...new Set([...advertisers.keys(), ...[...campaigns.values()].map((c) => c.advertiser_id)])];
+  const authorize = authorizeEndpoint({
+    provider: "TikTok For Business", clientId: app.appId, clientIdParam: "app_id", codeParam: "auth_code",
+    grants: () => everyAdvertiser().map((id) => `Advertiser ${id}${advertisers.get(id)?.name ? ` (${advertisers.get(id)!.name})` : ""}`),
+    issue() {
+      const code = crypto.randomBytes(20).toString("hex");
+      codes.set(code, { advertisers: everyAdvertiser(), expiresAt: Date.now() + 600_000, used: false });
+      return { code };
+    },
+  });
+
   const server = bodyServer((req, res, url, raw) => {
+    if (url.pathname === "/portal/auth") return authorize(req, res, url, raw);
     const method = (req.method ?? "GET").toUpperCase();
     const requestId = requestIdOf();
     const { "access-token": token, authorization: _a, ...headers } = req.headers;
@@ -443,9 +460,12 @@ export async function startTikTokAdsServer(opts: { version?: string } = {}): Pro
     }
   });
 
-  const base = await listenLocal(server);
+  const base = await listenLocal(server, opts.port);
   return {
     url: base,
+    authorizeUrl: `${base}/portal/auth`,
+    tokenUrl: `${base}${prefix}oauth2/access_token/`,
+    revokeUrl: `${base}${prefix}oauth2/revoke_token/`,
     version,
     app,
     requests,

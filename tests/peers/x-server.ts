@@ -1,6 +1,6 @@
 import http from "node:http";
 import { randomBytes } from "node:crypto";
-import { bodyServer, listenLocal } from "./listen.ts";
+import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A stand-in for api.x.com on 127.0.0.1 that speaks X API v2 as documented (notes/providers.md 5a): recent search
 // with fields/expansions, opaque next_token paging, since_id/start_time, x-rate-limit-* headers, problem-JSON errors,
@@ -32,7 +32,7 @@ const UNAUTHORIZED = problem(401, "Unauthorized", "Unauthorized");
 const TOO_MANY = problem(429, "Too Many Requests", "Too Many Requests");
 const SEVEN_DAYS_MS = 7 * 24 * 3600 * 1000;
 
-export async function startXServer() {
+export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
   let users: XUserFixture[] = [];
   let posts: XPostFixture[] = [];
   const created: (XPostFixture & { in_reply_to_tweet_id: string })[] = [];
@@ -169,7 +169,7 @@ export async function startXServer() {
     res.writeHead(a.status, { "content-type": "application/json; charset=utf-8", ...a.headers });
     res.end(a.json === undefined ? "" : JSON.stringify(a.json));
   });
-  const baseUrl = await listenLocal(server);
+  const baseUrl = await listenLocal(server, opts.port);
 
   return {
     url: baseUrl,

@@ -1,5 +1,5 @@
 import http from "node:http";
-import { listenLocal } from "./listen.ts";
+import { listenLocal, type StandInOptions } from "./listen.ts";
 
 /**
  * A local stand-in for the YouTube Data API v3 on 127.0.0.1, speaking its wire protocol: GET /youtube/v3/search and
@@ -47,7 +47,7 @@ const FAILURES: Record<YouTubeFailure, ReturnType<typeof error>> = {
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 const str = (n: number | null | undefined) => (n === null || n === undefined ? undefined : String(n));
 
-export async function startYouTubeServer(opts: { apiKey: string }) {
+export async function startYouTubeServer(opts: { apiKey: string } & Pick<StandInOptions, "port">) {
   let videos: FixtureVideo[] = [];
   const requests: RecordedRequest[] = [];
   const failures: { failure: YouTubeFailure; headers: Record<string, string> }[] = [];
@@ -136,7 +136,7 @@ export async function startYouTubeServer(opts: { apiKey: string }) {
       res.end(JSON.stringify(a.body));
     });
   });
-  const baseUrl = await listenLocal(server);
+  const baseUrl = await listenLocal(server, opts.port);
 
   return {
     baseUrl: `${baseUrl}/youtube/v3`,
