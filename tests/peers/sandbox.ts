@@ -1,0 +1,243 @@
+import { startGoogleAdsServer } from "./google-ads-server.ts";
+import { startTrendsServer } from "./google-trends-server.ts";
+import { LINKEDIN_FACETS, startLinkedInAdsServer } from "./linkedin-ads-server.ts";
+import { startMetaAdsServer } from "./meta-ads-server.ts";
+import { startMicrosoftAdsServer } from "./microsoft-ads-server.ts";
+import { startN8nServer } from "./n8n-server.ts";
+import { startOAuthPeer } from "./oauth-server.ts";
+import { startPinterestAdsServer } from "./pinterest-ads-server.ts";
+import { startRedditAdsServer } from "./reddit-ads-server.ts";
+import { startRedditServer } from "./reddit-server.ts";
+import { startSlackServer } from "./slack-server.ts";
+import { startSnapAdsServer } from "./snap-ads-server.ts";
+import { startTikTokAdsServer } from "./tiktok-ads-server.ts";
+import { startXServer } from "./x-server.ts";
+import { startYouTubeServer } from "./youtube-server.ts";
+
+// Every vendor stand-in on fixed loopback ports (base port + a fixed offset each), seeded with one small believable
+// account, with the environment that points the service at them. OAuth providers show the shared consent page
+// (consent-page.ts) so a person completes each browser flow; Google's OAuth is the oidc-provider peer on Google's
+// paths, and every access token it issues is accepted by the Google Ads stand-in. Started by `npm run sandbox`
+// (scripts/sandbox.ts) and by tests/peers/sandbox.test.ts.
+
+export const SANDBOX_BASE_PORT = 4100;
+
+/** Port offsets from the base port: the table README "Sandbox" prints. */
+export const SANDBOX_PORTS = {
+  n8n: 0, slack: 1, reddit_ads: 2, x: 3, reddit_api: 4, reddit_auth: 5, youtube: 6, google_trends: 7,
+  google_ads: 8, google_oauth: 9, meta_ads: 10, linkedin_ads: 11, tiktok_ads: 12, microsoft_ads: 13, snap_ads: 14, pinterest_ads: 15,
+} as const;
+export type SandboxService = keyof typeof SANDBOX_PORTS;
+
+export interface SandboxEntry { service: SandboxService; port: number; url: string; what: string }
+
+export interface Sandbox {
+  basePort: number;
+  /** One row per listening stand-in. */
+  services: SandboxEntry[];
+  /** The variables that point the service at the stand-ins (paste into .env). */
+  env: Record<string, string>;
+  /** What to send when connecting the connectors that take credentials instead of a browser flow. */
+  credentials: { connector: string; how: string }[];
+  close(): Promise<void>;
+}
+
+/** Fixed app credentials, so a restarted sandbox matches the .env written before. */
+const app = (name: string, clientId = `sandbox-${name}-client`) => ({ clientId, clientSecret: `sandbox-${name}-secret-0123456789abcdef` });
+const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
+
+export async function startSandbox(opts: { basePort?: number; redirectUris?: string[] } = {}): Promise<Sandbox> {
+  const base = opts.basePort ?? SANDBOX_BASE_PORT;
+  const port = (s: SandboxService) => base + SANDBOX_PORTS[s];
+  const redirectUris = opts.redirectUris ?? ["http://localhost:3000/api/integrations/oauth/callback"];
+  const closers: (() => Promise<void>)[] = [];
+  const services: SandboxEntry[] = [];
+  const env: Record<string, string> = {};
+  const add = (service: SandboxService, url: string, what: string) => services.push({ service, port: port(service), url, what });
+
+  try {
+    // ---- workflow, chat, conversions -----------------------------------------------------------------------------
+    const n8n = await startN8nServer({ apiKey: "n8n_api_sandbox_0123456789abcdef", port: port("n8n") });
+    closers.push(n8n.close);
+    n8n.addWorkflow({ name: "Trend alert → HubSpot deal", webhook: { path: "trend-alert" }, tags: ["trends", "crm"] });
+    n8n.addWorkflow({ name: "Post rising trends to Notion", webhook: { path: "notion-trends" }, tags: ["trends"] });
+    n8n.addWorkflow({ name: "Weekly digest email", webhook: null, tags: ["digest"] });
+    n8n.addWorkflow({ name: "Old experiment (inactive)", active: false, webhook: { path: "old-experiment" } });
+    add("n8n", n8n.url, "n8n public API + webhooks");
+    env.N8N_API_URL = `${n8n.url}/`;
+
+    const slack = await startSlackServer({ consentPage: true, port: port("slack"), team: { id: "T0SANDBOX01", name: "Acme Marketing (sandbox)" } });
+    closers.push(slack.close);
+    slack.addChannel({ id: "C0GENERAL01", name: "general", botMember: true });
+    slack.addChannel({ id: "C0TRENDS001", name: "trend-alerts", botMember: true });
+    slack.addChannel({ id: "C0MKTOPS001", name: "marketing-ops" });
+    slack.addChannel({ id: "G0LEADERS01", name: "leadership", isPrivate: true, botMember: true });
+    slack.addChannel({ id: "C0OLDCAMP01", name: "campaign-2024", isArchived: true });
+    add("slack", slack.url, "Slack Web API + consent page");
+    Object.assign(env, { SLACK_CLIENT_ID: slack.app.clientId, SLACK_CLIENT_SECRET: slack.app.clientSecret, SLACK_SIGNING_SECRET: "sandbox-slack-signing-secret-0123456789", SLACK_API_URL: slack.url, SLACK_AUTHORIZE_URL: slack.authorizeUrl });
+
+    const redditAds = await startRedditAdsServer({ consentPage: true, port: port("reddit_ads"), app: app("reddit-ads") });
+    closers.push(redditAds.close);
+    add("reddit_ads", redditAds.url, "Reddit Ads OAuth + Conversions API v3");
+    Object.assign(env, { REDDIT_ADS_CLIENT_ID: redditAds.app.clientId, REDDIT_ADS_CLIENT_SECRET: redditAds.app.clientSecret, REDDIT_ADS_API_URL: redditAds.url, REDDIT_ADS_AUTHORIZE_URL: redditAds.authorizeUrl, REDDIT_ADS_TOKEN_URL: redditAds.tokenUrl });
+
+    // ---- social and search ---------------------------------------------------------------------------------------
+    const x = await startXServer({ port: port("x") });
+    closers.push(x.close);
+    x.addAppToken("x-sandbox-bearer-token");
+    x.addUserToken("x-sandbox-user-token", "1500000000000000001");
+    x.setData({
+      users: [{ id: "1500000000000000001", name: "Acme Outdoor", username: "acmeoutdoor" }, { id: "1500000000000000002", name: "Trail Weekly", username: "trailweekly" }],
+      posts: [
+        { id: "1860000000000000001", text: "Trail running shoes with recycled soles are everywhere this week", author_id: "1500000000000000002", created_at: hoursAgo(2), public_metrics: { retweet_count: 40, reply_count: 12, like_count: 310, quote_count: 5 } },
+        { id: "1860000000000000002", text: "Anyone else switching to trail running this spring?", author_id: "1500000000000000002", created_at: hoursAgo(5), public_metrics: { retweet_count: 8, reply_count: 30, like_count: 95, quote_count: 1 } },
+        { id: "1860000000000000003", text: "Our new ultralight trail running vest is out", author_id: "1500000000000000001", created_at: hoursAgo(20), public_metrics: { retweet_count: 15, reply_count: 4, like_count: 120, quote_count: 2 } },
+      ],
+    });
+    add("x", `${x.url}/2`, "X API v2 (recent search, replies)");
+    env.SOCIAL_X_BASE_URL = `${x.url}/2`;
+
+    const reddit = await startRedditServer({ ports: { api: port("reddit_api"), auth: port("reddit_auth") } });
+    closers.push(reddit.close);
+    reddit.registerApp("sandbox-reddit-app", "sandbox-reddit-secret");
+    const now = Math.floor(Date.now() / 1000);
+    reddit.setPosts([
+      { id: "1abc01", subreddit: "trailrunning", title: "Trail running shoes: what are you wearing this season?", score: 420, num_comments: 133, created_utc: now - 3600 },
+      { id: "1abc02", subreddit: "trailrunning", title: "First ultra on trail running shoes with rock plates", score: 88, num_comments: 21, created_utc: now - 7200 },
+      { id: "1abc03", subreddit: "running", title: "Road vs trail running for beginners", score: 150, num_comments: 64, created_utc: now - 14_400 },
+    ]);
+    add("reddit_api", reddit.apiUrl, "Reddit API (oauth.reddit.com)");
+    add("reddit_auth", reddit.authUrl, "Reddit token host (www.reddit.com)");
+    Object.assign(env, { SOCIAL_REDDIT_BASE_URL: reddit.apiUrl, SOCIAL_REDDIT_AUTH_URL: reddit.authUrl });
+
+    const youtube = await startYouTubeServer({ apiKey: "yt-sandbox-api-key", port: port("youtube") });
+    closers.push(youtube.close);
+    youtube.setVideos([
+      { id: "sbxVideo001", title: "Trail running shoes review 2026", channelTitle: "Trail Weekly", publishedAt: hoursAgo(6), viewCount: 48_000, likeCount: 2_100, commentCount: 310 },
+      { id: "sbxVideo002", title: "How to start trail running", channelTitle: "Acme Outdoor", publishedAt: hoursAgo(30), viewCount: 12_500, likeCount: 640, commentCount: 45 },
+    ]);
+    add("youtube", youtube.baseUrl, "YouTube Data API v3");
+    env.SOCIAL_YOUTUBE_BASE_URL = youtube.baseUrl;
+
+    const trends = await startTrendsServer({ token: "trends-sandbox-token", port: port("google_trends") });
+    closers.push(trends.close);
+    const day = (d: number) => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() - d)).toISOString();
+    // Rising over the last week against a flat month: a validation confirms the momentum.
+    trends.setSeries("trail running", Array.from({ length: 40 }, (_, i) => ({ time: day(39 - i), searchInterest: i < 33 ? 30 + (i % 3) : 45 + (i - 33) * 6 })));
+    trends.setSeries("road running", Array.from({ length: 40 }, (_, i) => ({ time: day(39 - i), searchInterest: 50 + (i % 4) })));
+    add("google_trends", trends.baseUrl, "Google Trends API (alpha)");
+    env.SOCIAL_GOOGLE_TRENDS_BASE_URL = trends.baseUrl;
+
+    // ---- ads -----------------------------------------------------------------------------------------------------
+    const google = await startGoogleAdsServer({ port: port("google_ads") });
+    closers.push(google.close);
+    const customer = google.addCustomer({ id: "1234567890", descriptiveName: "Acme Outdoor (sandbox)", testAccount: true });
+    const search = google.addCampaign({ customerId: customer.id, name: "Search: running shoes" });
+    const trail = google.addAdGroup({ campaignId: search.id, name: "Trail running" });
+    const road = google.addAdGroup({ campaignId: search.id, name: "Road running" });
+    google.addKeyword({ adGroupId: trail.id, text: "trail running shoes", matchType: "PHRASE" });
+    google.addKeyword({ adGroupId: trail.id, text: "cheap", negative: true });
+    google.addKeyword({ adGroupId: road.id, text: "road running shoes", matchType: "PHRASE" });
+    add("google_ads", google.url, "Google Ads API REST (v25)");
+    const googleOAuth = await startOAuthPeer({
+      redirectUris, port: port("google_oauth"), provider: "Google", scopes: ["https://www.googleapis.com/auth/adwords"],
+      routes: { authorization: "/o/oauth2/v2/auth", token: "/token", revocation: "/revoke" },
+      clients: { post: { id: "sandbox-google-client.apps.googleusercontent.com", secret: "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6789" } },
+      // Google keeps the refresh token (no rotation) and leaves it out of refresh answers.
+      rotateRefreshTokens: false, refreshAnswersOmitRefreshToken: true,
+      onAccessToken: (token) => google.addToken(token),
+    });
+    closers.push(googleOAuth.close);
+    add("google_oauth", googleOAuth.url, "Google OAuth (accounts.google.com + oauth2.googleapis.com paths)");
+    Object.assign(env, {
+      GOOGLE_ADS_CLIENT_ID: googleOAuth.clients.post.id, GOOGLE_ADS_CLIENT_SECRET: googleOAuth.clients.post.secret, GOOGLE_ADS_API_URL: google.url,
+      GOOGLE_ADS_AUTHORIZE_URL: googleOAuth.authorizationUrl, GOOGLE_ADS_TOKEN_URL: googleOAuth.tokenUrl, GOOGLE_ADS_REVOKE_URL: googleOAuth.revocationUrl,
+    });
+
+    const meta = await startMetaAdsServer({ port: port("meta_ads"), app: app("meta", "1000000000000001") });
+    closers.push(meta.close);
+    meta.addAdAccount({ id: "act_1000000001", name: "Acme Outdoor US" });
+    const spring = meta.addCampaign({ accountId: "1000000001", name: "Spring trail collection" });
+    meta.addAdSet("120200000000000001", { accountId: "1000000001", campaignId: spring.id, name: "Runners US/CA 25-45", targeting: { geo_locations: { countries: ["US", "CA"] }, age_min: 25, age_max: 45, flexible_spec: [{ interests: [{ id: "6003107902433", name: "Running" }] }] } });
+    meta.addAdSet("120200000000000002", { accountId: "1000000001", campaignId: spring.id, name: "Everyone UK", targeting: { geo_locations: { countries: ["GB"] }, age_min: 18, age_max: 65 } });
+    add("meta_ads", meta.url, "Meta Graph API (Marketing) + OAuth dialog");
+    Object.assign(env, { META_ADS_CLIENT_ID: meta.app.clientId, META_ADS_CLIENT_SECRET: meta.app.clientSecret, META_ADS_API_URL: meta.url, META_ADS_AUTHORIZE_URL: meta.authorizeUrl, META_ADS_TOKEN_URL: meta.tokenUrl });
+
+    const linkedin = await startLinkedInAdsServer({ port: port("linkedin_ads"), app: app("linkedin"), version: "202610" });
+    closers.push(linkedin.close);
+    linkedin.addAccount({ id: "508000001", name: "Acme Outdoor" });
+    const lGroup = linkedin.addGroup({ account: "508000001", name: "Employer brand" });
+    const F = LINKEDIN_FACETS;
+    linkedin.addCampaign({ account: "508000001", group: lGroup.id, name: "Engineers US", targetingCriteria: { include: { and: [{ or: { [F.locations]: ["urn:li:geo:103644278"] } }, { or: { [F.interests]: ["urn:li:interest:1001"] } }] } } });
+    linkedin.addCampaign({ account: "508000001", group: lGroup.id, name: "Everyone UK", targetingCriteria: { include: { and: [{ or: { [F.locations]: ["urn:li:geo:101165590"] } }] } } });
+    add("linkedin_ads", linkedin.url, "LinkedIn Marketing API (Rest.li 2.0) + OAuth");
+    Object.assign(env, { LINKEDIN_ADS_CLIENT_ID: linkedin.app.clientId, LINKEDIN_ADS_CLIENT_SECRET: linkedin.app.clientSecret, LINKEDIN_ADS_API_URL: linkedin.url, LINKEDIN_ADS_AUTHORIZE_URL: linkedin.authorizeUrl, LINKEDIN_ADS_TOKEN_URL: linkedin.tokenUrl, LINKEDIN_ADS_API_VERSION: linkedin.version });
+
+    const tiktok = await startTikTokAdsServer({ port: port("tiktok_ads"), app: app("tiktok", "7000000000001") });
+    closers.push(tiktok.close);
+    tiktok.addAdvertiser({ advertiserId: "7100000001", name: "Acme Outdoor", currency: "USD", timezone: "Etc/GMT+8", displayTimezone: "America/Los_Angeles" });
+    const tCampaign = tiktok.addCampaign({ advertiserId: "7100000001", name: "Spring trail collection" });
+    tiktok.addAdGroup({ advertiserId: "7100000001", campaignId: tCampaign.campaign_id, name: "Outdoor lovers", interestCategoryIds: ["30"], locationIds: ["6252001"] });
+    tiktok.addAdGroup({ advertiserId: "7100000001", campaignId: tCampaign.campaign_id, name: "Everyone" });
+    add("tiktok_ads", tiktok.url, "TikTok API for Business + advertiser authorization");
+    Object.assign(env, { TIKTOK_ADS_CLIENT_ID: tiktok.app.appId, TIKTOK_ADS_CLIENT_SECRET: tiktok.app.secret, TIKTOK_ADS_API_URL: tiktok.url, TIKTOK_ADS_AUTHORIZE_URL: tiktok.authorizeUrl, TIKTOK_ADS_TOKEN_URL: tiktok.tokenUrl, TIKTOK_ADS_REVOKE_URL: tiktok.revokeUrl });
+
+    const microsoft = await startMicrosoftAdsServer({ port: port("microsoft_ads"), app: app("microsoft", "00000000-0000-4000-8000-00000000a001"), developerToken: "SANDBOXDEVTOKEN01" });
+    closers.push(microsoft.close);
+    const msAccount = microsoft.addAccount({ customerId: "251000001", name: "Acme Outdoor" });
+    const brand = microsoft.addCampaign({ accountId: msAccount.id, name: "Search: running" });
+    const msTrail = microsoft.addAdGroup({ campaignId: brand.id, name: "Trail running" });
+    microsoft.addAdGroup({ campaignId: brand.id, name: "Road running" });
+    microsoft.addKeyword({ adGroupId: msTrail.id, text: "trail running shoes", matchType: "Phrase" });
+    add("microsoft_ads", microsoft.url, "Microsoft Advertising API v13 REST + OAuth");
+    Object.assign(env, { MICROSOFT_ADS_CLIENT_ID: microsoft.app.clientId, MICROSOFT_ADS_CLIENT_SECRET: microsoft.app.clientSecret, MICROSOFT_ADS_DEVELOPER_TOKEN: microsoft.developerToken, MICROSOFT_ADS_API_URL: microsoft.url, MICROSOFT_ADS_AUTHORIZE_URL: microsoft.authorizeUrl, MICROSOFT_ADS_TOKEN_URL: microsoft.tokenUrl });
+
+    const snap = await startSnapAdsServer({ port: port("snap_ads"), app: app("snap", "00000000-0000-4000-8000-00000000b001") });
+    closers.push(snap.close);
+    const snapAccount = snap.addAdAccount({ id: "00000000-0000-4000-8000-00000000c001", name: "Acme Outdoor" });
+    const sCampaign = snap.addCampaign({ adAccountId: snapAccount.id, name: "Spring trail collection" });
+    snap.addAdSquad({ campaignId: sCampaign.id, name: "Outdoor fans US", targeting: { geos: [{ country_code: "us" }], demographics: [{ min_age: 18, max_age: 34 }], interests: [{ category_id: ["SLC_23"] }] } });
+    snap.addAdSquad({ campaignId: sCampaign.id, name: "Everyone UK", targeting: { geos: [{ country_code: "gb" }] } });
+    add("snap_ads", snap.url, "Snap Marketing API + OAuth");
+    Object.assign(env, { SNAP_ADS_CLIENT_ID: snap.app.clientId, SNAP_ADS_CLIENT_SECRET: snap.app.clientSecret, SNAP_ADS_API_URL: snap.url, SNAP_ADS_AUTHORIZE_URL: snap.authorizeUrl, SNAP_ADS_TOKEN_URL: snap.tokenUrl });
+
+    const pinterest = await startPinterestAdsServer({ port: port("pinterest_ads"), app: app("pinterest", "1500001") });
+    closers.push(pinterest.close);
+    pinterest.addAdAccount({ id: "549755885175", name: "Acme Outdoor" });
+    const pCampaign = pinterest.addCampaign({ adAccountId: "549755885175", name: "Spring trail collection" });
+    const pGroup = pinterest.addAdGroup({ adAccountId: "549755885175", campaignId: pCampaign.id, name: "Outdoor decor lovers", targetingSpec: { LOCATION: ["US", "CA"], MINIMUM_AGE: "25", MAXIMUM_AGE: "54", LOCALE: ["en"] } });
+    pinterest.addKeyword(pGroup.id, { value: "trail running outfit", matchType: "PHRASE" });
+    add("pinterest_ads", pinterest.url, "Pinterest API v5 + OAuth");
+    Object.assign(env, { PINTEREST_ADS_CLIENT_ID: pinterest.app.clientId, PINTEREST_ADS_CLIENT_SECRET: pinterest.app.clientSecret, PINTEREST_ADS_API_URL: pinterest.url, PINTEREST_ADS_AUTHORIZE_URL: pinterest.authorizeUrl, PINTEREST_ADS_TOKEN_URL: pinterest.tokenUrl });
+  } catch (e) {
+    for (const close of closers.reverse()) await close().catch(() => {});
+    throw e;
+  }
+
+  // Every stand-in is on loopback, which the outbound guard refuses unless allowed.
+  env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+  return {
+    basePort: base,
+    services: services.sort((a, b) => a.port - b.port),
+    env,
+    credentials: [
+      { connector: "n8n", how: `POST /api/integrations/workflow/connect {"api_base_url": "${env.N8N_API_URL}", "api_key": "n8n_api_sandbox_0123456789abcdef"}` },
+      { connector: "x", how: `PUT /api/integrations/social/x/connection {"credentials": {"bearer_token": "x-sandbox-bearer-token", "user_token": "x-sandbox-user-token"}, "terms": ["trail running"]}` },
+      { connector: "reddit", how: `PUT /api/integrations/social/reddit/connection {"credentials": {"client_id": "sandbox-reddit-app", "client_secret": "sandbox-reddit-secret"}, "terms": ["trail running"], "options": {"subreddits": ["trailrunning", "running"], "user_agent": "web:trendgate-sandbox:1.0 (by /u/sandbox)"}}` },
+      { connector: "youtube", how: `PUT /api/integrations/social/youtube/connection {"credentials": {"api_key": "yt-sandbox-api-key"}, "terms": ["trail running"]}` },
+      { connector: "google_trends", how: `PUT /api/integrations/social/google_trends/connection {"credentials": {"access_token": "trends-sandbox-token"}, "terms": ["trail running"]}` },
+      { connector: "reddit_ads (conversions)", how: "browser OAuth, or PUT /api/integrations/community-ads/token; pixel ids look like a2_sandbox1" },
+    ],
+    async close() { for (const close of closers.reverse()) await close(); },
+  };
+}
+
+/** The environment as .env lines, with a header saying where it came from. */
+export function sandboxEnvText(sb: Sandbox): string {
+  return [
+    `# Trendgate sandbox (npm run sandbox): every provider points at a local stand-in on 127.0.0.1:${sb.basePort}..${sb.basePort + Object.keys(SANDBOX_PORTS).length - 1}.`,
+    "# OUTBOUND_ALLOWLIST must admit 127.0.0.1: merge it with yours if you have one.",
+    ...Object.entries(sb.env).map(([k, v]) => `${k}=${v}`),
+    "",
+  ].join("\n");
+}
