@@ -38,6 +38,10 @@ export const ChatSavedChannel = z
   .meta({ id: "ChatSavedChannel", description: "The alerts channel: operator items are posted there" });
 export type ChatSavedChannel = z.infer<typeof ChatSavedChannel>;
 
+/** The alerts channel as stored (GET reads it back; `joined` belongs to the save's answer only). */
+export const ChatChannelSelection = ChatSavedChannel.omit({ joined: true })
+  .meta({ id: "ChatChannelSelection", description: "The saved alerts channel" });
+
 /** What an interactivity request is answered with when nothing could be done (shown only to the presser). */
 export const ChatInteractionReply = z
   .object({ text: z.string() }).catchall(z.unknown())

@@ -2,10 +2,10 @@ import { z } from "zod";
 import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import { registry } from "@trendgate/connectors";
-import { ChatChannelList, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
+import { ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
 import { findOperatorItem, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
 import { applyActionIn, chatActor, queueCardRefresh } from "@trendgate/operator";
-import { ApiError } from "../../http/api-error.ts";
+import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
@@ -116,6 +116,22 @@ export const chatRoutes: RouteDef[] = [
       const selection = { channel_id: channel.id, channel_name: channel.name, is_private: channel.isPrivate };
       await deps.db.connection.update({ where: { id: conn.id }, data: { selection: selection as Prisma.InputJsonValue } });
       return { status: 200, body: { ...selection, joined } };
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/channel`, operationId: "getChatChannel", tag: TAG, auth: "apiKey",
+    summary: "The saved alerts channel",
+    description: `The channel POST ${BASE}/save-channel saved. 404 \`not_found\` when none is saved.`,
+    responses: {
+      200: { description: "The saved channel", schema: ChatChannelSelection },
+      404: { description: "No channel saved" },
+      409: { description: "`not_connected`: authorize first" },
+    },
+    async handler({ deps, auth }) {
+      const { conn } = await connectionRowOf(deps, auth.accountId);
+      const saved = ChatChannelSelection.safeParse(conn.selection ?? undefined);
+      if (!saved.success) throw notFound(`${NAME} channel`);
+      return { status: 200, body: saved.data };
     },
   }),
   defineRoute({

@@ -102,6 +102,18 @@ export const communityAdsRoutes: RouteDef[] = [
     },
   }),
   defineRoute({
+    method: "get", path: `${BASE}/selection`, operationId: "getCommunityAdsSelection", tag: TAG, auth: "apiKey",
+    summary: "The saved ad account, pixel and default event",
+    description: "As PUT saved it. 404 `not_found` when nothing is selected.",
+    responses: { 200: { description: "The saved selection", schema: CommunityAdsSelection }, 404: { description: "No selection saved" }, 409: { description: "`not_connected`" } },
+    async handler({ deps, auth }) {
+      const { conn } = await connectionOf(deps, auth.accountId);
+      const selection = selectionOf(conn);
+      if (!selection) throw notFound(`${NAME} selection`);
+      return { status: 200, body: selection };
+    },
+  }),
+  defineRoute({
     method: "post", path: `${BASE}/push`, operationId: "pushCommunityAdsEvent", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Queue a conversion event",
     description:

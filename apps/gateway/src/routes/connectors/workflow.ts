@@ -5,7 +5,7 @@ import { registry } from "@trendgate/connectors";
 import { QUEUES, text } from "@trendgate/contracts";
 import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
 import { OutboundClient } from "@trendgate/delivery";
-import { ApiError } from "../../http/api-error.ts";
+import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
@@ -218,6 +218,18 @@ export const workflowRoutes: RouteDef[] = [
         push_url: b.push_url ?? wf.trigger.url, push_method: wf.trigger.method, push_url_overridden: Boolean(b.push_url), auto_push: b.auto_push, workflow_active: wf.active,
       };
       await deps.db.connection.update({ where: { id: conn.id }, data: { selection: selection as Prisma.InputJsonValue } });
+      return { status: 200, body: selection };
+    },
+  }),
+  defineRoute({
+    method: "get", path: `${BASE}/selection`, operationId: "getWorkflowSelection", tag: TAG, auth: "apiKey",
+    summary: "The saved workflow selection",
+    description: "As PUT saved it (with the push URL and method it derived). 404 `not_found` when no workflow is selected.",
+    responses: { 200: { description: "The saved selection", schema: WorkflowSelection }, 404: { description: "No workflow selected" }, 409: { description: "`not_connected`" } },
+    async handler({ deps, auth }) {
+      const conn = await connectionOrConflict(deps, auth.accountId, connectorOf(deps).manifest.id, { name: NAME, reconnect: connectFirst, usable: false });
+      const selection = selectionOf(conn);
+      if (!selection) throw notFound("Workflow selection");
       return { status: 200, body: selection };
     },
   }),
