@@ -52,9 +52,10 @@ export class GoogleAdsClient implements AdsClient {
   }
 
   async listAccounts(): Promise<AdAccount[]> {
-    // Resource names only: reading each customer's name would spend one operation per customer.
+    // Resource names only: reading each customer's name would spend one operation per customer. (`./`: a bare
+    // "customers:…" would parse as a URL scheme.)
     const what = "customers:listAccessibleCustomers";
-    const r = await providerFetch(PROVIDER, what, new URL(what, this.base), { method: "GET", headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
+    const r = await providerFetch(PROVIDER, what, new URL(`./${what}`, this.base), { method: "GET", headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
     const body = r.text ? r.body : {};
     if (r.status !== 200) throw callError(r.status, body, what, r.headers.get("request-id"));
     return ((body?.resourceNames ?? []) as string[]).map((n) => ({ id: String(n).split("/").pop()!, name: null }));
