@@ -309,6 +309,33 @@ export class FuzzSession {
     this.failures.push(f);
     return f;
   }
+
+  /**
+   * The concurrency pass: `n` copies of one request at once (same body, same Idempotency-Key if any), as a client
+   * retrying too eagerly or a double click sends them. Losers of a race answer 404 or 409, never 500; an expected
+   * 5xx of a provider route (501 not configured, 502 the provider failed) is not a race and is allowed. The fixtures
+   * the request named are checked (and made again) before the next request.
+   */
+  async burst(req: FuzzRequest, n: number): Promise<Failure[]> {
+    if (this.suspect.size) await this.repair();
+    this.requests += n;
+    const t0 = performance.now();
+    const answers = await Promise.all(Array.from({ length: n }, () => sendRaw(this.port, req.wire)));
+    for (const p of req.params ?? []) this.suspect.add(p);
+    this.baseline = undefined;
+    const failures: Failure[] = [];
+    for (const res of answers) {
+      this.count(`${req.route} (burst)`, res.status, t0);
+      const problems = problemsOf(res).filter((p) => !(/5xx/.test(p) && [501, 502, 503].includes(res.status)));
+      if (!problems.length) continue;
+      failures.push({
+        route: req.route, cls: req.cls, label: req.label, request: describeWire(req.wire), status: res.status,
+        contentType: String(res.headers["content-type"] ?? ""), body: res.text.slice(0, 400), problems,
+      });
+    }
+    this.failures.push(...failures);
+    return failures;
+  }
 }
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}… (${s.length} chars)` : s);

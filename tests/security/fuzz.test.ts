@@ -9,6 +9,7 @@
 //   FUZZ_STATS=/tmp/fuzz-stats.txt ...                                    answers by status and time per route
 //
 // Routes come from `allRoutes`: a route added later is fuzzed (fixed table and random requests) with no change here.
+// Concurrency pass: every mutating route sent the same benign request several times at once answers no 500.
 // Per request: status < 500; a status >= 400 is application/problem+json with type/title/status/code/request_id and
 // the HTTP status; validation failures name a location and a path for each error; and after a 4xx the account's rows
 // (every table with an account_id: counts and contents) and the queues' job counts are what they were before.
@@ -136,6 +137,16 @@ describe(`hostile input (FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS})`, () => {
       const f = await session.exec(materialize(r, plan, session));
       if (f) failures.push(f);
     }
+    expect(report(failures)).toEqual([]);
+  }, 120_000);
+
+  // The concurrency pass: every mutating route, sent its benign request BURST times at once (with one shared
+  // Idempotency-Key where the route takes one, and without). Races between them answer 404/409, never 500.
+  const BURST = 6;
+  test.each(jsonRoutes.filter((r) => r.method !== "get").map((r) => [name(r), r] as const))("concurrent identical requests: %s", async (_n, r) => {
+    const failures: Failure[] = [];
+    const plans = [{ cls: "concurrency", label: `${BURST} at once` }, ...(r.idempotent ? [{ cls: "concurrency", label: `${BURST} at once, one Idempotency-Key`, idem: session.freshIdempotencyKey() }] : [])];
+    for (const plan of plans) failures.push(...await session.burst(materialize(r, plan, session), BURST));
     expect(report(failures)).toEqual([]);
   }, 120_000);
 

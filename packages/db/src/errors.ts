@@ -25,3 +25,23 @@ export function isDbDataError(err: unknown): boolean {
   }
   return false;
 }
+
+/** The code of a Prisma error or the Postgres SQLSTATE under a driver-adapter error, looked for down the cause chain. */
+function hasCode(err: unknown, codes: Set<string>): boolean {
+  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
+    if ([e.code, e.originalCode, e.meta?.code, e.cause?.originalCode].some((c) => codes.has(String(c)))) return true;
+  }
+  return false;
+}
+
+/**
+ * The row a write addressed was gone when it ran (Prisma P2025): a concurrent request deleted it between the
+ * request's own read and its write. For the caller it is as if it had come a moment later: not found.
+ */
+export const isDbRecordGone = (err: unknown) => hasCode(err, new Set(["P2025"]));
+
+/**
+ * A concurrent request won a race this one also ran: a unique row created at the same instant (P2002, 23505), or
+ * a deadlock / serialization failure between them (40P01, 40001). Nothing of this request was committed.
+ */
+export const isDbConcurrentConflict = (err: unknown) => hasCode(err, new Set(["P2002", "P2034", "23505", "40P01", "40001"]));

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { ERROR_CODES, problemType, type Problem } from "@trendgate/contracts";
-import { isDbDataError, isDbUnavailable } from "@trendgate/db";
+import { isDbConcurrentConflict, isDbDataError, isDbRecordGone, isDbUnavailable } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import { ApiError } from "./api-error.ts";
 import { isServerFault } from "./observe.ts";
@@ -24,6 +24,10 @@ export function toApiError(err: any): ApiError {
     return new ApiError("bad_request", "The request path has malformed percent-encoding (e.g. %ff or a lone %)");
   // Body-parser's other client errors (aborted upload, bad length, unsupported encoding of the stream).
   if (typeof err?.type === "string" && err.status >= 400 && err.status < 500) return new ApiError("bad_request", String(err.message));
+  // Races between requests of the same account (two deletes, a delete and a pause, two first PUTs): the one that
+  // lost answers what it would have a moment later, whichever route it was.
+  if (isDbRecordGone(err)) return new ApiError("not_found", "The resource no longer exists (a concurrent request removed it)");
+  if (isDbConcurrentConflict(err)) return new ApiError("conflict", "The request conflicts with a resource another request created or changed first; nothing was changed, retry it");
   if (isDbDataError(err)) return new ApiError("validation_failed", "A value in the request cannot be stored (out of range or not valid text)");
   if (isRedisUnavailable(err)) return new ApiError("service_unavailable", "The queue store (Redis) is unavailable", { headers: { "Retry-After": "5" } });
   if (isDbUnavailable(err)) return new ApiError("service_unavailable", "The database is unavailable", { headers: { "Retry-After": "5" } });
