@@ -26,7 +26,8 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
         ...(r.auth === "apiKey" ? { headers: RATE_HEADERS } : {}),
       };
     }
-    if (r.auth !== "public") responses["401"] = problem("Missing, malformed, unknown, revoked or expired credential (WWW-Authenticate: Bearer)");
+    if (r.auth === "apiKey") responses["401"] = problem("Missing, malformed, unknown, revoked or expired credential (WWW-Authenticate: Bearer)");
+    if (r.auth === "admin") responses["401"] = problem("Missing or wrong admin token (two WWW-Authenticate lines: Basic, then Bearer)");
     if (r.auth === "apiKey") responses["429"] = { ...problem("Quota exceeded, or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
     if (r.params && !r.responses[404]?.content) responses["404"] = problem("No such resource in your account, or a path id that cannot name one (`errors[]` names the segment)");
     if (r.params) responses["400"] = problem("Malformed percent-encoding in the path (`bad_request`)");
