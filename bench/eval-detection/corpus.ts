@@ -1,4 +1,6 @@
 import { between, intBetween, negativeBinomial, pick, prng, type Rand } from "./random.ts";
+import { overdispersedSlots } from "./arrivals.ts";
+import type { ReplayTopic } from "./production.ts";
 
 // The labelled synthetic corpus: hourly mention counts of ~60 topics of one account over six weeks, built from the
 // situations the detector has to get right. Labelled (a trend a subscriber wants to hear about): bursts, slow ramps,
@@ -249,4 +251,9 @@ export function buildCorpus(seed = 20261124): CorpusSeries[] {
       seed: seriesSeed,
     };
   });
+}
+
+/** The series as the production replay takes it: its hours split into 5-minute arrivals (overdispersed, seeded). */
+export function replayTopicOf(series: CorpusSeries): ReplayTopic {
+  return { startMs: series.startMs, counts: series.counts, slots: overdispersedSlots(series.counts, series.seed), missing: series.missing, category: series.kind };
 }

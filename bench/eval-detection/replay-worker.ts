@@ -1,9 +1,11 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { buildCorpus } from "./corpus.ts";
-import { loadTrendgate } from "./trendgate.ts";
+import { loadProductionCode } from "./code.ts";
+import { buildCorpus, replayTopicOf } from "./corpus.ts";
+import { productionSettings, replayTopic } from "./production.ts";
 
-// Replays a share of the corpus in a worker thread: the live replay (a pass every 5 minutes) is CPU-bound.
-const { indices, dir, live } = workerData as { indices: number[]; dir: string; live: boolean };
+// Replays a share of the corpus in a worker thread: passes every minute over weeks of series are CPU-bound.
+const { indices, root, intervals } = workerData as { indices: number[]; root: string; intervals: number[] };
 const corpus = buildCorpus();
-const detector = await loadTrendgate(dir);
-parentPort!.postMessage(indices.map((i) => ({ index: i, ...detector.replay(corpus[i], live) })));
+const code = await loadProductionCode(root);
+const settings = productionSettings(code);
+parentPort!.postMessage(indices.map((i) => ({ index: i, events: replayTopic(code, settings, replayTopicOf(corpus[i]), intervals) })));

@@ -63,14 +63,18 @@ export function probationLength(length: number, fraction = PROBATION_FRACTION): 
 
 export interface SeriesScore {
   raw: number;
-  /** Per window: the first scored detection inside it (its row), or null for a miss. Windows inside probation are left out. */
-  windows: { window: Window; detection: number | null; score: number }[];
+  /**
+   * Per window: the first scored detection inside it (its row), or null for a miss, and how many detections fell in it
+   * (the later ones score nothing: repeats). Windows inside probation are left out.
+   */
+  windows: { window: Window; detection: number | null; detections: number; score: number }[];
   /** Scored detections outside every window, with their (negative) contribution. */
   falsePositives: { row: number; score: number }[];
 }
 
 /**
- * Raw NAB score of one series. Only the earliest detection in a window counts (the sweep keeps each window's maximum,
+ * Raw NAB score of one series. Every detection is scored, several on one row too (a subscriber receives each one).
+ * Only the earliest detection in a window counts (the sweep keeps each window's maximum,
  * and the score falls with lateness); each detection outside windows costs fpWeight x scaledSigmoid of its distance
  * after the preceding window's right edge (in that window's widths), the full fpWeight when no window precedes it;
  * each window without a detection costs fnWeight.
@@ -83,16 +87,17 @@ export function scoreSeries(
   probationFraction = PROBATION_FRACTION,
 ): SeriesScore {
   const probation = probationLength(length, probationFraction);
-  const rows = [...new Set(detections)].filter((r) => r >= probation && r < length).sort((a, b) => a - b);
+  const rows = [...detections].filter((r) => r >= probation && r < length).sort((a, b) => a - b);
   const scored = windows.filter((w) => w.end >= probation);
   const result: SeriesScore = {
     raw: 0,
-    windows: scored.map((window) => ({ window, detection: null, score: -profile.fnWeight })),
+    windows: scored.map((window) => ({ window, detection: null, detections: 0, score: -profile.fnWeight })),
     falsePositives: [],
   };
   for (const row of rows) {
     const inside = result.windows.find((w) => row >= w.window.start && row <= w.window.end);
     if (inside) {
+      inside.detections++;
       if (inside.detection !== null) continue;
       const width = inside.window.end - inside.window.start + 1;
       inside.detection = row;

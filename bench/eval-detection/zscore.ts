@@ -1,15 +1,21 @@
 import { HOUR_MS, type CorpusSeries } from "./corpus.ts";
-import type { Replay } from "./trendgate.ts";
 
 // The plain baseline: z-score of each hourly bucket against the mean and standard deviation of the 168 buckets (one
 // week) before it; fires when z > 3 and the count is at least the detector's floor of 20 mentions/h. An alert is an
 // onset: the first firing bucket after one that did not fire. It knows nothing of seasons, outages or history length.
 
+export interface Alert {
+  /** The bucket (series row) the alert is about. */
+  row: number;
+  /** When a subscriber would have received it. */
+  atMs: number;
+}
+
 export const ZSCORE = { historyBuckets: 168, threshold: 3, minCount: 20, minHistory: 24 } as const;
 
-export function zscoreReplay(series: CorpusSeries): Replay {
+export function zscoreReplay(series: CorpusSeries): { alerts: Alert[] } {
   const { counts } = series;
-  const alerts: Replay["alerts"] = [];
+  const alerts: Alert[] = [];
   let firing = false;
   for (let k = 0; k < counts.length; k++) {
     const from = Math.max(0, k - ZSCORE.historyBuckets);
@@ -31,5 +37,5 @@ export function zscoreReplay(series: CorpusSeries): Replay {
     if (fires && !firing) alerts.push({ row: k, atMs: series.startMs + (k + 1) * HOUR_MS });
     firing = fires;
   }
-  return { alerts, events: { detected: alerts.length, severity: 0, velocity: 0 } };
+  return { alerts };
 }

@@ -85,3 +85,12 @@ describe("NAB standard-profile score", () => {
     expect(scoreSeries(LENGTH, ONE, [100]).raw).toBe(-1);
   });
 });
+
+describe("every notification counts", () => {
+  it("charges each of several alerts on one row outside the windows, and counts repeats inside a window", () => {
+    const s = scoreSeries(LENGTH, ONE, [200, 200, 460, 460, 470]);
+    expect(s.falsePositives.map((fp) => fp.row)).toEqual([200, 200]);
+    expect(s.raw).toBeCloseTo(scoreSeries(LENGTH, ONE, [460]).raw - 0.22, 12);
+    expect(s.windows[0]).toMatchObject({ detection: 460, detections: 3 });
+  });
+});

@@ -1,0 +1,39 @@
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+// The production functions a detection pass runs, loaded from a checkout of the repository: this one by default, or
+// EVAL_CODE_ROOT (e.g. a `git worktree` of an older commit) to compare before and after. They are imported, never
+// copied, so the evaluation cannot drift from what the worker does.
+
+type Detection = typeof import("../../packages/trends/src/detection/index.ts");
+type Decide = typeof import("../../packages/trends/src/engine/decide.ts");
+type Triggers = typeof import("../../packages/connectors/webhook/src/triggers.ts");
+
+export interface ProductionCode {
+  root: string;
+  assessNow: Detection["assessNow"];
+  resolveConfig: Detection["resolveConfig"];
+  PARTIAL_MIN_SECONDS: number;
+  decide: Decide["decide"];
+  DEFAULT_EVENT_RULES: Decide["DEFAULT_EVENT_RULES"];
+  triggerFires: Triggers["triggerFires"];
+}
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export async function loadProductionCode(root = process.env.EVAL_CODE_ROOT || REPO_ROOT): Promise<ProductionCode> {
+  const resolved = path.resolve(root);
+  const load = (file: string) => import(pathToFileURL(path.join(resolved, file)).href);
+  const detection = (await load("packages/trends/src/detection/index.ts")) as Detection;
+  const decide = (await load("packages/trends/src/engine/decide.ts")) as Decide;
+  const triggers = (await load("packages/connectors/webhook/src/triggers.ts")) as Triggers;
+  return {
+    root: resolved,
+    assessNow: detection.assessNow,
+    resolveConfig: detection.resolveConfig,
+    PARTIAL_MIN_SECONDS: detection.PARTIAL_MIN_SECONDS,
+    decide: decide.decide,
+    DEFAULT_EVENT_RULES: decide.DEFAULT_EVENT_RULES,
+    triggerFires: triggers.triggerFires,
+  };
+}
