@@ -168,7 +168,7 @@ describe("push", () => {
       metadata: { event_id: res.body.id, account_id: a.accountId, sent_at: expect.any(String) },
     });
     const e = await execution(a, res.body.id);
-    expect(e).toMatchObject({ status: "succeeded", source: "api", event: "trend_lifecycle", attempts: [{ attempt: 1, outcome: "succeeded", error_class: null }] });
+    expect(e).toMatchObject({ status: "succeeded", source: "api", event: "trend_lifecycle", attempts: [{ attempt: 1, outcome: "succeeded", error_class: null, response_status: 200 }] });
   });
 
   test("without include_metadata the body is exactly {event, data}; event defaults to the selection's default_event", async () => {

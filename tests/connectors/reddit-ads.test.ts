@@ -145,7 +145,7 @@ test("429 is retried after Retry-After and every attempt is recorded; an event t
   reddit.failNext(1, 429);
   const r = await push(a, { data: { conversion_id: "rl1" } });
   const done = await settled(a, r.body.id);
-  expect(done.attempts.map((x: any) => [x.outcome, x.response_status])).toEqual([["retrying", 429], ["succeeded", null]]);
+  expect(done.attempts.map((x: any) => [x.outcome, x.response_status])).toEqual([["retrying", 429], ["succeeded", 200]]);
 
   reddit.refuseConversion("bad-1");
   const [good, bad] = await Promise.all([push(a, { data: { conversion_id: "good-1" } }), push(a, { data: { conversion_id: "bad-1" } })]);
@@ -231,7 +231,7 @@ describe("test_id placement (REDDIT_ADS_TEST_ID_PLACEMENT)", () => {
     const pixelId = pixel();
     const conversionId = `placed-${where}-${Object.keys(env).length}`;
     const out = await clientWith(env).sendBatch(pixelId, events(conversionId), { testId: "t2_test_7" });
-    expect(out).toEqual([{ ok: true }]);
+    expect(out).toEqual([{ ok: true, status: 200 }]);
     expect(reddit.unique(pixelId).get(conversionId)).toMatchObject({ testId: "t2_test_7", testIdIn: where });
     await clientWith(env).sendBatch(pixelId, events(`${conversionId}-real`)); // without a test id: none anywhere
     expect(reddit.unique(pixelId).get(`${conversionId}-real`)).toMatchObject({ testId: null, testIdIn: null });

@@ -55,7 +55,7 @@ test("Slack's 429 is retried after its Retry-After; the card arrives and no erro
   const it = await posted(stack, a, (await publishAndWait(stack, a, event(a.accountId))).id);
   expect(it.chat.delivery_error).toBeNull();
   const attempts = await stack.gw.deps.db.outboxAttempt.findMany({ where: { accountId: a.accountId }, orderBy: { attempt: "asc" } });
-  expect(attempts.map((x) => [x.attempt, x.outcome, x.errorClass])).toEqual([[1, "retrying", "rate_limited"], [2, "succeeded", null]]);
+  expect(attempts.map((x) => [x.attempt, x.outcome, x.errorClass, x.responseStatus])).toEqual([[1, "retrying", "rate_limited", 429], [2, "succeeded", null, 200]]);
 });
 
 test("a post Slack refuses for good is shown on the item (delivery_error) and in its history", async () => {

@@ -61,7 +61,7 @@ test("transient failures are retried on the schedule, and a Retry-After is honou
   expect(await finished(id)).toMatchObject({ status: "succeeded", attempts: 3 });
   const attempts = await attemptsOf(id);
   expect(attempts.map((a) => [a.attempt, a.outcome, a.errorClass, a.responseStatus])).toEqual([
-    [1, "retrying", "unavailable", 503], [2, "retrying", "rate_limited", 429], [3, "succeeded", null, null],
+    [1, "retrying", "unavailable", 503], [2, "retrying", "rate_limited", 429], [3, "succeeded", null, 200],
   ]);
   const [r1, r2, r3] = rx.on("/flaky");
   expect(posted([r1, r2, r3]).map((p) => p.attempt)).toEqual([1, 2, 3]);
@@ -70,6 +70,22 @@ test("transient failures are retried on the schedule, and a Retry-After is honou
   expect(r3.at - r2.at).toBeGreaterThanOrEqual(1000);
   expect(attempts[1].nextRetryAt!.getTime() - r2.at).toBeGreaterThanOrEqual(1000);
   expect(w.finals).toEqual([{ id, outcome: "succeeded", error: null, attempts: 3 }]);
+});
+
+test("a failed attempt ends its BullMQ job as failed (with the reason), and the retry still happens exactly once", async () => {
+  const { rx, w, accountId } = await setup((_r, n) => (n === 1 ? { status: 503 } : { status: 201, body: "made" }));
+  const [id] = await addAndDispatch(db, w.deps.queues, [message(accountId, { path: "/once-down" })]);
+
+  expect(await finished(id)).toMatchObject({ status: "succeeded", attempts: 2 });
+  const queue = w.deps.queues.get(QUEUE);
+  const first = await waitFor(async () => { const j = await queue.getJob(outboxJobId(id, 1)); return j && (await j.getState()) === "failed" && j; });
+  expect(first.failedReason).toMatch(/^attempt 1 failed: unavailable: test: HTTP 503; attempt 2 at \d{4}-/);
+  expect(first.attemptsMade).toBe(1); // BullMQ did not run it again
+  expect(first.opts.removeOnFail).toMatchObject({ count: expect.any(Number) }); // the failed set stays bounded
+  expect(await (await queue.getJob(outboxJobId(id, 2)))?.returnvalue).toEqual({ outcome: "succeeded", attempt: 2 });
+  await sleep(900); // sweeps (300 ms) and a schedule step (0.2 s) later: nothing more
+  expect(requestsFor(rx, id)).toEqual([{ message_id: id, attempt: 1 }, { message_id: id, attempt: 2 }]);
+  expect((await attemptsOf(id)).map((a) => [a.attempt, a.outcome, a.responseStatus])).toEqual([[1, "retrying", 503], [2, "succeeded", 201]]);
 });
 
 test("terminal failures (bad request, unauthorized, not found) are recorded once and never retried", async () => {
@@ -87,6 +103,9 @@ test("terminal failures (bad request, unauthorized, not found) are recorded once
     kinds.push([attempts[0].outcome, attempts[0].errorClass, attempts[0].responseStatus, attempts[0].nextRetryAt]);
   }
   expect(kinds).toEqual([["failed", "bad_request", 400, null], ["failed", "unauthorized", 401, null], ["failed", "not_found", 404, null]]);
+  const job = await w.deps.queues.get(QUEUE).getJob(outboxJobId(ids[0], 1));
+  expect(await job?.getState()).toBe("failed");
+  expect(job?.failedReason).toBe("attempt 1 failed: bad_request: test: HTTP 400; no retry (final)");
   expect((await db.outboxMessage.findUnique({ where: { id: ids[1] } }))!.lastError).toBe("test: HTTP 401");
   expect(w.finals.sort((a, b) => a.id.localeCompare(b.id))).toEqual(ids.map((id, i) => ({ id, outcome: "failed", error: `test: HTTP ${[400, 401, 404][i]}`, attempts: 1 })));
 });

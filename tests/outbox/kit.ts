@@ -53,7 +53,10 @@ export function httpHandler(baseUrl: string, finals: FinalSeen[] = [], calls: st
         throw new ProviderError("test", "unavailable", String(err));
       }
       const body = await res.text();
-      if (res.ok) return { status: res.status, body };
+      if (res.ok) {
+        ctx.responded(res.status);
+        return { status: res.status, body };
+      }
       const retryAfter = res.headers.get("retry-after");
       throw new ProviderError("test", kindOf(res.status), `HTTP ${res.status}`, { status: res.status, retryAfterMs: retryAfter ? Number(retryAfter) * 1000 : undefined });
     },

@@ -1,5 +1,6 @@
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { verifyOwnSignature } from "@trendgate/delivery";
+import { QUEUES } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
@@ -118,6 +119,24 @@ describe("retries and failures", () => {
     expect(ex[0].request.url).toBe(rx.url(s.path));
   });
 
+  test("a failed attempt ends its BullMQ job as failed (with the reason), and the retry still happens exactly once", async () => {
+    const s = await subscribe();
+    rx.setResponder((r, n) => r.path !== s.path ? { status: 204 } : n === 1 ? { status: 503, body: "down" } : { status: 200, body: "ok" });
+    const { body } = await stack.gw.http.post(`${BASE}/${s.id}/test`).set(s.auth);
+    await waitFor(async () => (await delivery(body.delivery_id)).status === "succeeded", { timeoutMs: 15_000 });
+    const queue = stack.gw.deps.queues.get(QUEUES.webhookDeliveries);
+    const first = await waitFor(async () => { const j = await queue.getJob(`${body.delivery_id}-1`); return j && (await j.getState()) === "failed" && j; });
+    expect(first.failedReason).toMatch(/^attempt 1 failed: http_5xx: HTTP 503; attempt 2 at \d{4}-/);
+    expect(first.attemptsMade).toBe(1); // BullMQ did not run it again
+    expect(first.opts.removeOnFail).toMatchObject({ count: expect.any(Number) }); // the failed set stays bounded
+    expect((await queue.getFailed()).map((j) => j.id)).toContain(`${body.delivery_id}-1`);
+    expect(await (await queue.getJob(`${body.delivery_id}-2`))?.getState()).toBe("completed");
+    await new Promise((r) => setTimeout(r, 1500)); // a sweep (300 ms) and a schedule step (1 s) later: nothing more
+    rx.setResponder(() => ({ status: 204 }));
+    expect(rx.on(s.path)).toHaveLength(2);
+    expect((await executions(s)).data.map((e: any) => [e.attempt, e.outcome, e.response_status])).toEqual([[2, "succeeded", 200], [1, "retrying", 503]]);
+  });
+
   test("a 400 is not retried", async () => {
     const s = await subscribe();
     rx.setResponder((r) => r.path === s.path ? { status: 400, body: "bad" } : { status: 204 });
@@ -138,6 +157,9 @@ describe("retries and failures", () => {
     rx.setResponder(() => ({ status: 204 }));
     expect(rx.on(s.path)).toHaveLength(4); // 1 + 3 retries (WEBHOOK_RETRY_SCHEDULE_SECONDS=1,1,1)
     expect((await executions(s)).data[0]).toMatchObject({ attempt: 4, outcome: "failed", next_retry_at: null });
+    const last = await stack.gw.deps.queues.get(QUEUES.webhookDeliveries).getJob(`${body.delivery_id}-4`);
+    expect(await last?.getState()).toBe("failed");
+    expect(last?.failedReason).toBe("attempt 4 failed: http_5xx: HTTP 503; no retry (final)");
   });
 
   test("410 Gone disables the subscription and tells the account", async () => {

@@ -10,6 +10,7 @@ import type { Logger } from "@trendgate/logger";
 import { createRedis, isCluster, queuePrefix, Queues } from "@trendgate/queues";
 import { FetchWatchdog } from "./fetch-watchdog.ts";
 import { LegacyDrain } from "./legacy-drain.ts";
+import { AttemptFailedError } from "./outbox/attempt-failed.ts";
 import { ALL_PROCESSORS, type Processor, type ProcessorFactory, type WorkerDeps } from "./processors/index.ts";
 import { SchedulerKeeper, schedules } from "./schedulers/index.ts";
 import { OutboxSweeper } from "./sweepers/outbox-sweeper.ts";
@@ -86,7 +87,8 @@ export function startWorkers(config: Config, logger: Logger, queues?: string[]):
       lockDuration: config.WORKER_LOCK_DURATION_MS,
       stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
     });
-    w.on("failed", (job, err) => logger.warn({ queue, job_id: job?.id, attempt: job?.attemptsMade, err: err.message }, "job failed"));
+    // A delivery attempt the peer failed is the receiver's problem, recorded in Postgres: info, not a worker warning.
+    w.on("failed", (job, err) => logger[err instanceof AttemptFailedError ? "info" : "warn"]({ queue, job_id: job?.id, attempt: job?.attemptsMade, err: err.message }, "job failed"));
     w.on("error", (err) => logger.error({ queue, err: err.message }, "worker error"));
     return w;
   };

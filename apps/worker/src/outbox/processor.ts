@@ -5,6 +5,7 @@ import { BatchWriter, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@tre
 import type { Logger } from "@trendgate/logger";
 import { queueOutboxAttempt } from "@trendgate/queues";
 import type { ProcessorFactory, WorkerDeps } from "../processors/types.ts";
+import { AttemptFailedError } from "./attempt-failed.ts";
 import { DeferError, deferJob, HandedOffError } from "./defer.ts";
 import { judgeFailure } from "./verdict.ts";
 
@@ -14,7 +15,9 @@ export const OUTBOX_RETRY_JITTER = 0.2;
 export const OUTBOX_MAX_RETRY_AFTER_SECONDS = 86_400;
 
 /** How one attempt at a message ended: what send returned, or what it threw. */
-export type SendOutcome = { ok: true; result?: Record<string, unknown> | void; durationMs: number } | { ok: false; error: unknown; durationMs: number };
+export type SendOutcome =
+  | { ok: true; result?: Record<string, unknown> | void; durationMs: number; /** The peer's HTTP status. */ responseStatus?: number | null }
+  | { ok: false; error: unknown; durationMs: number };
 
 export interface OutboxContext {
   /** The running job and its lock token (for handlers that manage the job themselves). */
@@ -31,6 +34,8 @@ export interface OutboxContext {
    * attempts (a message recorded meanwhile is left as it is).
    */
   settle(message: OutboxMessage, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt>;
+  /** Tells the peer's HTTP status of a send that succeeded, for its attempt record (a failure's is on its ProviderError). */
+  responded(status: number): void;
 }
 
 export type FinalOutcome = "succeeded" | "failed";
@@ -59,8 +64,9 @@ export interface OutboxHandler {
  * The processor of an outbox queue: one job per attempt ({message_id, attempt}); the row in outbox_messages is the
  * record. Each attempt is recorded (durably) before the next one is queued, under its deterministic job id, and the
  * outbox sweeper re-queues any attempt whose job was lost. A job that runs again (a crash, a stalled lock, BullMQ
- * retrying a failed job, the sweeper) finds its attempt already recorded and only makes sure the next one exists,
- * so an attempt is sent once unless a crash falls between the send and its record (then at least once).
+ * retrying a job whose record failed, the sweeper) finds its attempt already recorded and only makes sure the next one
+ * exists, so an attempt is sent once unless a crash falls between the send and its record (then at least once). A job
+ * whose attempt failed ends failed (AttemptFailedError) once that attempt is recorded and its retry queued.
  */
 export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: WorkerDeps) => OutboxHandler): ProcessorFactory {
   return {
@@ -82,12 +88,18 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
         maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: TRANSIENT_RETRY_DELAYS_MS,
       });
 
-      /** Records one attempt (durably, before the next one is queued), queues the next one, runs onFinal. */
-      async function settle(message: OutboxMessage, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt> {
+      /**
+       * Records one attempt (durably, before the next one is queued), queues the next one, runs onFinal. `failure`: what
+       * ends the job of an attempt that failed and was recorded here.
+       */
+      async function settle(message: OutboxMessage, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
         let record: OutboxAttemptRecord;
         let error: Error | null = null;
         if (outcome.ok) {
-          record = { messageId: message.id, attempt, outcome: "succeeded", durationMs: outcome.durationMs, result: outcome.result ?? undefined };
+          record = {
+            messageId: message.id, attempt, outcome: "succeeded", durationMs: outcome.durationMs, responseStatus: outcome.responseStatus ?? null,
+            result: outcome.result ?? undefined,
+          };
         } else {
           const v = judgeFailure(outcome.error, schedule, attempt);
           if (v.unexpected) log.warn({ message_id: message.id, attempt, err: String(outcome.error) }, "outbox send failed with an unmapped error; retrying as unavailable");
@@ -98,7 +110,7 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
           };
         }
         const saved = await writer.add(record);
-        if (!saved.recorded) return saved; // a duplicate run recorded it first
+        if (!saved.recorded) return { ...saved, failure: null }; // a duplicate run recorded it first
         if (saved.status === "pending" && record.nextRetryAt) {
           await queueOutboxAttempt(queues, queue, { message_id: message.id, attempt: attempt + 1 }, record.nextRetryAt.getTime() - Date.now())
             .catch((err) => log.warn({ message_id: message.id, err: String(err) }, "retry not queued; the sweeper will queue it"));
@@ -115,7 +127,9 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
             log.warn({ message_id: message.id, err: String(err) }, "outbox onFinal hook failed");
           }
         }
-        return saved;
+        const failure = outcome.ok ? null
+          : new AttemptFailedError(attempt, `${record.errorClass}: ${record.errorMessage}`, saved.status === "pending" ? record.nextRetryAt ?? null : null);
+        return { ...saved, failure };
       }
 
       return {
@@ -133,19 +147,35 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
           }
           if (message.attempts < data.attempt - 1) return { skipped: "an earlier attempt is not recorded" }; // its own job sends it
 
-          const ctx: OutboxContext = { job, token, attempt: data.attempt, lastAttempt: data.attempt > schedule.delaysSeconds.length, logger: log, settle };
+          let responseStatus: number | null = null;
+          // A batched send records this job's own attempt through settle: if that attempt failed, so does this job.
+          let ownFailure = null as AttemptFailedError | null;
+          const settleOwn = async (m: OutboxMessage, attempt: number, outcome: SendOutcome) => {
+            const saved = await settle(m, attempt, outcome);
+            if (m.id === message.id && attempt === data.attempt) ownFailure = saved.failure;
+            return saved;
+          };
+          const ctx: OutboxContext = {
+            job, token, attempt: data.attempt, lastAttempt: data.attempt > schedule.delaysSeconds.length, logger: log, settle: settleOwn,
+            responded: (status) => { responseStatus = status; },
+          };
           const started = Date.now();
           let outcome: SendOutcome;
           try {
-            outcome = { ok: true, result: await handler.send(message, ctx), durationMs: Date.now() - started };
+            const result = await handler.send(message, ctx);
+            outcome = { ok: true, result, durationMs: Date.now() - started, responseStatus };
           } catch (err) {
             if (err instanceof DeferError) return deferJob(job, token, err.ms);
-            if (err instanceof HandedOffError) return { skipped: `handed off: ${err.message}` };
+            if (err instanceof HandedOffError) {
+              if (ownFailure) throw ownFailure;
+              return { skipped: `handed off: ${err.message}` };
+            }
             outcome = { ok: false, error: err, durationMs: Date.now() - started };
           }
           const saved = await settle(message, data.attempt, outcome);
           if (!saved.recorded) return { skipped: "attempt already recorded" };
-          return { outcome: outcome.ok ? "succeeded" : saved.status === "pending" ? "retrying" : saved.status, attempt: data.attempt };
+          if (saved.failure) throw saved.failure;
+          return { outcome: "succeeded", attempt: data.attempt };
         },
       };
     },

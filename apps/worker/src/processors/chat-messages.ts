@@ -59,7 +59,7 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler {
   }
 
   return {
-    async send(message: OutboxMessage) {
+    async send(message: OutboxMessage, ctx) {
       const parsed = ChatMessagePayload.safeParse(message.payload);
       if (!parsed.success) return skip("not a chat message payload"); // retrying would not change it
       const payload = parsed.data;
@@ -91,9 +91,12 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler {
         const client = await clientFor(setup);
         if (payload.type === "renotify_item") {
           const reply = await client.postReply({ channelId: item.chatChannelId!, ts: item.chatMessageTs! }, renotifyText(item, setup.settings));
+          ctx.responded(client.successStatus);
           return { channel: reply.channelId, ts: reply.ts };
         }
-        return hasCard(item) ? await update(item, setup, client) : await post(item, setup, client);
+        const result = hasCard(item) ? await update(item, setup, client) : await post(item, setup, client);
+        ctx.responded(client.successStatus);
+        return result;
       } catch (err) {
         if (err instanceof ProviderError && err.kind === "unauthorized")
           await deps.connections.markNeedsReauth(setup.connection.id, err.message).catch((e) => logger.warn({ err: String(e) }, "needs_reauth not recorded"));

@@ -115,7 +115,9 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler {
           const ms = Date.now() - started;
           const outcomeOf = (m: Member) => {
             const r = results.get(m.message.id)!;
-            return r.ok ? { ok: true as const, result: { pixel_id: p.pixel_id, batch_leader: message.id, batch_size: members.length }, durationMs: ms } : { ok: false as const, error: r.error, durationMs: ms };
+            return r.ok
+              ? { ok: true as const, result: { pixel_id: p.pixel_id, batch_leader: message.id, batch_size: members.length }, responseStatus: r.status ?? null, durationMs: ms }
+              : { ok: false as const, error: r.error, durationMs: ms };
           };
           for (const id of ids) inFlight.add(id);
           recording.push(Promise.all(members.map((m) => {

@@ -4,6 +4,7 @@ import {
   isTransientDbError, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
 import { BatchWriter, DestinationLimiter, nextRetryDelayMs, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@trendgate/delivery";
+import { AttemptFailedError } from "../outbox/attempt-failed.ts";
 import { deferJob } from "../outbox/defer.ts";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
@@ -16,7 +17,8 @@ import type { ProcessorFactory } from "./types.ts";
  * Once a request has been sent, nothing may fail the job: BullMQ would run it again and send it again. So the
  * attempt record is written by a BatchWriter that re-tries transient database errors itself (the write is
  * idempotent), and a job that does run again (after a crash, or a failure) first checks whether its attempt was
- * already recorded, and then only makes sure the next one is queued.
+ * already recorded, and then only makes sure the next one is queued. An attempt that failed ends its job failed
+ * (AttemptFailedError, which BullMQ does not retry) once it is recorded and the next attempt queued.
  */
 export const webhookDelivery: ProcessorFactory = {
   queue: QUEUES.webhookDeliveries,
@@ -98,10 +100,13 @@ export const webhookDelivery: ProcessorFactory = {
           disableReason: verdict.gone ? "the endpoint answered 410 Gone" : undefined,
         });
         if (!nextAt) {
-          // A final outcome does not wait for its record (the writer re-tries transient failures on its own). Until
-          // the record commits, the delivery row still says pending; after a crash the sweeper sends it again: the
-          // same at-least-once as a crash mid-request.
-          recorded.catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "attempt record not written; the sweeper will retry the delivery"));
+          // A final outcome does not fail the job for its record (the writer re-tries transient failures on its own).
+          // Until the record commits, the delivery row still says pending; after a crash the sweeper sends it again:
+          // the same at-least-once as a crash mid-request.
+          const written = recorded.catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "attempt record not written; the sweeper will retry the delivery"));
+          // A success does not wait for it (its completed job tells the sweeper it was sent); a failed job would not
+          // (requeueLost counts a failed job as lost unless the row moved past its attempt), so a final failure waits.
+          if (!verdict.ok) await written;
         } else {
           // The next attempt must not race this attempt's record. If the record cannot be written even after the
           // writer's re-tries, the job fails and BullMQ runs it again: it finds the attempt unrecorded and sends it
@@ -113,6 +118,7 @@ export const webhookDelivery: ProcessorFactory = {
           await enqueueDelivery(queues, { ...data, body, attempt: data.attempt + 1 }, { delayMs: delay! })
             .catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "retry not queued; the sweeper will queue it"));
         }
+        if (!verdict.ok) throw new AttemptFailedError(data.attempt, `${verdict.errorClass}: ${errorMessage}`, nextAt);
         return { outcome, status: result.status, attempt: data.attempt };
       },
     };

@@ -38,7 +38,7 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler {
     };
   }
   return {
-    async send(message: OutboxMessage) {
+    async send(message: OutboxMessage, ctx) {
       const parsed = WorkflowPushPayload.safeParse(message.payload);
       if (!parsed.success) return skip("not a workflow push payload"); // retrying would not change it
       if (!message.connectionId) return skip("no connection");
@@ -49,6 +49,7 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler {
       const body = pushBody(parsed.data, { includeMetadata, accountId: message.accountId, sentAt: new Date() });
       try {
         const r = await client.push(selection.push_url, body, { [EVENT_ID_HEADER]: parsed.data.event_id }, selection.push_method);
+        ctx.responded(r.status);
         return { status: r.status, workflow_id: selection.workflow_id ?? null };
       } catch (err) {
         if (err instanceof ProviderError && err.kind === "bad_request") logger.info({ message_id: message.id, err: err.message }, "workflow push refused");

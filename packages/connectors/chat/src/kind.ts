@@ -56,6 +56,8 @@ export interface ChatInteraction {
 }
 
 export interface ChatClient {
+  /** The HTTP status of the provider's answer to any call that resolves (a failure throws), for attempt records. */
+  readonly successStatus: number;
   /** One page of the channels the app can see (public and private), in the provider's cursor style. */
   listChannels(p: { cursor?: string; limit: number }): Promise<{ channels: ChatChannel[]; nextCursor: string | null }>;
   channelInfo(channelId: string): Promise<ChatChannel>;

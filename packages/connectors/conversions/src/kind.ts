@@ -27,7 +27,8 @@ export interface ConversionMessagePayload { pixel_id: string; ad_account_id: str
 export const conversionBatchGroup = (p: Pick<ConversionMessagePayload, "pixel_id" | "test_id">): string =>
   p.test_id ? `${p.pixel_id}|test:${p.test_id}` : p.pixel_id;
 
-export type ConversionResult = { ok: true } | { ok: false; error: ProviderError };
+/** `status`: the HTTP status of the provider's answer that accepted the event (kept on its attempt record). */
+export type ConversionResult = { ok: true; status?: number } | { ok: false; error: ProviderError };
 
 export interface ConversionsClient {
   /**

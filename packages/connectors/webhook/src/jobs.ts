@@ -17,7 +17,10 @@ export const serializePayload = (p: WebhookPayload, maxBytes: number = TREND_EVE
 // A completed delivery job stays in Redis for COMPLETED_JOB_SECONDS: its attempt record is written just after it
 // completes, and until then the job itself says "sent" (see enqueueDelivery). The history is in Postgres.
 export const COMPLETED_JOB_SECONDS = 15;
-const JOB_OPTS = { removeOnComplete: { age: COMPLETED_JOB_SECONDS, count: 100_000 }, removeOnFail: { age: 7 * 86_400 } } as const;
+// Every failed attempt ends its job failed (for Bull Board and GET /status): a broken receiver fails thousands, each
+// holding its body (up to DELIVERY_BODY_MAX_BYTES), so the failed set keeps the latest FAILED_JOBS_KEPT for a day.
+export const FAILED_JOBS_KEPT = 1000;
+const JOB_OPTS = { removeOnComplete: { age: COMPLETED_JOB_SECONDS, count: 100_000 }, removeOnFail: { age: 86_400, count: FAILED_JOBS_KEPT } } as const;
 
 /**
  * Queues one attempt of a delivery. The job id (`<delivery>-<attempt>`, the outbox convention) makes a repeated call

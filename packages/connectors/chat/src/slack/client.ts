@@ -28,6 +28,8 @@ function refOf(r: { channel?: string; ts?: string }, channelId: string, what: st
 }
 
 export class SlackChatClient implements ChatClient {
+  // The Web API client resolves a call on HTTP 200 only; any other status throws.
+  readonly successStatus = 200;
   private readonly web: WebClient;
 
   constructor(ctx: { baseUrl: string; accessToken: string }) {

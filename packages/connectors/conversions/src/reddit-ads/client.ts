@@ -96,7 +96,7 @@ export class RedditAdsConversionsClient implements ConversionsClient {
       method: "POST", timeoutMs: TIMEOUT_MS, json: v3Body(events, opts.testId, placement),
       headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT },
     });
-    if (res.status >= 200 && res.status < 300) return events.map(() => ({ ok: true }));
+    if (res.status >= 200 && res.status < 300) return events.map(() => ({ ok: true, status: res.status }));
 
     const body: ErrorBody = res.body ?? {}; // not JSON: the status says it all
     const code = typeof body.error?.code === "string" || typeof body.error?.code === "number" ? String(body.error.code) : `http_${res.status}`;
