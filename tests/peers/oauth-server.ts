@@ -32,6 +32,8 @@ export interface OAuthPeerOptions {
   clients?: Partial<{ basic: OAuthPeerClient; post: OAuthPeerClient }>;
   /** Named on the consent page; default "OAuth server". */
   provider?: string;
+  /** What the app will reach, listed on the consent page. */
+  grants?: () => string[];
   /** Told each access token issued (so an API stand-in can accept it). */
   onAccessToken?: (token: string) => void;
 }
@@ -186,7 +188,7 @@ export async function startOAuthPeer(opts: OAuthPeerOptions): Promise<OAuthPeer>
     if (req.method !== "POST") {
       return sendConsentPage(res, {
         provider: opts.provider ?? "OAuth server", clientId: String(details.params.client_id), redirectUri: String(details.params.redirect_uri),
-        scopes: String(details.params.scope ?? "").split(" ").filter(Boolean), action: `/interaction/${details.uid}`,
+        scopes: String(details.params.scope ?? "").split(" ").filter(Boolean), grants: opts.grants?.(), action: `/interaction/${details.uid}`,
       });
     }
     const chunks: Buffer[] = [];

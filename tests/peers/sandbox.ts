@@ -146,6 +146,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
       // Google keeps the refresh token (no rotation) and leaves it out of refresh answers.
       rotateRefreshTokens: false, refreshAnswersOmitRefreshToken: true,
       onAccessToken: (token) => google.addToken(token),
+      grants: () => [`Google Ads customer ${customer.id} (${customer.descriptiveName})`],
     });
     closers.push(googleOAuth.close);
     add("google_oauth", googleOAuth.url, "Google OAuth (accounts.google.com + oauth2.googleapis.com paths)");

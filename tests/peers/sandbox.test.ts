@@ -1,0 +1,157 @@
+import crypto from "node:crypto";
+import { freePort } from "../helpers/free-port.ts";
+import { parseConsentForm } from "./consent-page.ts";
+import { SANDBOX_PORTS, sandboxEnvText, startSandbox, type Sandbox } from "./sandbox.ts";
+
+// The sandbox (npm run sandbox) as a person uses it: every advertised port answers, each *_AUTHORIZE_URL it prints is
+// a consent page, and a browser flow goes through that page with plain HTTP (GET the page, POST Approve, follow the
+// redirects to the callback with a code) to a token the provider's API accepts: Google (the oidc-provider peer on
+// Google's paths, PKCE and a refresh token) and Meta; Deny sends the browser back with access_denied.
+
+const REDIRECT = "http://localhost:3000/api/integrations/oauth/callback";
+let sb: Sandbox;
+
+beforeAll(async () => {
+  // Sixteen consecutive ports from a free one: another process may hold one of them, so try a few bases.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      sb = await startSandbox({ basePort: await freePort(), redirectUris: [REDIRECT] });
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt === 4) throw e;
+    }
+  }
+}, 60_000);
+afterAll(() => sb?.close());
+
+/** A browser's cookie jar and manual redirects, so each hop is visible. */
+function browser() {
+  const jar = new Map<string, string>();
+  return async (url: string, init: RequestInit = {}) => {
+    const res = await fetch(url, { ...init, redirect: "manual", headers: { ...(init.headers as Record<string, string>), cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } });
+    for (const c of res.headers.getSetCookie()) { const [pair] = c.split(";"); const i = pair.indexOf("="); jar.set(pair.slice(0, i).trim(), pair.slice(i + 1)); }
+    return res;
+  };
+}
+
+/** GETs the authorization URL and follows the provider's own redirects to the consent page; returns its form. */
+async function consentPage(go: ReturnType<typeof browser>, authorizationUrl: string) {
+  let at = authorizationUrl;
+  for (let hop = 0; hop < 5; hop++) {
+    const res = await go(at);
+    if (res.status >= 300 && res.status < 400) { await res.body?.cancel(); at = new URL(res.headers.get("location")!, at).href; continue; }
+    const html = await res.text();
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
+    expect(html).toMatch(/<button[^>]*value="approve"[^>]*>Approve<\/button>/);
+    expect(html).toMatch(/<button[^>]*value="deny"[^>]*>Deny<\/button>/);
+    return { html, form: parseConsentForm(html, at)! };
+  }
+  throw new Error("no consent page");
+}
+
+/** Presses a button, then follows redirects until the browser is sent back to REDIRECT; returns that URL. */
+async function press(go: ReturnType<typeof browser>, form: { action: string; fields: URLSearchParams }, decision: "approve" | "deny") {
+  const body = new URLSearchParams(form.fields);
+  body.set("decision", decision);
+  let res = await go(form.action, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: body.toString() });
+  for (let hop = 0; hop < 5; hop++) {
+    expect([302, 303]).toContain(res.status);
+    const next = new URL(res.headers.get("location")!, form.action);
+    if (next.href.startsWith(REDIRECT)) return next;
+    res = await go(next.href);
+  }
+  throw new Error("never sent back to the client");
+}
+
+test("every advertised port answers HTTP, and the printed env names each stand-in's address", async () => {
+  expect(sb.services.map((s) => s.service).sort()).toEqual(Object.keys(SANDBOX_PORTS).sort());
+  for (const s of sb.services) {
+    expect(s.port).toBe(sb.basePort + SANDBOX_PORTS[s.service]);
+    const res = await fetch(`http://127.0.0.1:${s.port}/`);
+    await res.body?.cancel();
+    expect(res.status).toBeGreaterThanOrEqual(200);
+  }
+  const text = sandboxEnvText(sb);
+  expect(text).toContain(`GOOGLE_ADS_AUTHORIZE_URL=http://127.0.0.1:${sb.basePort + SANDBOX_PORTS.google_oauth}/o/oauth2/v2/auth`);
+  expect(text).toContain("OUTBOUND_ALLOWLIST=127.0.0.1");
+  expect(Object.keys(sb.env).filter((k) => k.endsWith("_AUTHORIZE_URL")).sort()).toEqual([
+    "GOOGLE_ADS", "LINKEDIN_ADS", "META_ADS", "MICROSOFT_ADS", "PINTEREST_ADS", "REDDIT_ADS", "SLACK", "SNAP_ADS", "TIKTOK_ADS",
+  ].map((p) => `${p}_AUTHORIZE_URL`));
+});
+
+test("each *_AUTHORIZE_URL printed is a consent page naming the app and its permissions", async () => {
+  for (const [name, url] of Object.entries(sb.env).filter(([k]) => k.endsWith("_AUTHORIZE_URL"))) {
+    const provider = name.replace(/_AUTHORIZE_URL$/, "");
+    const clientId = sb.env[`${provider}_CLIENT_ID`];
+    const q = new URL(url);
+    q.search = new URLSearchParams({
+      [provider === "TIKTOK_ADS" ? "app_id" : "client_id"]: clientId, redirect_uri: REDIRECT, state: "st", response_type: "code", duration: "permanent",
+      scope: provider === "SLACK" ? "channels:read,chat:write" : provider === "GOOGLE_ADS" ? "https://www.googleapis.com/auth/adwords" : "read",
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256",
+    }).toString();
+    const { html } = await consentPage(browser(), q.href);
+    expect([name, html]).toEqual([name, expect.stringContaining(clientId)]);
+  }
+});
+
+test("Google: authorize (PKCE, offline, consent) -> consent page -> Approve -> callback with code -> tokens the Ads API accepts; refresh keeps the refresh token", async () => {
+  const verifier = crypto.randomBytes(32).toString("base64url");
+  const auth = new URL(sb.env.GOOGLE_ADS_AUTHORIZE_URL);
+  auth.search = new URLSearchParams({
+    access_type: "offline", prompt: "consent", response_type: "code", client_id: sb.env.GOOGLE_ADS_CLIENT_ID, redirect_uri: REDIRECT,
+    scope: "https://www.googleapis.com/auth/adwords", state: "google-state-1",
+    code_challenge: crypto.createHash("sha256").update(verifier).digest("base64url"), code_challenge_method: "S256",
+  }).toString();
+  const go = browser();
+  const { html, form } = await consentPage(go, auth.href);
+  expect(html).toContain("https://www.googleapis.com/auth/adwords");
+  expect(html).toContain("customer 1234567890 (Acme Outdoor (sandbox))");
+  const back = await press(go, form, "approve");
+  expect(back.searchParams.get("state")).toBe("google-state-1");
+  const code = back.searchParams.get("code")!;
+  expect(code).toBeTruthy();
+
+  const token = async (form: Record<string, string>) => {
+    const res = await fetch(sb.env.GOOGLE_ADS_TOKEN_URL, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ client_id: sb.env.GOOGLE_ADS_CLIENT_ID, client_secret: sb.env.GOOGLE_ADS_CLIENT_SECRET, ...form }) });
+    return { status: res.status, body: await res.json() as Record<string, any> };
+  };
+  const first = await token({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: verifier });
+  expect(first.status).toBe(200);
+  expect(first.body).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String), token_type: "Bearer" });
+
+  const list = await fetch(`${sb.env.GOOGLE_ADS_API_URL}/v25/customers:listAccessibleCustomers`, { headers: { authorization: `Bearer ${first.body.access_token}` } });
+  expect(await list.json()).toEqual({ resourceNames: ["customers/1234567890"] });
+
+  const refreshed = await token({ grant_type: "refresh_token", refresh_token: first.body.refresh_token });
+  expect(refreshed.status).toBe(200);
+  expect(refreshed.body.refresh_token).toBeUndefined(); // as Google: the refresh token stays the same
+  const again = await fetch(`${sb.env.GOOGLE_ADS_API_URL}/v25/customers:listAccessibleCustomers`, { headers: { authorization: `Bearer ${refreshed.body.access_token}` } });
+  expect(again.status).toBe(200);
+  // The code works once (and a second use revokes what it gave, as the RFC advises).
+  expect((await token({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: verifier })).body.error).toBe("invalid_grant");
+});
+
+test("Meta: dialog -> consent page listing the ad account -> Approve -> callback with code -> a token that reads the ad account", async () => {
+  const dialog = new URL(sb.env.META_ADS_AUTHORIZE_URL);
+  dialog.search = new URLSearchParams({ client_id: sb.env.META_ADS_CLIENT_ID, redirect_uri: REDIRECT, state: "meta-state-1", scope: "ads_management,ads_read,business_management" }).toString();
+  const go = browser();
+  const { html, form } = await consentPage(go, dialog.href);
+  expect(html).toContain("act_1000000001 (Acme Outdoor US)");
+  const back = await press(go, form, "approve");
+  expect(back.searchParams.get("state")).toBe("meta-state-1");
+
+  const exchange = new URL(sb.env.META_ADS_TOKEN_URL);
+  exchange.search = new URLSearchParams({ client_id: sb.env.META_ADS_CLIENT_ID, client_secret: sb.env.META_ADS_CLIENT_SECRET, redirect_uri: REDIRECT, code: back.searchParams.get("code")! }).toString();
+  const tokens = await (await fetch(exchange)).json() as { access_token: string };
+  expect(tokens.access_token).toEqual(expect.any(String));
+  const accounts = await fetch(`${sb.env.META_ADS_API_URL}/v25.0/me/adaccounts?fields=id,name`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+  expect((await accounts.json() as { data: unknown[] }).data).toEqual([expect.objectContaining({ id: "act_1000000001", name: "Acme Outdoor US" })]);
+});
+
+test("Deny sends the browser back with error=access_denied and the state, and no code", async () => {
+  const portal = new URL(sb.env.TIKTOK_ADS_AUTHORIZE_URL);
+  portal.search = new URLSearchParams({ app_id: sb.env.TIKTOK_ADS_CLIENT_ID, redirect_uri: REDIRECT, state: "tt-state-1" }).toString();
+  const go = browser();
+  const back = await press(go, (await consentPage(go, portal.href)).form, "deny");
+  expect(Object.fromEntries(back.searchParams)).toEqual({ error: "access_denied", error_description: "The user denied access", state: "tt-state-1" });
+});
