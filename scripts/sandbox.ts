@@ -1,7 +1,8 @@
 // npm run sandbox [-- --write [FILE]]
-// Starts every vendor stand-in (tests/peers) on fixed loopback ports from SANDBOX_BASE_PORT (default 4100), seeded
-// with one small account each, and prints the variables that point the service at them. --write also writes them to
-// FILE (default .env.sandbox). Ctrl-C stops everything. README "Sandbox" walks one connector's browser flow.
+// Starts every vendor stand-in (tests/peers) on fixed loopback ports from SANDBOX_BASE_PORT (environment or .env;
+// default 4100), seeded with one small account each, and prints the variables that point the service at them.
+// --write also writes them to FILE (default .env.sandbox). Ctrl-C stops everything. README "Sandbox" walks one
+// connector's browser flow.
 import fs from "node:fs";
 import { parseArgs, parseEnv } from "node:util";
 import { loadConfig } from "@trendgate/config";
@@ -10,11 +11,12 @@ import { SANDBOX_BASE_PORT, sandboxEnvText, startSandbox } from "../tests/peers/
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { write: { type: "boolean", default: false } } });
 const fail = (msg: string): never => { process.stderr.write(msg + "\n"); process.exit(64); };
 
-const rawBase = process.env.SANDBOX_BASE_PORT ?? String(SANDBOX_BASE_PORT);
+// The service's settings, read as it reads them: the environment wins over .env.
+const serviceEnv = { ...(fs.existsSync(".env") ? parseEnv(fs.readFileSync(".env", "utf8")) : {}), ...process.env };
+const rawBase = serviceEnv.SANDBOX_BASE_PORT || String(SANDBOX_BASE_PORT);
 const basePort = /^\d+$/.test(rawBase) && Number(rawBase) >= 1024 && Number(rawBase) <= 65_000 ? Number(rawBase) : fail(`SANDBOX_BASE_PORT must be a port from 1024 to 65000; got "${rawBase}"`);
 
 // The redirect URI registered at the stand-ins that check it exactly (Google's): the one the service will send.
-const serviceEnv = { ...(fs.existsSync(".env") ? parseEnv(fs.readFileSync(".env", "utf8")) : {}), ...process.env };
 let redirectUri = "http://localhost:3000/api/integrations/oauth/callback";
 try {
   const c = loadConfig({ ADMIN_TOKEN: "x".repeat(24), ENCRYPTION_KEY: Buffer.alloc(32).toString("base64"), ...serviceEnv });

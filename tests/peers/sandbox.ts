@@ -185,7 +185,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
 
     const microsoft = await startMicrosoftAdsServer({ port: port("microsoft_ads"), app: app("microsoft", "00000000-0000-4000-8000-00000000a001"), developerToken: "SANDBOXDEVTOKEN01" });
     closers.push(microsoft.close);
-    const msAccount = microsoft.addAccount({ customerId: "251000001", name: "Acme Outdoor" });
+    const msAccount = microsoft.addAccount({ customerId: "251000001", id: "180000001", name: "Acme Outdoor" });
     const brand = microsoft.addCampaign({ accountId: msAccount.id, name: "Search: running" });
     const msTrail = microsoft.addAdGroup({ campaignId: brand.id, name: "Trail running" });
     microsoft.addAdGroup({ campaignId: brand.id, name: "Road running" });
