@@ -16,6 +16,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // - OAuth: `POST /oauth/v2/accessToken` (form body, client id and secret IN the body): authorization_code gives a
 //   60-day token (5,184,000 s) and a refresh token valid 365 days from first consent; refresh_token gives a new
 //   access token, the SAME refresh token and its remaining lifetime (refreshing does not extend it). No token_type.
+// - `GET adAccounts?q=search` (paged like the searches below): the accounts the token's member has a role on.
 // - Reads: `adAccounts/{id}/adCampaignGroups` and `adAccounts/{id}/adCampaigns` (`q=search`, optional
 //   `search=(status:(values:List(...)))`). From version 202401 these search finders page with cursors, not the
 //   start/count of providers.md (LinkedIn's "Cursor Based Pagination For Search APIs"): `pageSize` (default 100; over
@@ -515,6 +516,11 @@ export async function startLinkedInAdsServer(opts: { version?: string } & StandI
       return { status: 200, body: { elements: [audience(validateCriteria(param(q, "targetingCriteria")))], paging: { start: 0, count: 10, links: [] } } };
     }
     if (method === "GET" && root === "adAnalytics" && parts.length === 1) return { status: 200, body: analytics(q, t), delay: analyticsDelay };
+    if (method === "GET" && root === "adAccounts" && parts.length === 1) {
+      // Search answers only the accounts the member has a role on.
+      if (q.q !== "search") throw new ApiError(400, "ILLEGAL_ARGUMENT", "q must be search");
+      return { status: 200, body: paged([...accounts.values()].filter((a) => t.accounts[a.id]).map((a) => ({ ...clone(a), id: Number(a.id) })), q, "accounts") };
+    }
     if (root !== "adAccounts" || !accId || more.length) throw new ApiError(404, "NOT_FOUND", "Not Found", 0);
     const account = accounts.get(accId);
     const role = t.accounts[accId];

@@ -32,6 +32,8 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   redirect_uri, PKCE S256 when the code was issued with a challenge) issues a refresh token only when the consent
 //   included `offline_access`; refresh_token requires `scope` (AADSTS90014 without it, as the v2.0 endpoint documents
 //   scope as required) and rotates the refresh token. Errors are AADSTS JSON. Access tokens last 60-90 minutes.
+// Customer Management also answers GetUser (`User/Query`, `{UserId: null}` = the signed-in user) and SearchAccounts
+// (`Accounts/Search` by `UserId Equals`, PageInfo paging): the accounts the token reaches, with ParentCustomerId.
 // Reporting (issue 13), on the same origin (a client points its reporting and customer hosts here):
 // - Customer Management `POST /CustomerManagement/v13/Account/Query` (GetAccount) `{AccountId}` answers `{Account:
 //   {Id, Name, Number, CurrencyCode (ISO 4217), TimeZone (Microsoft's zone names), ParentCustomerId, ...}}`; the
@@ -296,6 +298,28 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
     };
   }
 
+  /** A token's user id: stable per token (each token stands for one signed-in user). */
+  const userIdOf = (token: string) => 100_000 + (crypto.createHash("sha256").update(token).digest().readUInt32BE(0) % 900_000);
+
+  function getUser(body: any, u: { token: string }) {
+    if (body.UserId !== null && body.UserId !== undefined && Number(body.UserId) !== userIdOf(u.token)) {
+      throw adApi(400, MS_CODES.notAuthorized, "UserIsNotAuthorized", "The user does not have permission to access the requested customer or account.");
+    }
+    return { User: { Id: userIdOf(u.token), UserName: `user${userIdOf(u.token)}@example.com`, Lcid: "EnglishUS" }, CustomerRoles: [] };
+  }
+
+  /** SearchAccounts with the one predicate a client needs (UserId Equals), paged by PageInfo {Index, Size <= 1000}. */
+  function searchAccounts(body: any, u: { token: string; accounts: string[] | null }) {
+    const p = Array.isArray(body.Predicates) ? body.Predicates : [];
+    if (p.length !== 1 || p[0]?.Field !== "UserId" || p[0]?.Operator !== "Equals") throw operation(MS_CODES.nullRequest, "InvalidPredicate", "The stand-in answers SearchAccounts by UserId Equals only.");
+    if (Number(p[0].Value) !== userIdOf(u.token)) throw adApi(400, MS_CODES.notAuthorized, "UserIsNotAuthorized", "The user does not have permission to access the requested customer or account.");
+    const index = Number(body.PageInfo?.Index ?? 0);
+    const size = Number(body.PageInfo?.Size ?? 0);
+    if (!Number.isInteger(index) || index < 0 || !Number.isInteger(size) || size < 1 || size > 1000) throw operation(MS_CODES.nullRequest, "InvalidPageInfo", "PageInfo needs Index >= 0 and Size 1..1000.");
+    const mine = [...accounts.values()].filter((a) => !u.accounts || u.accounts.includes(a.id)).sort((a, b) => Number(a.id) - Number(b.id));
+    return { Accounts: mine.slice(index * size, index * size + size).map((a) => ({ Id: Number(a.id), Name: a.name, Number: a.number, ParentCustomerId: Number(a.customerId), CurrencyCode: a.currency, AccountLifeCycleStatus: "Active" })) };
+  }
+
   const reportError = (code: number, errorCode: string, message: string) => operation(code, errorCode, message);
   const dateOf = (d: any): string | null => {
     if (!d || typeof d !== "object" || ![d.Year, d.Month, d.Day].every((x) => Number.isInteger(x))) return null;
@@ -552,6 +576,8 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
       record.status = 200;
       if (service === "customer") {
         if (method === "POST" && url.pathname === `${CUSTOMER}Account/Query`) return send(200, getAccount(body, caller));
+        if (method === "POST" && url.pathname === `${CUSTOMER}User/Query`) return send(200, getUser(body, caller));
+        if (method === "POST" && url.pathname === `${CUSTOMER}Accounts/Search`) return send(200, searchAccounts(body, caller));
         throw new Fault(404, {});
       }
       if (service === "reporting") {

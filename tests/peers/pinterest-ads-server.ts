@@ -16,6 +16,7 @@ import { readVendorSpec, vendorSpecFile } from "./vendor-spec-file.ts";
 //   "continuous" (the description: 60-day refresh tokens, refreshable indefinitely, default for apps since Sep 2025;
 //   older apps send `continuous_refresh=true`): each refresh returns a NEW refresh token and the used one stops
 //   working, so a client must keep the new one. (providers.md's "~1-year refresh token" is the retired legacy kind.)
+// - `GET /ad_accounts` (bookmark paging): the ad accounts the token may use.
 // - Reads: campaigns and ad groups of an ad account (`bookmark` + `page_size` paging, default 25, max 250,
 //   `entity_statuses` default ACTIVE,PAUSED), ad-group keywords (`ad_group_id`; archived ones are gone), the INTEREST
 //   targeting options (`GET /resources/targeting/INTEREST`: `[{ "<id>": "<name>", ... }]`, as the description's sample).
@@ -569,6 +570,10 @@ export async function startPinterestAdsServer(opts: StandInOptions = {}): Promis
   function route(method: string, apiPath: string, q: URLSearchParams, body: unknown, t: { accounts: string[] | null; scopes: string[] }): unknown {
     if (method === "GET" && apiPath === "/resources/targeting/INTEREST") {
       return [Object.fromEntries([...interests].filter(([id]) => !refusedInterests.has(id)))];
+    }
+    if (method === "GET" && apiPath === "/ad_accounts") {
+      // The ad accounts the token may use, bookmark-paged like every listing.
+      return page([...accounts.values()].filter((x) => !t.accounts || t.accounts.includes(x.id)).map((x) => ({ id: x.id, name: x.name, currency: x.currency, country: x.country })), q, 250);
     }
     const r = /^\/ad_accounts\/(\d+)(?:\/(ads|reports|campaigns\/analytics|ad_groups\/analytics|ads\/analytics))?$/.exec(apiPath);
     if (r) {

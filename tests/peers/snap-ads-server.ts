@@ -11,6 +11,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // - API under `/v1/` only, `Authorization: Bearer` only (no token in the URL). Missing, unknown or expired token: 401.
 // - Every answer is an envelope `{request_status, request_id, ...}`; a failure adds `debug_message`,
 //   `display_message` and `error_code`. Lists wrap each entity: `adsquads:[{sub_request_status, adsquad:{...}}]`.
+// - `GET /v1/me/organizations?with_ad_accounts=true`: the organizations of the ad accounts the token sees, each with them.
 // - Reads: `GET /v1/adaccounts/{id}`, `/v1/adaccounts/{id}/campaigns`, `/v1/adaccounts/{id}/adsquads`,
 //   `/v1/campaigns/{id}/adsquads`, `/v1/adsquads/{id}`. Paging is opt-in: without `limit` everything comes back;
 //   `limit` must be 50..1000, and `paging.next_link` (a full URL with `cursor`) is there while more remain.
@@ -380,6 +381,13 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } & 
       if (!owner) throw notFound(TYPES[a].replace("_", " ").toLowerCase().replace(/^./, (x) => x.toUpperCase()));
       if (!visible(owner)) throw forbidden();
       return statsOf(a, id, accounts.get(owner)!, url);
+    }
+    if (method === "GET" && a === "me" && id === "organizations" && !edge) {
+      // The member's organizations; with_ad_accounts=true nests the ad accounts the token may see.
+      const mine = [...accounts.values()].filter((x) => visible(x.id));
+      const orgs = [...new Set(mine.map((x) => x.organization_id))];
+      const withAccounts = url.searchParams.get("with_ad_accounts") === "true";
+      return { organizations: orgs.map((org) => ({ sub_request_status: "SUCCESS", organization: { id: org, name: `Organization ${org.slice(0, 8)}`, ...(withAccounts ? { ad_accounts: mine.filter((x) => x.organization_id === org).map(clone) } : {}) } })) };
     }
     if (a === "adaccounts" && id) {
       const acct = accounts.get(id);

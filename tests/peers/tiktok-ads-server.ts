@@ -13,6 +13,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // - OAuth: `POST /oauth2/access_token/` with JSON `{app_id, secret, auth_code}`: a wrong app id or secret is 40101, an
 //   unknown, used or expired (10 min) auth code 40110. The answer is a long-term token (no expires_in, no refresh
 //   token) with `advertiser_ids` and `scope`. `POST /oauth2/revoke_token/` `{app_id, secret, access_token}` ends it.
+//   `GET /oauth2/advertiser/get/?app_id&secret` lists the token's advertisers `{list:[{advertiser_id, advertiser_name}]}`.
 // - Reads (GET, list/object parameters as JSON strings): /campaign/get/ and /adgroup/get/ (`fields`, `filtering`
 //   {campaign_ids, adgroup_ids <= 100}, `page`, `page_size` 1-1000, answer `{list, page_info:{page, page_size,
 //   total_number, total_page}}`; deleted ad groups are left out, as TikTok's default STATUS_NOT_DELETE does).
@@ -434,6 +435,12 @@ export async function startTikTokAdsServer(opts: { version?: string } & StandInO
       if (typeof token !== "string" || !token) throw new Refusal(TIKTOK_CODES.tokenMissing, "Access token is null, please check your access token.");
       const t = tokens.get(token);
       if (!t || t.revoked) throw new Refusal(TIKTOK_CODES.tokenInvalid, "Access token is incorrect or has been revoked.");
+      // /oauth2/advertiser/get/ lists the token's advertisers, to the app holding it only (app_id and secret in the query).
+      if (method === "GET" && path === "oauth2/advertiser/get/") {
+        if (query.app_id !== app.appId || query.secret !== app.secret) throw new Refusal(TIKTOK_CODES.badApp, "The app_id or secret is invalid.");
+        const ids = t.advertisers ?? [...advertisers.keys()];
+        return send(200, 0, "OK", { list: ids.map((id) => ({ advertiser_id: id, advertiser_name: advertisers.get(id)?.name ?? `Advertiser ${id}` })) });
+      }
       // /advertiser/info/ names its advertisers in advertiser_ids; every other call in advertiser_id.
       const infoIds = method === "GET" && path === "advertiser/info/" ? advertiserIdsOf(query) : null;
       const advertiser = infoIds ? infoIds[0] : method === "GET" ? query.advertiser_id : (body.advertiser_id as string | undefined);
