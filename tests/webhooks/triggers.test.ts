@@ -1,4 +1,5 @@
 import { triggerFires } from "@trendgate/connector-webhook";
+import { publishTrendEvents } from "../../packages/trends/src/events/publish.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
@@ -16,6 +17,7 @@ async function subscribe(accountAuth: { auth: any }, over: Record<string, unknow
   expect(res.status).toBe(201);
   return { id: res.body.id as string, path };
 }
+const executions = async (a: { auth: any }, id: string) => (await stack.gw.http.get(`${BASE}/${id}/executions`).set(a.auth)).body.data as any[];
 const dispatched = (id: string) => waitFor(async () => (await stack.gw.deps.db.trendEventRecord.findUnique({ where: { id } }))?.dispatchedAt);
 
 describe("trigger matching", () => {
@@ -74,6 +76,31 @@ describe("events to deliveries", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(rx.on(s.path)).toHaveLength(1);
     expect(JSON.parse(rx.on(s.path)[0].body).velocity).toBe(150);
+    // The drop is on record: an execution `suppressed` by the cooldown, naming the trend and until when.
+    const ex = await waitFor(async () => { const list = await executions(a, s.id); return list.length === 2 && list; });
+    const sent = ex.find((e) => e.outcome === "succeeded");
+    const until = new Date(Date.parse(sent.created_at) + 3600_000);
+    expect(ex.find((e) => e.outcome === "suppressed")).toMatchObject({
+      attempt: 0, trigger: "trend_event", error_class: "cooldown", response_status: null, next_retry_at: null,
+      error_message: expect.stringMatching(new RegExp(`^suppressed by the cooldown \\(3600 s\\) until ${until.toISOString().slice(0, 15)}.*: trend "AI agents" \\(severity high, velocity 180\\), event ${e2.id}$`)),
+    });
+    expect(ex.find((e) => e.outcome === "suppressed").delivery_id).not.toBe(sent.delivery_id);
+  });
+
+  test("instant_stream: of two events in one batch that only one may pass, the more severe is delivered; the other is on record", async () => {
+    const a = await stack.gw.account();
+    const s = await subscribe(a, { trigger_type: "severity_change", threshold_value: 3, cooldown_seconds: 3600 });
+    // The weaker one first in the batch, as in the run that reported it.
+    const high = trendEvent(a.accountId, { severity: "high", previous_severity: "medium", velocity: 400, trend_id: "t-high" });
+    const critical = trendEvent(a.accountId, { severity: "critical", previous_severity: "medium", velocity: 300, trend_id: "t-critical", trend_name: "Critical one" });
+    expect(await publishTrendEvents(stack.gw.deps, [high, critical])).toEqual([high.id, critical.id]); // one fan-out job
+    await dispatched(critical.id);
+    await waitFor(async () => rx.on(s.path).length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.on(s.path)).toHaveLength(1);
+    expect(JSON.parse(rx.on(s.path)[0].body)).toMatchObject({ severity: "critical", trend_name: "Critical one" });
+    const ex = await waitFor(async () => { const list = await executions(a, s.id); return list.length === 2 && list; });
+    expect(ex.find((e) => e.outcome === "suppressed").error_message).toContain(`severity high, velocity 400), event ${high.id}`);
   });
 
   test("cooldown_digest: the first firing goes at once, the strongest of the rest when the cooldown ends", async () => {
@@ -84,6 +111,12 @@ describe("events to deliveries", () => {
     const got = await waitFor(async () => rx.on(s.path).length === 2 && rx.on(s.path), { timeoutMs: 8000 });
     expect(got.map((g) => JSON.parse(g.body).velocity)).toEqual([150, 300]);
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(1500);
+    // The 200 that the stronger 300 replaced in the digest is on record, as is no other drop.
+    const dropped = (await executions(a, s.id)).filter((e) => e.outcome === "suppressed");
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toMatchObject({ error_class: "cooldown", attempt: 0 });
+    expect(dropped[0].error_message).toMatch(/merged into the digest due .*, which holds a stronger firing \(trend "AI agents" \(severity high, velocity 300\), event /);
+    expect(dropped[0].error_message).toContain(`velocity 200), event ${events[2].id}`);
   });
 
   test("paused subscriptions hold deliveries and send them on resume", async () => {

@@ -84,7 +84,7 @@ export const RecoverBody = z
 
 export const EXECUTION_ERROR_CLASSES = [
   "timeout", "connection_error", "dns_error", "tls_error", "blocked_destination",
-  "http_3xx", "http_4xx", "http_408", "http_410", "http_429", "http_5xx", "subscription_inactive",
+  "http_3xx", "http_4xx", "http_408", "http_410", "http_429", "http_5xx", "subscription_inactive", "cooldown",
 ] as const;
 
 export const WebhookExecution = z
@@ -92,9 +92,11 @@ export const WebhookExecution = z
     id: z.string(),
     webhook_id: z.string(),
     delivery_id: z.string().meta({ description: "The X-Webhook-Id / webhook-id sent; the same for every attempt of one delivery" }),
-    attempt: z.number().int().meta({ description: "1 for the first attempt of the delivery" }),
+    attempt: z.number().int().meta({ description: "1 for the first attempt of the delivery; 0 for a `suppressed` firing (nothing was sent)" }),
     trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
-    outcome: z.enum(["succeeded", "retrying", "failed"]),
+    outcome: z.enum(["succeeded", "retrying", "failed", "suppressed"]).meta({
+      description: "`suppressed`: a firing the cooldown dropped (error_class `cooldown`; error_message says until when, or which digest kept the stronger firing, and names the trend and event). Its delivery_id belongs to no delivery.",
+    }),
     request: z.object({
       url: z.string(),
       headers: z.record(z.string(), z.string()).meta({ description: "Headers sent; signatures redacted" }),

@@ -132,8 +132,15 @@ export async function fireDigest(db: Db, f: FireInput): Promise<Fired | null> {
       orderBy: { nextAttemptAt: "asc" },
     });
     if (held) {
-      if (f.velocity > held.velocity)
+      // One digest per window keeps the strongest: the weaker of the two is dropped, and recorded as such.
+      const due = held.nextAttemptAt.toISOString();
+      if (f.velocity > held.velocity) {
         await tx.webhookDelivery.update({ where: { id: held.id }, data: { payload: f.payload as object, velocity: f.velocity, eventId: f.eventId } });
+        await recordSuppressed(tx as Db, { subscriptionId: f.subscriptionId, eventId: held.eventId ?? "", payload: held.payload, velocity: held.velocity },
+          `replaced by a stronger firing (${firingLabel(f.payload, f.eventId)}) in the digest due ${due}`);
+      } else {
+        await recordSuppressed(tx as Db, f, `merged into the digest due ${due}, which holds a stronger firing (${firingLabel(held.payload, held.eventId)})`);
+      }
       return null;
     }
     const id = newId("msg");
@@ -141,6 +148,40 @@ export async function fireDigest(db: Db, f: FireInput): Promise<Fired | null> {
     const created = await insertDelivery(tx as Db, id, f, windowEnd);
     return created ? fired(id, windowEnd) : null;
   });
+}
+
+/** How a suppression record names a firing: its trend as the payload has it, and the event. */
+function firingLabel(payload: unknown, eventId: string | null): string {
+  const p = (payload ?? {}) as { trend_name?: unknown; severity?: unknown; velocity?: unknown };
+  return `trend "${String(p.trend_name ?? "?")}" (severity ${String(p.severity ?? "?")}, velocity ${String(p.velocity ?? "?")}), event ${eventId ?? "?"}`;
+}
+
+/**
+ * Records a firing the cooldown dropped, as an execution with outcome `suppressed` and error class `cooldown` (attempt
+ * 0, nothing sent; `delivery_id` an id no delivery has), so the drop shows in the subscription's executions with the
+ * trend and until when. `why` completes the message after "suppressed by the cooldown (N s) ". Nothing is recorded for
+ * a firing that has a delivery after all (a re-processed batch) or a subscription without a cooldown or window.
+ */
+async function recordSuppressed(db: Db, f: FireInput, why: string): Promise<void> {
+  await db.$executeRawUnsafe(
+    `INSERT INTO webhook_executions (id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers,
+       request_body_bytes, response_body_truncated, duration_ms, error_class, error_message, created_at)
+     SELECT $2, s.account_id, s.id, $3, 0, 'trend_event', 'suppressed', s.url, '{}'::json, 0, false, 0, 'cooldown',
+            format('suppressed by the cooldown (%s s) %s: %s', s.cooldown_seconds,
+              replace($4, '{until}', to_char(s.last_fired_at + s.cooldown_seconds * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')), $5::text), now()
+       FROM webhook_subscriptions s
+      WHERE s.id = $1 AND s.cooldown_seconds > 0 AND s.status <> 'disabled' AND s.last_fired_at IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = $6)`,
+    f.subscriptionId, newId("exe"), newId("msg"), why, firingLabel(f.payload, f.eventId), f.eventId,
+  );
+}
+
+/**
+ * instant_stream: records a firing that fireInstant returned null for, if the cooldown is what dropped it (the window
+ * is read after the fact: a concurrent firing may have moved it on).
+ */
+export function recordCooldownDrop(db: Db, f: FireInput): Promise<void> {
+  return recordSuppressed(db, f, "until {until}");
 }
 
 async function insertDelivery(db: Db, id: string, f: FireInput, dueAt: Date) {

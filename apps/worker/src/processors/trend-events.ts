@@ -1,11 +1,18 @@
-import { JOB_PAYLOADS, QUEUES, type TrendEvent } from "@trendgate/contracts";
+import { JOB_PAYLOADS, QUEUES, severityRank, type Severity, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
 import { enqueueDeliveries, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
-import { fireDigest, fireInstant, fireUnthrottled, markTrendEventsDispatched, type FireInput, type Fired } from "@trendgate/db";
+import { fireDigest, fireInstant, fireUnthrottled, markTrendEventsDispatched, recordCooldownDrop, type FireInput, type Fired } from "@trendgate/db";
 import { chatSetups, intakeTrendEvents, type ChatSetup } from "@trendgate/operator";
 import { dispatchOutbox } from "@trendgate/queues";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 import { queueTrendEventPushes, workflowTargets, type WorkflowTarget } from "./workflow-pushes.ts";
+
+/**
+ * The order a subscription's firings of one batch meet its cooldown: the most severe first, then the fastest, so
+ * that when only one may pass, the one delivered is the strongest (not whichever came first in the batch).
+ */
+const strongestFirst = (a: FireInput, b: FireInput) =>
+  severityRank((b.payload as WebhookPayload).severity as Severity) - severityRank((a.payload as WebhookPayload).severity as Severity) || b.velocity - a.velocity;
 
 type Sub = { id: string; status: string; triggerType: string; thresholdValue: number; category: string | null; deliveryMode: string; cooldownSeconds: number };
 
@@ -74,10 +81,14 @@ export const trendEvents: ProcessorFactory = {
         for (const d of fired) queue(d, bodies.get(d.eventId)!);
         for (const { fire, deliveryMode } of rerouted) throttle(fire, deliveryMode);
         for (const { mode, fires } of throttled.values()) {
-          for (const fire of fires) {
+          for (const fire of fires.sort(strongestFirst)) {
             // A held digest's payload may still be replaced by a stronger event: its job reads the row when due.
             if (mode === "cooldown_digest") queue(await fireDigest(db, fire), "");
-            else queue(await fireInstant(db, fire), bodies.get(fire.eventId)!);
+            else {
+              const d = await fireInstant(db, fire);
+              if (d) queue(d, bodies.get(fire.eventId)!);
+              else await recordCooldownDrop(db, fire); // dropped by the cooldown: shown in the executions
+            }
           }
         }
 
