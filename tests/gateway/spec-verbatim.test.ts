@@ -132,3 +132,14 @@ test("reading back before saving: 404 not_found for the selections and the chann
     expect([path, res.status, res.body.code]).toEqual([path, 409, "not_connected"]);
   }
 });
+
+test("the OpenAPI document lists the read-back routes with their schemas, and the ads selection needs trend_category only", async () => {
+  const doc = (await http().get("/openapi.json")).body;
+  const ok200 = (path: string) => doc.paths[path]?.get?.responses?.["200"]?.content?.["application/json"]?.schema;
+  for (const path of ["/api/integrations/workflow/selection", "/api/integrations/community-ads/selection", "/api/integrations/chat/channel", "/api/integrations/chat/settings"])
+    expect([path, ok200(path)]).toEqual([path, expect.anything()]);
+  for (const p of ["google_ads", "meta_ads", "tiktok_ads", "linkedin_ads", "microsoft_ads", "snap_ads", "pinterest_ads"])
+    for (const r of ["selection", "mappings", "accounts"]) expect([p, r, ok200(`/api/integrations/ads/${p}/${r}`)]).toEqual([p, r, expect.anything()]);
+  expect(doc.components.schemas.AdsSelection.required).toEqual(["trend_category"]);
+  expect(doc.components.schemas.AdsProvider.required).toContain("configured");
+});

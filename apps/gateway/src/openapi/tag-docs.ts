@@ -3,9 +3,9 @@
 
 const ADS_FLOW = `Turn the account's rising trends into targeting on mapped campaign entities, like \`terraform plan\` / \`apply\`.
 
-1. \`GET /api/integrations/ads/{platform}/auth\` → open \`authorization_url\` in a browser (one OAuth flow for every provider).
-2. \`PUT …/selection\` \`{"trend_category":"tech","strict_safety":true,"account_id":"1234567890"}\`
-3. \`GET …/entities\` → \`PUT …/mappings\` \`{"entities":[{"id":"5551","field":"keywords"}]}\`
+1. \`GET /api/integrations/ads/providers\` (\`configured\`: this server has the provider's OAuth client) → \`GET /api/integrations/ads/{platform}/auth\` → open \`authorization_url\` in a browser (one OAuth flow for every provider).
+2. \`PUT …/selection\` \`{"trend_category":"tech","strict_safety":true}\`: the connection's only ad account is used; when it reaches several (\`GET …/accounts\`), add \`"account_id":"1234567890"\` (else entities, mappings and preview answer 422 \`ad_account_required\` naming them). \`GET …/selection\` reads it back.
+3. \`GET …/entities\` → \`PUT …/mappings\` \`{"entities":[{"id":"5551","field":"keywords"}]}\` (each id checked at the provider: 422 naming \`entities.<i>.id\` when the ad account has no such entity). \`GET …/mappings\` reads it back.
 4. \`POST …/preview\` → 201, a plan:
 \`\`\`json
 {"id":"pln_…","status":"previewed","changes":[{"id":"c1","entity_id":"5551","field":"keywords","op":"add","item":{"key":"ai agents|PHRASE","text":"ai agents","match_type":"PHRASE"},"trend_id":"trd_…"}],
