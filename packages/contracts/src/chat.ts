@@ -1,14 +1,13 @@
 import { z } from "zod";
-import { decimalInt, text } from "./common.ts";
+import { pageCursor, pageLimit } from "./common.ts";
 
 // The team-chat connector's responses (spec section 4.5). Its request bodies (the channel selection and the
 // settings) are the chat provider's manifest schemas (`schemas.selection`, `schemas.settings`), so they live with
-// the provider; the channel list's cursor is the provider's own, passed through unchanged.
+// the provider; the channel list's cursor is the provider's own, sealed by the gateway (only its own next_cursor is accepted).
 
 export const ChatChannelsQuery = z.object({
-  limit: decimalInt(1, 200).optional().transform((v) => v ?? 100)
-    .meta({ description: "Page size (default 100, maximum 200); the provider may return fewer" }),
-  cursor: text({ min: 1, max: 1000 }).optional().meta({ description: "`next_cursor` of the previous page" }),
+  limit: pageLimit({ limit: 100, max: 200 }),
+  cursor: pageCursor("opaque"),
 });
 
 export const ChatChannel = z

@@ -51,15 +51,31 @@ export const decimalInt = (min: number, max: number) =>
 export const ID_PATTERN = /^[a-z]{2,12}_[0-9a-z]{26}$/;
 export const Id = z.string().check(storableText).regex(ID_PATTERN, "not an id of this service").meta({ example: "wh_01kaq3m2b4c5d6e7f8g9h0jkmn" });
 
-/** Cursor pagination shared by every list endpoint: newest first, `next_cursor` is null on the last page. */
-export const pageQuery = (defaults: { limit: number; max: number }) =>
-  z.object({
-    limit: decimalInt(1, defaults.max)
-      .optional()
-      .transform((v) => v ?? defaults.limit)
-      .meta({ description: `Page size (default ${defaults.limit}, maximum ${defaults.max})` }),
-    cursor: z.string().check(storableText).regex(ID_PATTERN, "not a next_cursor of this listing").optional().meta({ description: "`next_cursor` of the previous page" }),
-  });
+// Cursor pagination, one rule for every list endpoint: newest first, `next_cursor` is null on the last page. `limit`
+// is decimal digits within the listing's maximum; `cursor` is either an id of the listing's own type(s) (keyset
+// listings: ids are time-ordered), or an opaque token the route opens with the gateway's sealed-cursor helper (a
+// provider's cursor, a computed position), which refuses one made for another listing. The router refuses to
+// mount a list route (an answer with `next_cursor`) whose query does not use these fields.
+const pageFields = new WeakSet<z.ZodType>();
+const pageField = <T extends z.ZodType>(s: T): T => { pageFields.add(s); return s; };
+/** Whether a query field is one of the shared paging fields (checked by the router). */
+export const isPageField = (s: unknown) => !!s && pageFields.has(s as z.ZodType);
+
+export const pageLimit = (defaults: { limit: number; max: number }) =>
+  pageField(decimalInt(1, defaults.max).optional().transform((v) => v ?? defaults.limit)
+    .meta({ description: `Page size (default ${defaults.limit}, maximum ${defaults.max})` }));
+
+/** `{ ids }`: a keyset cursor, an id of one of these types (`wh`: `wh_<ulid>`); `"opaque"`: a sealed token. */
+export type CursorKind = { ids: string[] } | "opaque";
+export const pageCursor = (kind: CursorKind) =>
+  pageField(kind === "opaque"
+    ? z.string().check(storableText).max(4096).regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)?$/, "not a next_cursor of this listing").optional()
+      .meta({ description: "`next_cursor` of the previous page, as given" })
+    : z.string().check(storableText).regex(new RegExp(`^(${kind.ids.join("|")})_[0-9a-z]{26}$`), "not a next_cursor of this listing").optional()
+      .meta({ description: "`next_cursor` of the previous page" }));
+
+export const pageQuery = (defaults: { limit: number; max: number; cursor: CursorKind }) =>
+  z.object({ limit: pageLimit(defaults), cursor: pageCursor(defaults.cursor) });
 
 export const page = <T extends z.ZodType>(item: T) =>
   z.object({

@@ -26,7 +26,7 @@ export const OperatorActionEnum = documentedEnum(OPERATOR_ACTIONS);
 export const SNOOZE_MINUTES = { min: 5, max: 10_080, default: 60 } as const;
 
 
-export const OperatorItemsQuery = pageQuery({ limit: 50, max: 200 }).extend({
+export const OperatorItemsQuery = pageQuery({ limit: 50, max: 200, cursor: { ids: ["opi"] } }).extend({
   state: csvEnum(Object.keys(OPERATOR_STATES) as OperatorItemState[]).optional().meta({ description: "Comma-separated states, e.g. `open,snoozed`" }),
   severity: csvEnum(SEVERITIES).optional().meta({ description: "Comma-separated severities, e.g. `high,critical`" }),
 });

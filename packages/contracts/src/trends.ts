@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { csvEnum, decimalInt, text, Timestamp } from "./common.ts";
+import { csvEnum, pageCursor, pageLimit, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 import { SEVERITIES } from "./trend-events.ts";
 
@@ -14,8 +14,8 @@ export const TrendsQuery = z.object({
   since: Timestamp.optional().meta({ description: "Only trends assessed at or after this time" }),
   until: Timestamp.optional().meta({ description: "Only trends detected at or before this time" }),
   sort: z.enum(["recent", "velocity"]).default("recent").meta({ description: "`recent`: newest first; `velocity`: fastest first" }),
-  limit: decimalInt(1, 200).optional().transform((v) => v ?? 50).meta({ description: "Page size (default 50, maximum 200)" }),
-  cursor: text({ max: 200 }).optional().meta({ description: "`next_cursor` of the previous page (same sort)" }),
+  limit: pageLimit({ limit: 50, max: 200 }),
+  cursor: pageCursor("opaque"),
 });
 
 export const Trend = z

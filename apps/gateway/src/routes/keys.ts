@@ -6,7 +6,7 @@ import { defineRoute } from "../http/route.ts";
 
 const KeyList = page(ApiKey).meta({ id: "ApiKeyList" });
 const RotateResponse = ApiKeyWithSecret.extend({ previous_key: ApiKey }).meta({ id: "RotatedApiKey" });
-const ListQuery = pageQuery({ limit: 50, max: 200 });
+const ListQuery = pageQuery({ limit: 50, max: 200, cursor: { ids: ["key"] } });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -2,10 +2,11 @@ import crypto from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
-import { Id, QUEUES, ReportOutputRow, ReportRequest, text, type ReportOutputRow as Row } from "@trendgate/contracts";
+import { Id, pageQuery, QUEUES, ReportOutputRow, ReportRequest, type ReportOutputRow as Row } from "@trendgate/contracts";
 import { addOutboxMessages, newId, type OutboxRow, type Prisma } from "@trendgate/db";
 import { chunkReader, csvStringifier, DIMENSIONS, METRICS, providerCatalog, reportRows, reportSources } from "@trendgate/reports";
 import { ApiError, notFound } from "../http/api-error.ts";
+import { invalidCursor, openCursor, sealCursor } from "../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../http/route.ts";
 import type { GatewayDeps } from "../app.ts";
 import { dispatchAfterCommit } from "./operator.ts";
@@ -23,10 +24,7 @@ const ProviderOutcome = z.object({
   time_zone: z.string().nullable(), rows: z.number(), error: z.object({ kind: z.string(), message: z.string() }).nullable(),
 }).meta({ id: "ReportProviderOutcome", description: "Per provider: `failed` with its reason never fails the report; `not_reached`: not read to its end (the page filled first)" });
 
-const PreviewQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(10_000).default(100),
-  cursor: text({ min: 1, max: 500 }).optional(),
-});
+const PreviewQuery = pageQuery({ limit: 100, max: 10_000, cursor: "opaque" });
 const Preview = z.object({ data: z.array(ReportOutputRow), next_cursor: z.string().nullable(), providers: z.array(ProviderOutcome) }).meta({ id: "ReportPreview" });
 
 const ExportView = z.object({
@@ -47,15 +45,14 @@ const exportView = (e: ExportRow) => ({
   expires_at: e.expiresAt.toISOString(), download_url: e.status === "ready" ? `${BASE}/exports/${e.id}/download` : null,
 });
 
-/** A preview cursor: how many rows were shown, bound to the request it pages (another request cannot use it). */
+/** A preview cursor: how many rows were shown, bound to the account and the request it pages (another cannot use it). */
 const requestHash = (r: unknown) => crypto.createHash("sha256").update(JSON.stringify(r)).digest("base64url").slice(0, 16);
-function readCursor(cursor: string | undefined, req: unknown): number {
+const previewListing = (accountId: string, req: unknown) => `report-preview:${accountId}:${requestHash(req)}`;
+function readCursor(deps: GatewayDeps, cursor: string | undefined, listing: string): number {
   if (!cursor) return 0;
-  try {
-    const c = JSON.parse(Buffer.from(cursor, "base64url").toString()) as { skip: number; h: string };
-    if (Number.isInteger(c.skip) && c.skip >= 0 && c.h === requestHash(req)) return c.skip;
-  } catch { /* refused below */ }
-  throw new ApiError("validation_failed", "cursor: not a cursor of this report request", { errors: [{ location: "query", path: "cursor", message: "not a cursor of this report request", code: "invalid_value" }] });
+  const skip = openCursor<unknown>(deps.config.ENCRYPTION_KEY, listing, cursor);
+  if (typeof skip !== "number" || !Number.isInteger(skip) || skip < 0) throw invalidCursor();
+  return skip;
 }
 
 /** Deletes the account's exports past their time when it starts a new one (no sweeper needed for per-account files). */
@@ -95,7 +92,8 @@ const previewRoute = defineRoute({
   responses: { 200: { description: "A page", schema: Preview } },
   async handler({ deps, auth, body, query, res }) {
     const limit = Math.min(query.limit, deps.config.REPORT_PREVIEW_MAX_ROWS);
-    const skip = readCursor(query.cursor, body);
+    const listing = previewListing(auth.accountId, body);
+    const skip = readCursor(deps, query.cursor, listing);
     const abort = new AbortController();
     // The response's close (not the request's, which closes once its body is read): the client went away.
     res.once("close", () => abort.abort());
@@ -109,7 +107,7 @@ const previewRoute = defineRoute({
     abort.abort(); // stop whatever provider was being read
     const more = rows.length > limit;
     return { status: 200, body: {
-      data: rows.slice(0, limit), next_cursor: more ? Buffer.from(JSON.stringify({ skip: skip + limit, h: requestHash(body) })).toString("base64url") : null,
+      data: rows.slice(0, limit), next_cursor: more ? sealCursor(deps.config.ENCRYPTION_KEY, listing, skip + limit) : null,
       providers: sources.map((s) => s.outcome),
     } };
   },

@@ -89,7 +89,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: "get", path: BASE, operationId: "listWebhooks", tag: TAG, auth: "apiKey",
-    summary: "List webhook subscriptions, newest first", query: pageQuery({ limit: 50, max: 200 }),
+    summary: "List webhook subscriptions, newest first", query: pageQuery({ limit: 50, max: 200, cursor: { ids: ["wh"] } }),
     responses: { 200: { description: "A page of subscriptions", schema: page(Webhook).meta({ id: "WebhookList" }) } },
     async handler({ deps, auth, query }) {
       const body = await keysetPage(query, (p) => deps.db.webhookSubscription.findMany({ where: { accountId: auth.accountId, ...p.after }, orderBy: p.orderBy, take: p.take }), toWebhook);
@@ -248,7 +248,7 @@ export const webhookRoutes = [
   defineRoute({
     method: "get", path: "/api/events", operationId: "listAccountEvents", tag: "Events", auth: "apiKey",
     summary: "Things the service told your account about, newest first (e.g. `webhook.disabled`)",
-    query: pageQuery({ limit: 50, max: 200 }).extend({ type: text({ max: 100 }).optional() }),
+    query: pageQuery({ limit: 50, max: 200, cursor: { ids: ["evt"] } }).extend({ type: text({ max: 100 }).optional() }),
     responses: { 200: { description: "A page of events", schema: page(AccountEvent).meta({ id: "AccountEventList" }) } },
     async handler({ deps, auth, query }) {
       const body = await keysetPage(

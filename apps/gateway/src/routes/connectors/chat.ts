@@ -6,6 +6,7 @@ import { ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteracti
 import { findOperatorItem, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
 import { applyActionIn, chatActor, queueCardRefresh } from "@trendgate/operator";
 import { ApiError, notFound } from "../../http/api-error.ts";
+import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
@@ -70,11 +71,13 @@ export const chatRoutes: RouteDef[] = [
       409: { description: "`not_connected`: authorize first (or again)" },
     },
     async handler({ deps, auth, query }) {
+      const listing = `chat-channels:${auth.accountId}`;
+      const cursor = query.cursor ? openCursor<string>(deps.config.ENCRYPTION_KEY, listing, query.cursor) : undefined;
       const { client, call } = await clientOf(deps, auth.accountId);
-      const page = await call(client.listChannels({ limit: query.limit, cursor: query.cursor }));
+      const page = await call(client.listChannels({ limit: query.limit, cursor }));
       return {
         status: 200,
-        body: { data: page.channels.map((c) => ({ id: c.id, name: c.name, is_private: c.isPrivate, is_member: c.isMember })), next_cursor: page.nextCursor },
+        body: { data: page.channels.map((c) => ({ id: c.id, name: c.name, is_private: c.isPrivate, is_member: c.isMember })), next_cursor: page.nextCursor ? sealCursor(deps.config.ENCRYPTION_KEY, listing, page.nextCursor) : null },
       };
     },
   }),

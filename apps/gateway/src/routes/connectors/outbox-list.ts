@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { text } from "@trendgate/contracts";
+import { pageQuery } from "@trendgate/contracts";
 import type { OutboxMessage } from "@trendgate/db";
 import type { GatewayDeps } from "../../app.ts";
 
@@ -9,9 +9,7 @@ import type { GatewayDeps } from "../../app.ts";
 export const OUTBOX_STATUSES = ["pending", "succeeded", "failed", "cancelled"] as const;
 
 /** `?limit&cursor&status`: pass the answer's `next_cursor` back as `cursor`. */
-export const OutboxListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: text({ min: 1, max: 64 }).optional(),
+export const OutboxListQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["obx"] } }).extend({
   status: z.enum(OUTBOX_STATUSES).optional(),
 });
 export type OutboxListQuery = z.infer<typeof OutboxListQuery>;

@@ -2,11 +2,12 @@ import { z } from "zod";
 import { ProviderError } from "@trendgate/connector-core";
 import { instanceBase, WorkflowPushPayload, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { registry } from "@trendgate/connectors";
-import { QUEUES, text } from "@trendgate/contracts";
+import { pageQuery, QUEUES, text } from "@trendgate/contracts";
 import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
 import { OutboundClient } from "@trendgate/delivery";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
+import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
@@ -78,16 +79,9 @@ function connectProblem(err: unknown): never {
   throw new ApiError("provider_error", `${NAME} refused the key check: ${err.message}`);
 }
 
-// -- our cursor over the provider's --------------------------------------------------------------------------------
+// -- our cursor over the provider's: sealed for the instance it pages (../../http/paginate.ts) -------------------
 
-const encodeCursor = (base: string, cursor: string) => Buffer.from(JSON.stringify({ b: base, c: cursor })).toString("base64url");
-function decodeCursor(base: string, raw: string): string {
-  try {
-    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as { b?: unknown; c?: unknown };
-    if (v.b === base && typeof v.c === "string" && v.c) return v.c;
-  } catch { /* refused below */ }
-  throw new ApiError("validation_failed", "cursor: not a cursor of this listing (use next_cursor as given)", { errors: [{ location: "query", path: "cursor", message: "unknown cursor", code: "invalid_cursor" }] });
-}
+const listingOf = (accountId: string, base: string) => `workflows:${accountId}:${base}`;
 
 // -- schemas of answers ----------------------------------------------------------------------------------------------
 
@@ -101,10 +95,7 @@ const WorkflowItem = z.object({
   push_url: z.string().nullable().meta({ description: "The trigger's production URL (`{instance}/webhook/{path}`); answers only while the workflow is active" }),
 }).meta({ id: "WorkflowItem" });
 const WorkflowList = z.object({ data: z.array(WorkflowItem), next_cursor: z.string().nullable() }).meta({ id: "WorkflowList" });
-const WorkflowsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(250).default(50),
-  cursor: text({ min: 1, max: 2048 }).optional(),
-});
+const WorkflowsQuery = pageQuery({ limit: 50, max: 250, cursor: "opaque" });
 
 const WorkflowSelection = z.object({
   workflow_id: z.string(), workflow_name: z.string(), default_event: z.string(), api_base_url: z.string(),
@@ -180,13 +171,13 @@ export const workflowRoutes: RouteDef[] = [
     responses: { 200: { description: "A page of workflows", schema: WorkflowList }, 409: { description: "`not_connected`" } },
     async handler({ deps, auth, query }) {
       const { conn, base, client } = await connectionOf(deps, auth.accountId);
-      const cursor = query.cursor ? decodeCursor(base, query.cursor) : undefined;
+      const cursor = query.cursor ? openCursor<string>(deps.config.ENCRYPTION_KEY, listingOf(auth.accountId, base), query.cursor) : undefined;
       const page = await client.listWorkflows({ cursor, limit: query.limit }).catch((err) => providerProblem(deps, conn, err));
       return {
         status: 200,
         body: {
           data: page.workflows.map((w) => ({ id: w.id, name: w.name, active: w.active, tags: w.tags, can_receive_pushes: w.trigger !== null, push_url: w.trigger?.url ?? null })),
-          next_cursor: page.nextCursor ? encodeCursor(base, page.nextCursor) : null,
+          next_cursor: page.nextCursor ? sealCursor(deps.config.ENCRYPTION_KEY, listingOf(auth.accountId, base), page.nextCursor) : null,
         },
       };
     },
