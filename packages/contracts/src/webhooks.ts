@@ -114,7 +114,7 @@ export const WebhookExecution = z
   .meta({ id: "WebhookExecution" });
 export type WebhookExecution = z.infer<typeof WebhookExecution>;
 
-export const ExecutionsQuery = pageQuery({ limit: 20, max: 100 });
+export const ExecutionsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["exe"] } });
 export const WebhookIdParam = z.object({ webhook_id: Id });
 export const ExecutionIdParam = WebhookIdParam.extend({ execution_id: Id });
 
