@@ -129,3 +129,19 @@ test("the providers list says `configured` exactly when this server can start th
     expect([p.id, auth.status === 501 ? "not configured" : "configured"]).toEqual([p.id, p.configured ? "configured" : "not configured"]);
   }
 });
+
+test("ads reporting also reads the only ad account of a selection that names none; with several, the provider is reported as needing one", async () => {
+  const one = await reaching(1);
+  await gw.http.put(`${BASE}/selection`).set(one.auth).send({ trend_category: "tech", strict_safety: true });
+  const gen = google.generateStats({ customerId: one.customer.id, adGroups: 1, days: 2, from: "2026-11-01" });
+  const body = { providers: ["google_ads"], from: gen.from, to: gen.to, granularity: "day", level: "ad_group" };
+  const res = await gw.http.post("/api/integrations/ads/reporting/preview").set(one.auth).send(body);
+  expect(res.status).toBe(200);
+  expect(res.body.providers).toEqual([expect.objectContaining({ provider: "google_ads", status: "ok", account_id: one.customer.id })]);
+  expect(res.body.data.length).toBeGreaterThan(0);
+
+  const two = await reaching(2);
+  await gw.http.put(`${BASE}/selection`).set(two.auth).send({ trend_category: "tech", strict_safety: true });
+  const refused = await gw.http.post("/api/integrations/ads/reporting/preview").set(two.auth).send(body);
+  expect(refused.body.providers).toEqual([expect.objectContaining({ provider: "google_ads", status: "failed", error: expect.objectContaining({ kind: "ad_account_required" }) })]);
+});

@@ -1,5 +1,6 @@
 import type { Config } from "@trendgate/config";
 import type { Connections } from "@trendgate/connections";
+import { AdAccountChoiceError, resolveAdAccount } from "@trendgate/ads";
 import type { AdsConnector, ReportingClient, ReportQuery } from "@trendgate/connector-ads";
 import { baseUrlOf, ProviderError } from "@trendgate/connector-core";
 import type { ConnectorRegistry } from "@trendgate/connectors";
@@ -60,18 +61,19 @@ export async function reportSources(deps: ReportDeps, accountId: string, req: Re
   for (const c of wanted) {
     const id = c.manifest.id;
     const conn = conns.find((x) => x.provider === id);
-    const accountIdOf = (conn?.selection as { account_id?: string } | null)?.account_id ?? null;
+    const selection = conn?.selection as { account_id?: string } | null | undefined;
+    let accountIdOf = selection?.account_id ?? null;
     const outcome: ProviderOutcome = { provider: id, status: "failed", account_id: accountIdOf, currency: null, time_zone: null, rows: 0, error: null };
     const refuse = (kind: string, message: string) => { outcome.error = { kind, message }; sources.push({ provider: id, accountId: "", client: null, query: null, outcome }); };
     const caps = c.reporting.capabilities;
     if (!conn) { refuse("not_connected", `${c.manifest.displayName} is not connected`); continue; }
-    if (!accountIdOf) { refuse("not_connected", `no ad account is selected for ${c.manifest.displayName} (PUT its selection)`); continue; }
+    if (!selection) { refuse("not_connected", `no ad account is selected for ${c.manifest.displayName} (PUT its selection)`); continue; }
     if (!caps.levels.includes(req.level)) { refuse("unsupported", `${c.manifest.displayName} reports ${caps.levels.join(", ")}, not ${req.level}`); continue; }
     if (!caps.granularities.includes(req.granularity)) { refuse("unsupported", `${c.manifest.displayName} reports ${caps.granularities.join(", ")}, not ${req.granularity}`); continue; }
     if (days(req.from, req.to) > caps.maxRangeDays) { refuse("unsupported", `${c.manifest.displayName} reports at most ${caps.maxRangeDays} days at once`); continue; }
     if (days(req.from, now.toISOString().slice(0, 10)) > caps.maxLookbackDays) { refuse("unsupported", `${c.manifest.displayName} reports at most ${caps.maxLookbackDays} days back`); continue; }
     const adGroupIds = changed ? changed.get(id) ?? [] : undefined;
-    if (adGroupIds && !adGroupIds.length) { outcome.status = "ok"; sources.push({ provider: id, accountId: accountIdOf, client: null, query: null, outcome }); continue; }
+    if (adGroupIds && !adGroupIds.length) { outcome.status = "ok"; sources.push({ provider: id, accountId: accountIdOf ?? "", client: null, query: null, outcome }); continue; }
     let accessToken: string;
     try {
       accessToken = await deps.connections.accessToken(conn);
@@ -79,7 +81,17 @@ export async function reportSources(deps: ReportDeps, accountId: string, req: Re
       refuse(err instanceof ProviderError ? err.kind : "unavailable", `${c.manifest.displayName}: ${(err as Error).message}`);
       continue;
     }
-    const client = c.reporting.client({ baseUrl: baseUrlOf(c.manifest, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV });
+    const ctx = { baseUrl: baseUrlOf(c.manifest, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV };
+    if (!accountIdOf) {
+      // A selection without account_id reports on the connection's only ad account, as its plans do.
+      try {
+        accountIdOf = outcome.account_id = await resolveAdAccount(c.client(ctx), undefined);
+      } catch (err) {
+        refuse(err instanceof AdAccountChoiceError ? "ad_account_required" : err instanceof ProviderError ? err.kind : "unavailable", `${c.manifest.displayName}: ${(err as Error).message}`);
+        continue;
+      }
+    }
+    const client = c.reporting.client(ctx);
     outcome.status = "not_reached";
     sources.push({ provider: id, accountId: accountIdOf, client, outcome, query: { accountId: accountIdOf, level: req.level, from: req.from, to: req.to, granularity: req.granularity, ...(adGroupIds ? { adGroupIds } : {}) } });
   }

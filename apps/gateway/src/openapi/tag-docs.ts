@@ -43,7 +43,7 @@ const EXECUTOR_FLOW = `For callers that make the provider writes themselves (the
 \`\`\`
    → 200, the plan as recorded (same statuses as our own runs). A tampered token, another account's, or one past its report window → 422; a second report → 409.`;
 
-const REPORTING_FLOW = `One table across the ads providers the account connected (each with an ad account selected).
+const REPORTING_FLOW = `One table across the ads providers the account connected (each with a selection: its \`account_id\`, or the connection's only ad account).
 
 1. \`GET /api/integrations/ads/reporting/catalog\`: dimensions (date in the ad account's time zone, provider, account, campaign, ad group, ad), metrics (impressions, clicks, spend_micros + currency, conversions as each provider defines them, ctr and cpc_micros computed by us), and per provider its levels, granularities, range and lookback limits and definitions.
 2. \`POST /api/integrations/ads/reporting/preview?limit=100\` with a report request:
