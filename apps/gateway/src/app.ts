@@ -38,12 +38,14 @@ export interface Gateway {
 export async function createGateway(base: Deps, opts: { registry?: ConnectorRegistry } = {}): Promise<Gateway> {
   const { config } = base;
   const registry = opts.registry ?? defaultRegistry;
+  // One failed-authentication count per client address, for API keys and the admin token alike.
+  const authFailures = new AuthFailureLimiter(base.redis, config.QUEUE_PREFIX, config.AUTH_FAILURES_PER_MINUTE);
   const authenticator = new Authenticator(base.db, base.redis, {
     cacheMs: config.AUTH_CACHE_SECONDS * 1000,
     channel: `${config.QUEUE_PREFIX}:auth:invalidate`,
     redisUrl: config.REDIS_URL,
     logger: base.logger,
-    failures: new AuthFailureLimiter(base.redis, config.QUEUE_PREFIX, config.AUTH_FAILURES_PER_MINUTE),
+    failures: authFailures,
   });
   await authenticator.start();
   const secrets = new SecretBox(config.ENCRYPTION_KEY);
@@ -66,9 +68,9 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
   app.set("trust proxy", config.TRUST_PROXY); // req.ip: the client's address behind your load balancer
   app.use(requestId);
   app.use(observe(base.metrics, base.logger));
-  mountRoutes(app, withOAuthRoutesOf(allRoutes, registry), deps, { auth: authenticator, rateLimits: deps.rateLimits });
+  mountRoutes(app, withOAuthRoutesOf(allRoutes, registry), deps, { auth: authenticator, rateLimits: deps.rateLimits, authFailures });
   app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
-  app.use(QUEUE_DASHBOARD_PATH, adminAuth(config.ADMIN_TOKEN), queueDashboard(deps.queues));
+  app.use(QUEUE_DASHBOARD_PATH, adminAuth(config.ADMIN_TOKEN, authFailures), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });
   app.use(problemHandler(base.logger));
 

@@ -108,11 +108,14 @@ export class Authenticator {
 
   middleware() {
     return async (req: Request, _res: Response, next: NextFunction) => {
-      req.auth = await this.authenticateFrom(req.get("authorization"), req.ip ?? req.socket.remoteAddress ?? "unknown");
+      req.auth = await this.authenticateFrom(req.get("authorization"), clientAddress(req));
       next();
     };
   }
 }
+
+/** The address failed authentications are counted against (behind TRUST_PROXY: the client's, not the balancer's). */
+export const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? "unknown";
 
 function unauthorized(detail: string, invalidToken: boolean) {
   const challenge = invalidToken ? 'Bearer realm="trendgate", error="invalid_token"' : 'Bearer realm="trendgate"';

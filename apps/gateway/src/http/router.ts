@@ -1,10 +1,10 @@
 import crypto from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "./api-error.ts";
-import type { Authenticator } from "./auth.ts";
+import { clientAddress, type Authenticator } from "./auth.ts";
 import { IdempotencyStore } from "./idempotency.ts";
 import { toApiError } from "./problem.ts";
-import type { RateLimits } from "./rate-limit.ts";
+import type { AuthFailureLimiter, RateLimits } from "./rate-limit.ts";
 import { expressPath, type Reply, type RouteDef } from "./route.ts";
 import { validateRequest } from "./validate.ts";
 import type { Tx } from "@trendgate/db";
@@ -13,7 +13,7 @@ import type { GatewayDeps } from "../app.ts";
 const BODY_METHODS = new Set(["post", "put", "patch"]);
 
 /** Mounts each route definition with exactly the middleware it declares, then 405s for known paths. */
-export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps, mw: { auth: Authenticator; rateLimits: RateLimits }) {
+export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps, mw: { auth: Authenticator; rateLimits: RateLimits; authFailures?: AuthFailureLimiter }) {
   const jsonParser = express.json({
     limit: deps.config.BODY_LIMIT_BYTES,
     type: ["application/json", "application/*+json"],
@@ -25,7 +25,7 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
   for (const route of routes) {
     const chain: RequestHandler[] = [];
     if (route.auth === "apiKey") chain.push(mw.auth.middleware(), mw.rateLimits.middleware());
-    if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN));
+    if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN, mw.authFailures));
     if (route.rawBody) chain.push(rawParser);
     else if (BODY_METHODS.has(route.method)) chain.push(requireJson, jsonParser);
     chain.push(handle(route, deps));
@@ -109,21 +109,30 @@ function requireJson(req: Request, _res: Response, next: NextFunction) {
   next();
 }
 
-/** Operator endpoints (metrics, queue dashboard): Bearer or Basic (any user name) with ADMIN_TOKEN. */
-export function adminAuth(token: string): RequestHandler {
+/**
+ * Operator endpoints (metrics, queue dashboard): Bearer or Basic (any user name) with ADMIN_TOKEN. Wrong tokens count
+ * against the client address's failed-authentication limit shared with API keys (`failures`): over it, the address
+ * gets 429 and its tokens are not even compared until the minute is over. Without Redis the count is skipped:
+ * /metrics and the dashboard are how an operator looks at that outage.
+ */
+export function adminAuth(token: string, failures?: AuthFailureLimiter): RequestHandler {
   const expected = crypto.createHash("sha256").update(token).digest();
-  return (req, _res, next) => {
+  return async (req, _res, next) => {
+    const address = clientAddress(req);
+    await failures?.assertAllowed(address).catch((e) => { if (e instanceof ApiError) throw e; });
     const h = req.get("authorization") ?? "";
     let presented = "";
     if (/^Bearer /i.test(h)) presented = h.slice(7).trim();
     else if (/^Basic /i.test(h)) presented = Buffer.from(h.slice(6), "base64").toString().split(":").slice(1).join(":");
     const got = crypto.createHash("sha256").update(presented).digest();
-    if (!presented || !crypto.timingSafeEqual(got, expected))
+    if (!presented || !crypto.timingSafeEqual(got, expected)) {
+      await failures?.recordFailure(address).catch(() => {});
       // Two header lines, Basic first: browsers read only the first challenge of a line, and Basic is the one that
       // makes them offer a login (the queue dashboard in a browser); scripts use Bearer.
       throw new ApiError("unauthorized", "Operator endpoints need the admin token", {
         headers: { "WWW-Authenticate": ['Basic realm="trendgate-admin"', 'Bearer realm="trendgate-admin"'] },
       });
+    }
     next();
   };
 }
