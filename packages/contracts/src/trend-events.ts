@@ -7,7 +7,8 @@ export type Severity = z.infer<typeof Severity>;
 /** 1..4; `severity_change` subscriptions compare threshold_value against this rank. */
 export const severityRank = (s: Severity) => SEVERITIES.indexOf(s) + 1;
 
-export const TREND_EVENT_TYPES = ["trend.detected", "trend.severity_changed", "trend.velocity_changed"] as const;
+/** A trend's lifecycle: detected once, changes while it lasts, ended once (a receiver closes what `trend.detected` opened). */
+export const TREND_EVENT_TYPES = ["trend.detected", "trend.severity_changed", "trend.velocity_changed", "trend.ended"] as const;
 
 /**
  * How much a trend event (and so every payload built from it: webhook bodies, stream messages, queue jobs) may carry.

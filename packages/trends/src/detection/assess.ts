@@ -19,6 +19,13 @@ export interface Assessment {
    * Positive when the topic runs above its baseline, negative below it; independent of bucket width.
    */
   velocity: number;
+  /**
+   * For a trend: mentions per hour above the expected rate over the window of the time scale that found it (the
+   * bucket alone, or the last 3, 6 or 12 hours, with the bucket in progress as if the rest of it arrived as expected).
+   * Positive. What a new trend's velocity is when its latest bucket runs under the one-bucket expectation (a ramp or a
+   * level shift found by a longer window). Absent when the bucket is not a trend.
+   */
+  windowVelocity?: number;
   /** velocity minus the previous bucket's velocity: mentions per hour, per bucket. Positive while the excess grows. */
   acceleration: number;
   /** Highest z-score of the bucket (and of the last 3 h and 6 h) against the topic's own noise; 0 when not scored. */
@@ -56,6 +63,7 @@ interface Core {
   current: number;
   baseline: number;
   velocity: number;
+  windowVelocity?: number;
   anomalyScore: number;
   severity: Severity;
 }
@@ -65,12 +73,14 @@ function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: 
   const scored = model && scoreBucket(model, y, j, observed);
   if (!scored) return { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
   const projected = current / observed;
+  const severity = severityFor(scored.score, projected, cfg.minPerBucket);
   return {
     current,
     baseline: scored.baseline,
     velocity: ((projected - scored.baseline) * 3600) / cfg.bucketSeconds,
+    windowVelocity: severity === "none" ? undefined : (scored.excess * 3600) / cfg.bucketSeconds,
     anomalyScore: scored.score,
-    severity: severityFor(scored.score, projected, cfg.minPerBucket),
+    severity,
   };
 }
 
@@ -101,7 +111,7 @@ function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: 
   }
   return {
     bucketStart: new Date((firstBucket + k) * cfg.bucketSeconds * 1000),
-    current: c.current, observed, baseline: c.baseline, velocity: c.velocity, acceleration,
+    current: c.current, observed, baseline: c.baseline, velocity: c.velocity, windowVelocity: c.windowVelocity, acceleration,
     anomalyScore: c.anomalyScore, severity: c.severity, stage, isTrend,
   };
 }

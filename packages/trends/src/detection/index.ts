@@ -36,7 +36,6 @@
  */
 export { DEFAULT_DETECTION_CONFIG, resolveConfig, COOLING_HOURS, MIN_HISTORY_HOURS, RECENT_HOURS, SCALES, type DetectionConfig } from "./config.ts";
 export { bucketize, type Bucket } from "./series.ts";
-export { PARTIAL_RATE_ERROR } from "./model.ts";
 export {
   assess,
   assessNow,

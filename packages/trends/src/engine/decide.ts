@@ -1,5 +1,6 @@
 import type { TrendEvent } from "@trendgate/contracts";
-import type { Assessment, Severity } from "../detection/index.ts";
+import { COOLING_HOURS } from "../detection/config.ts";
+import type { Assessment, Severity, Stage } from "../detection/index.ts";
 
 // What one assessment changes for a topic's trend, and which event (if any) it publishes. Pure: the engine applies
 // it to the trend row, the detection evaluation replays it in memory.
@@ -18,6 +19,11 @@ export interface TrendState {
   pendingSince: Date | null;
   /** When the last trend.velocity_changed was published. */
   velocityEventAt: Date | null;
+  /**
+   * Start of the last bucket assessed anomalous, in progress or closed: the trend ends COOLING_HOURS after it. Null
+   * for a trend recorded before this was kept (it then ends on the first dormant closed bucket).
+   */
+  lastAnomalousBucket: Date | null;
 }
 
 export interface EventRules {
@@ -35,49 +41,84 @@ export interface Decision {
   status: "active" | "ended";
   event?: TrendEvent["type"];
   state: TrendState;
+  /** The stage to show: the assessment's, except "cooling" while a trend that is not anomalous now is still open. */
+  stage: Stage;
+  /** The velocity to show and publish: the assessment's, except for a new trend (detectionVelocity). */
+  velocity: number;
 }
 
 /**
+ * A new trend's velocity is never negative (a trend_detected subscription at threshold 0 receives every new trend):
+ * when its latest bucket runs under the one-bucket expectation, found anomalous by a longer window, it is that
+ * window's excess per hour.
+ */
+export const detectionVelocity = (a: Assessment) => (a.velocity >= 0 ? a.velocity : Math.max(0, a.windowVelocity ?? 0));
+
+const COOLING_MS = COOLING_HOURS * 3_600_000;
+
+/**
+ * Whether a trend that `a` does not find anomalous is over: only a closed bucket can say so (a dip in the bucket in
+ * progress is a few minutes of data), only once that bucket is dormant, and only once it starts more than
+ * COOLING_HOURS after the last bucket found anomalous. The last condition covers what a closed bucket's own stage
+ * cannot see: a trend detected from the bucket in progress, while a pass falls back to the closed bucket before it.
+ */
+function isOver(state: TrendState, a: Assessment): boolean {
+  if (a.observed !== 1 || a.stage !== "dormant") return false;
+  return !state.lastAnomalousBucket || a.bucketStart.getTime() > state.lastAnomalousBucket.getTime() + COOLING_MS;
+}
+
+const later = (a: Date | null, b: Date) => (a && a.getTime() >= b.getTime() ? a : b);
+
+/**
  * The next state of a topic's trend after assessment `a` made at `now` (the time of the pass), or null when there is
- * nothing to record (no trend, none starting).
+ * nothing to record (no trend, none starting). A trend opens once per burst and lives until it is over (isOver): a
+ * second wave before that continues it.
  * - trend.detected: the topic becomes a trend (none before, or the previous one ended);
  * - trend.severity_changed: the severity differs from the published one and every assessment since it first differed
  *   gave that same severity for at least severityHoldSeconds (a severity that flickers publishes nothing);
  * - trend.velocity_changed: the velocity moved by velocityEventStep since the last published one, at most once per
- *   velocityEventMinSeconds per trend, from closed buckets only, and never in the same pass as another event.
- * A trend ends when the topic is back to dormant; the published severity is kept for the record.
+ *   velocityEventMinSeconds per trend, from closed buckets only, and never in the same pass as another event;
+ * - trend.ended: the trend is over; the published severity is kept for the record.
  */
 export function decide(state: TrendState | undefined, a: Assessment, rules: EventRules, now: Date): Decision | null {
   if (!a.isTrend) {
     if (!state || state.status === "ended") return null;
-    const status = a.stage === "dormant" ? "ended" : "active";
-    return { status, state: { ...state, status, pendingSeverity: null, pendingSince: null } };
+    const calm = { ...state, pendingSeverity: null, pendingSince: null };
+    if (isOver(state, a)) return { status: "ended", event: "trend.ended", state: { ...calm, status: "ended" }, stage: "dormant", velocity: a.velocity };
+    return { status: "active", state: calm, stage: a.stage === "dormant" ? "cooling" : a.stage, velocity: a.velocity };
   }
   const severity = a.severity as PublishedSeverity;
+  const stage = a.stage;
+  const velocity = a.velocity;
   if (!state || state.status === "ended") {
+    const v = detectionVelocity(a);
     return {
-      status: "active", event: "trend.detected",
-      state: { status: "active", severity, publishedVelocity: a.velocity, pendingSeverity: null, pendingSince: null, velocityEventAt: null },
+      status: "active", event: "trend.detected", stage, velocity: v,
+      state: {
+        status: "active", severity, publishedVelocity: v, pendingSeverity: null, pendingSince: null, velocityEventAt: null,
+        lastAnomalousBucket: a.bucketStart,
+      },
     };
   }
+  const seen = { ...state, lastAnomalousBucket: later(state.lastAnomalousBucket, a.bucketStart) };
   if (severity !== state.severity) {
     if (state.pendingSeverity !== severity || !state.pendingSince) {
-      return { status: "active", state: { ...state, pendingSeverity: severity, pendingSince: now } };
+      return { status: "active", state: { ...seen, pendingSeverity: severity, pendingSince: now }, stage, velocity };
     }
     if (now.getTime() - state.pendingSince.getTime() >= rules.severityHoldSeconds * 1000) {
       return {
-        status: "active", event: "trend.severity_changed",
-        state: { ...state, severity, publishedVelocity: a.velocity, pendingSeverity: null, pendingSince: null },
+        status: "active", event: "trend.severity_changed", stage, velocity,
+        state: { ...seen, severity, publishedVelocity: a.velocity, pendingSeverity: null, pendingSince: null },
       };
     }
-    return { status: "active", state };
+    return { status: "active", state: seen, stage, velocity };
   }
-  const settled = { ...state, pendingSeverity: null, pendingSince: null };
+  const settled = { ...seen, pendingSeverity: null, pendingSince: null };
   const step = Math.max(rules.velocityEventStep * Math.abs(state.publishedVelocity), 1);
   const rested = !state.velocityEventAt || now.getTime() - state.velocityEventAt.getTime() >= rules.velocityEventMinSeconds * 1000;
   // Only closed buckets: a bucket in progress projects its velocity from a few minutes, too noisy to announce.
   if (rested && a.observed === 1 && Math.abs(a.velocity - state.publishedVelocity) >= step) {
-    return { status: "active", event: "trend.velocity_changed", state: { ...settled, publishedVelocity: a.velocity, velocityEventAt: now } };
+    return { status: "active", event: "trend.velocity_changed", state: { ...settled, publishedVelocity: a.velocity, velocityEventAt: now }, stage, velocity };
   }
-  return { status: "active", state: settled };
+  return { status: "active", state: settled, stage, velocity };
 }
