@@ -54,6 +54,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
   const services: SandboxEntry[] = [];
   const env: Record<string, string> = {};
   const add = (service: SandboxService, url: string, what: string) => services.push({ service, port: port(service), url, what });
+  let conversionToken = "";
 
   try {
     // ---- workflow, chat, conversions -----------------------------------------------------------------------------
@@ -64,7 +65,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     n8n.addWorkflow({ name: "Weekly digest email", webhook: null, tags: ["digest"] });
     n8n.addWorkflow({ name: "Old experiment (inactive)", active: false, webhook: { path: "old-experiment" } });
     add("n8n", n8n.url, "n8n public API + webhooks");
-    env.N8N_API_URL = `${n8n.url}/`;
+    env.N8N_API_URL = n8n.url;
 
     const slack = await startSlackServer({ consentPage: true, port: port("slack"), team: { id: "T0SANDBOX01", name: "Acme Marketing (sandbox)" } });
     closers.push(slack.close);
@@ -78,6 +79,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
 
     const redditAds = await startRedditAdsServer({ consentPage: true, port: port("reddit_ads"), app: app("reddit-ads") });
     closers.push(redditAds.close);
+    conversionToken = redditAds.addConversionToken();
     add("reddit_ads", redditAds.url, "Reddit Ads OAuth + Conversions API v3");
     Object.assign(env, { REDDIT_ADS_CLIENT_ID: redditAds.app.clientId, REDDIT_ADS_CLIENT_SECRET: redditAds.app.clientSecret, REDDIT_ADS_API_URL: redditAds.url, REDDIT_ADS_AUTHORIZE_URL: redditAds.authorizeUrl, REDDIT_ADS_TOKEN_URL: redditAds.tokenUrl });
 
@@ -223,11 +225,11 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     env,
     credentials: [
       { connector: "n8n", how: `POST /api/integrations/workflow/connect {"api_base_url": "${env.N8N_API_URL}", "api_key": "n8n_api_sandbox_0123456789abcdef"}` },
+      { connector: "reddit_ads", how: `browser OAuth (GET /api/integrations/community-ads/auth), or PUT /api/integrations/community-ads/token {"access_token": "${conversionToken}"} (a conversion token, new each start); pixel ids look like a2_sandbox1` },
       { connector: "x", how: `PUT /api/integrations/social/x/connection {"credentials": {"bearer_token": "x-sandbox-bearer-token", "user_token": "x-sandbox-user-token"}, "terms": ["trail running"]}` },
       { connector: "reddit", how: `PUT /api/integrations/social/reddit/connection {"credentials": {"client_id": "sandbox-reddit-app", "client_secret": "sandbox-reddit-secret"}, "terms": ["trail running"], "options": {"subreddits": ["trailrunning", "running"], "user_agent": "web:trendgate-sandbox:1.0 (by /u/sandbox)"}}` },
       { connector: "youtube", how: `PUT /api/integrations/social/youtube/connection {"credentials": {"api_key": "yt-sandbox-api-key"}, "terms": ["trail running"]}` },
       { connector: "google_trends", how: `PUT /api/integrations/social/google_trends/connection {"credentials": {"access_token": "trends-sandbox-token"}, "terms": ["trail running"]}` },
-      { connector: "reddit_ads (conversions)", how: "browser OAuth, or PUT /api/integrations/community-ads/token; pixel ids look like a2_sandbox1" },
     ],
     async close() { for (const close of closers.reverse()) await close(); },
   };
