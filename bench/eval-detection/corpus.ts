@@ -6,6 +6,10 @@ import type { ReplayTopic } from "./production.ts";
 // situations the detector has to get right. Labelled (a trend a subscriber wants to hear about): bursts, slow ramps,
 // 1.5x plateaus, 2x bumps, level shifts. Not labelled (normal for the topic): near-daily spikes, daily and weekly
 // rhythm, overdispersed noise, slow drift, and the account-wide outage (every topic at 0 for 2 h, then back).
+// Then what real data showed the first corpus lacked. Labelled: slow ramps on a high-volume topic during its usual
+// daily rise (450 -> 1,560/h over 7 h), a burst with a second wave within 24 h (one trend), a 4x surge on a topic with
+// a spiky history. Normal: weekend-evening bumps of 1.5-2.3x, low-volume rises hovering at the 20/h floor, one-hour
+// spikes every 1-3 days on a small topic, growing topics in their first week.
 
 export const HOUR_MS = 3_600_000;
 /** A Monday, 00:00 UTC: corpus hour h is hour-of-day h % 24, weekday floor(h / 24) % 7 (0 = Monday). */
@@ -15,7 +19,7 @@ export const CORPUS_HOURS = 6 * 168;
 /** The account-wide gap: no mention of any topic was collected in these corpus hours. */
 export const OUTAGE = { from: 30 * 24 + 14, hours: 2 } as const; // a Wednesday, 14:00-16:00 UTC
 
-export type AnomalyKind = "burst" | "ramp" | "plateau" | "bump" | "level-shift";
+export type AnomalyKind = "burst" | "ramp" | "plateau" | "bump" | "level-shift" | "daily-ramp" | "second-wave" | "surge";
 export type SeriesKind =
   | "clean"
   | "ramp"
@@ -29,7 +33,14 @@ export type SeriesKind =
   | "low-volume"
   | "high-volume"
   | "short-history"
-  | "quiet";
+  | "quiet"
+  | "daily-rise-ramp"
+  | "weekend-evening"
+  | "floor-hover"
+  | "recurring-spike"
+  | "second-wave"
+  | "first-week"
+  | "spiky-surge";
 
 export interface LabelledAnomaly {
   kind: AnomalyKind;
@@ -58,6 +69,9 @@ interface AnomalySpec {
   factor: number;
   /** Hours at the peak level (plateau, bump). */
   hours?: number;
+  /** second-wave: hours from the first burst to the second, and the second's peak multiplier. */
+  gap?: number;
+  secondFactor?: number;
 }
 
 interface SeriesSpec {
@@ -76,6 +90,18 @@ interface SeriesSpec {
   driftHours?: number;
   /** Short history only: the account-wide outage falls inside the day or two before the anomaly. */
   overOutage?: boolean;
+  /** Anomalies start at this hour of day (UTC). */
+  startHourOfDay?: number;
+  /** Normal: most Saturday and Sunday evenings, 2-4 h from 18-20:00 UTC at 1.5-2.3x. */
+  weekendEvenings?: boolean;
+  /** Normal: every 1-2 days a 3-8 h rise of 1.7-2.2x (a ~10/h topic then hovers at the 20/h floor). */
+  floorRises?: boolean;
+  /** Normal: a one-hour spike of this many extra mentions every 1-3 days, at any hour. */
+  recurringSpikes?: { min: number; max: number };
+  /** Irregular one-hour spikes of 3-5x on about half the days (a spiky history). */
+  irregularSpikes?: boolean;
+  /** A new topic: the series is its first `hours`, growing by `perHour` (a factor) from its first hour. */
+  firstWeek?: { hours: number; perHour: number };
 }
 
 /** Multiplier that anomaly `a` applies t hours after its start (1 = none). */
@@ -83,11 +109,22 @@ function anomalyFactor(a: AnomalySpec, t: number): number {
   if (t < 0) return 1;
   const extra = a.factor - 1;
   switch (a.kind) {
-    case "burst": {
-      // Rises within an hour, then decays over ~6 h.
-      const shape = [0.55, 1, 0.6, 0.35, 0.2, 0.1, 0.05];
-      return t < shape.length ? 1 + extra * shape[t] : 1;
-    }
+    case "burst":
+      return 1 + extra * burstShape(t);
+    case "second-wave":
+      return 1 + extra * burstShape(t) + ((a.secondFactor ?? a.factor) - 1) * burstShape(t - (a.gap ?? 12));
+    case "daily-ramp":
+      // Linear rise over 7 h, 3 h at the peak, linear fall over 6 h.
+      if (t < 7) return 1 + (extra * (t + 1)) / 7;
+      if (t < 10) return a.factor;
+      if (t < 16) return 1 + (extra * (16 - t)) / 7;
+      return 1;
+    case "surge":
+      // Up within two hours, 8 h at the peak, down over 3 h.
+      if (t < 2) return 1 + extra * (t + 1) * 0.5;
+      if (t < 10) return a.factor;
+      if (t < 13) return 1 + (extra * (13 - t)) / 4;
+      return 1;
     case "ramp": {
       // Linear rise over 6 h (58 -> 281 for factor 4.8), 4 h at the peak, linear fall over 6 h.
       if (t < 6) return 1 + (extra * (t + 1)) / 6;
@@ -103,9 +140,18 @@ function anomalyFactor(a: AnomalySpec, t: number): number {
   }
 }
 
+/** A burst: rises within an hour, then decays over ~6 h. */
+function burstShape(t: number): number {
+  const shape = [0.55, 1, 0.6, 0.35, 0.2, 0.1, 0.05];
+  return t >= 0 && t < shape.length ? shape[t] : 0;
+}
+
 /** How long an anomaly visibly lasts (placement keeps this clear of the series' end and of other anomalies). */
 function anomalyHours(a: AnomalySpec): number {
-  return { burst: 7, ramp: 16, plateau: a.hours ?? 12, bump: a.hours ?? 4, "level-shift": 48 }[a.kind];
+  const hours: Record<AnomalyKind, number> = {
+    burst: 7, ramp: 16, plateau: a.hours ?? 12, bump: a.hours ?? 4, "level-shift": 48, "daily-ramp": 16, "second-wave": (a.gap ?? 12) + 7, surge: 13,
+  };
+  return hours[a.kind];
 }
 
 const burst = (factor: number): AnomalySpec => ({ kind: "burst", factor });
@@ -166,6 +212,28 @@ function catalogue(rand: Rand): SeriesSpec[] {
   specs.push(base("short-history", 70, [burst(4)], { overOutage: true }));
   // Nothing happens: pure false-alarm controls.
   for (const level of [30, 90, 250]) specs.push(base("quiet", level, []));
+
+  // Slow ramps on a high-volume topic during its usual daily rise: 450 -> 1,560/h over 7 h from the daily trough
+  // (07:00), where the usual rise reaches ~700/h.
+  for (const level of [643, 900]) {
+    specs.push(base("daily-rise-ramp", level, [{ kind: "daily-ramp", factor: 2.25 }], { dailyAmp: 0.3, peakHour: 19, size: between(rand, 60, 120), startHourOfDay: 7 }));
+  }
+  // Weekend evenings at 1.5-2.3x: this topic's normal.
+  for (const level of [60, 150, 400]) specs.push(base("weekend-evening", level, [], { weekendEvenings: true }));
+  // A ~10/h topic rising to the 20/h floor for hours every day or two: normal.
+  for (const level of [9, 11, 13]) specs.push(base("floor-hover", level, [], { floorRises: true }));
+  // A small topic with a one-hour spike every 1-3 days: normal.
+  for (const level of [15, 22, 30]) specs.push(base("recurring-spike", level, [], { recurringSpikes: { min: 80, max: 250 } }));
+  // A burst and its second wave 6-20 h later: one trend.
+  for (const [level, f] of [[50, 5], [120, 4], [250, 3.5]] as const) {
+    specs.push(base("second-wave", level, [{ kind: "second-wave", factor: f, secondFactor: 1 + (f - 1) * between(rand, 0.6, 1), gap: intBetween(rand, 6, 20) }]));
+  }
+  // New topics growing through their first week (x4 to x17 over it); one also has a real burst.
+  for (const [level, perHour, anomalies] of [[25, 1.01, []], [40, 1.008, []], [15, 1.017, []], [30, 1.012, [burst(5)]]] as const) {
+    specs.push(base("first-week", level, [...anomalies], { firstWeek: { hours: intBetween(rand, 168, 200), perHour } }));
+  }
+  // A spiky history (3-5x for an hour on about half the days), then a 4x surge for hours: a real trend.
+  for (const level of [40, 100, 200]) specs.push(base("spiky-surge", level, [{ kind: "surge", factor: 4 }], { irregularSpikes: true }));
   return specs;
 }
 
@@ -178,7 +246,8 @@ function place(rand: Rand, spec: SeriesSpec, from: number, to: number): number[]
     for (let attempt = 0; ; attempt++) {
       if (attempt > 10_000) throw new Error(`cannot place ${a.kind} in ${spec.kind}`);
       const earliest = from + Math.max(96, Math.ceil(0.2 * (to - from)));
-      const h = intBetween(rand, earliest, to - anomalyHours(a) - 60);
+      let h = intBetween(rand, earliest, to - anomalyHours(a) - 60);
+      if (spec.startHourOfDay !== undefined) h += (spec.startHourOfDay - (h % 24) + 24) % 24;
       // The outage must stay outside the anomaly's scoring window (up to +-50 h) and its visible span.
       if (inOutageZone(h, 80) || inOutageZone(h + anomalyHours(a), 30)) continue;
       if (starts.some((s) => Math.abs(s - h) < 150)) continue;
@@ -187,6 +256,41 @@ function place(rand: Rand, spec: SeriesSpec, from: number, to: number): number[]
     }
   }
   return starts;
+}
+
+/**
+ * The recurring normal episodes of a series (weekend evenings, rises to the floor, recurring or irregular spikes), by
+ * corpus hour: a multiplier of the expected count, or extra mentions. Draws nothing for a series without any.
+ */
+function normalEpisodes(r: Rand, spec: SeriesSpec, from: number, to: number) {
+  const factor = new Map<number, number>();
+  const extra = new Map<number, number>();
+  const span = (start: number, hours: number, f: number) => {
+    for (let h = start; h < Math.min(start + hours, to); h++) factor.set(h, (factor.get(h) ?? 1) * f);
+  };
+  if (spec.weekendEvenings) {
+    for (let day = Math.floor(from / 24); day * 24 < to; day++) {
+      if (day % 7 < 5) continue;
+      const start = day * 24 + intBetween(r, 18, 20);
+      const hours = intBetween(r, 2, 4);
+      const f = between(r, 1.5, 2.3);
+      if (r() < 0.85) span(start, hours, f);
+    }
+  }
+  if (spec.floorRises) {
+    for (let h = from + intBetween(r, 12, 36); h < to; h += intBetween(r, 24, 48)) span(h, intBetween(r, 3, 8), between(r, 1.7, 2.2));
+  }
+  if (spec.recurringSpikes) {
+    for (let h = from + intBetween(r, 0, 48); h < to; h += intBetween(r, 24, 72)) extra.set(h, intBetween(r, spec.recurringSpikes.min, spec.recurringSpikes.max));
+  }
+  if (spec.irregularSpikes) {
+    for (let day = Math.ceil(from / 24); day * 24 < to; day++) {
+      const h = day * 24 + intBetween(r, 0, 23);
+      const f = between(r, 3, 5);
+      if (r() < 0.5) span(h, 1, f);
+    }
+  }
+  return { factor, extra };
 }
 
 export function buildCorpus(seed = 20261124): CorpusSeries[] {
@@ -209,6 +313,12 @@ export function buildCorpus(seed = 20261124): CorpusSeries[] {
       starts = [h];
       from = h - intBetween(r, spec.overOutage ? 40 : 24, 48);
       to = h + intBetween(r, 72, 96);
+    } else if (spec.firstWeek) {
+      // The topic's first week or so, clear of the outage; an anomaly in its second half.
+      do from = intBetween(r, 250, CORPUS_HOURS - spec.firstWeek.hours);
+      while (inOutageZone(from, 0) || inOutageZone(from + spec.firstWeek.hours, spec.firstWeek.hours));
+      to = from + spec.firstWeek.hours;
+      starts = spec.anomalies.map(() => from + intBetween(r, 96, spec.firstWeek!.hours - 40));
     } else {
       // Three to six weeks of history, all ending at the corpus' end.
       from = pick(r, [0, 0, 168, 336, 504]);
@@ -217,6 +327,7 @@ export function buildCorpus(seed = 20261124): CorpusSeries[] {
     }
     const spikeHour = intBetween(r, 8, 20);
     const driftStart = spec.driftHours ? intBetween(r, from + 200, to - spec.driftHours - 24) : 0;
+    const episodes = normalEpisodes(r, spec, from, to);
     const counts: number[] = [];
     for (let h = from; h < to; h++) {
       if (h >= OUTAGE.from && h < OUTAGE.from + OUTAGE.hours) {
@@ -228,12 +339,15 @@ export function buildCorpus(seed = 20261124): CorpusSeries[] {
       let mean = spec.level * (1 + spec.dailyAmp * Math.cos((2 * Math.PI * (hod - spec.peakHour)) / 24));
       if (weekend) mean *= 1 - spec.weekendDip;
       if (spec.driftHours) mean *= Math.pow(1.01, Math.min(Math.max(h - driftStart, 0), spec.driftHours));
+      if (spec.firstWeek) mean *= Math.pow(spec.firstWeek.perHour, h - from);
+      mean *= episodes.factor.get(h) ?? 1;
       spec.anomalies.forEach((a, i) => (mean *= anomalyFactor(a, h - starts[i])));
       let count = negativeBinomial(r, mean, spec.size);
       // A near-daily spike (6 days in 7), around the same time of day: this topic's normal.
       if (spec.spikes && hod === spikeHour + (((Math.floor(h / 24) * 7 + 3) % 5) - 2) && r() < 0.86) {
         count += intBetween(r, 600, 1000);
       }
+      count += episodes.extra.get(h) ?? 0;
       counts.push(count);
     }
     const n = (counters.get(spec.kind) ?? 0) + 1;

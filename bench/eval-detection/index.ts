@@ -143,7 +143,8 @@ function table(rows: string[][]): string {
 }
 
 /** Production replays of every series at every cadence, spread over worker threads (interleaved for a similar load). */
-async function replayAll(root: string, count: number, intervals: number[]): Promise<ReplayedEvent[][][]> {
+async function replayAll(root: string, names: string[], intervals: number[]): Promise<ReplayedEvent[][][]> {
+  const count = names.length;
   const shares = Array.from({ length: Math.min(WORKERS, count) }, (_, w) => Array.from({ length: count }, (_, i) => i).filter((i) => i % WORKERS === w));
   const parts = await Promise.all(
     shares.map(
@@ -151,7 +152,7 @@ async function replayAll(root: string, count: number, intervals: number[]): Prom
         new Promise<{ index: number; events: ReplayedEvent[][] }[]>((resolve, reject) => {
           // Workers do not inherit tsx's loader: a tiny ESM entry registers it, then loads the TypeScript worker.
           const entry = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))}; register(); await import(${JSON.stringify(new URL("./replay-worker.ts", import.meta.url).href)});`;
-          const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: { indices, root, intervals } });
+          const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: { names: indices.map((i) => names[i]), indices, root, intervals } });
           worker.once("message", resolve);
           worker.once("error", reject);
           worker.once("exit", (code) => code !== 0 && reject(new Error(`replay worker exited with ${code}`)));
@@ -164,7 +165,9 @@ async function replayAll(root: string, count: number, intervals: number[]): Prom
 }
 
 const started = performance.now();
-const corpus = buildCorpus();
+/** EVAL_SERIES=<regex>: only the series whose name matches (a partial run prints partial totals). */
+const only = process.env.EVAL_SERIES ? new RegExp(process.env.EVAL_SERIES) : undefined;
+const corpus = buildCorpus().filter((s) => !only || only.test(s.name));
 const code = await loadProductionCode();
 const settings = productionSettings(code);
 const cadences = [
@@ -172,7 +175,7 @@ const cadences = [
   { name: "5-minute passes", seconds: 300 },
   ...(quick ? [] : [{ name: `${settings.intervalSeconds} s passes (production)`, seconds: settings.intervalSeconds }]),
 ];
-const replays = await replayAll(code.root, corpus.length, cadences.map((c) => c.seconds));
+const replays = await replayAll(code.root, corpus.map((s) => s.name), cadences.map((c) => c.seconds));
 const replaySeconds = (performance.now() - started) / 1000;
 const results = cadences.map((c, k) => evaluate(c.name, corpus, corpus.map((s, i) => scoredOf(s, replays[i][k]))));
 results.push(evaluate("z-score (168 h, z>3, >=20/h), closed hours", corpus, corpus.map((s) => {
@@ -250,4 +253,5 @@ console.log(
   ]),
 );
 if (verbose) for (const r of results) console.log(`\n${r.name}:\n${r.perSeries.join("\n")}`);
-console.log(`\nRuntime: ${((performance.now() - started) / 1000).toFixed(1)} s (production replays ${replaySeconds.toFixed(1)} s on ${WORKERS} worker thread(s))`);
+const cpu = process.cpuUsage(); // the worker threads' too
+console.log(`\nRuntime: ${((performance.now() - started) / 1000).toFixed(1)} s (production replays ${replaySeconds.toFixed(1)} s on ${WORKERS} worker thread(s); CPU ${((cpu.user + cpu.system) / 1e6).toFixed(0)} s)`);
