@@ -9,7 +9,10 @@ type Row = Prisma.TrendGetPayload<object>;
 const SERIES_BUCKETS = 48;
 
 export function toTrend(r: Row, bucketSeconds: number): TrendBody {
-  const facts = { name: r.name, category: r.category, severity: r.severity, stage: r.stage, velocity: r.velocity, current: r.current, baseline: r.baseline };
+  const facts = {
+    name: r.name, category: r.category, severity: r.severity, stage: r.stage, velocity: r.velocity, current: r.current, baseline: r.baseline,
+    observed: r.observed, ended: r.status === "ended",
+  };
   return {
     id: r.id, name: r.name, category: r.category, status: r.status as TrendBody["status"], severity: r.severity as TrendBody["severity"],
     stage: r.stage as TrendBody["stage"], velocity: r.velocity, acceleration: r.acceleration, anomaly_score: r.anomalyScore,

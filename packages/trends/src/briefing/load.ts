@@ -5,11 +5,12 @@ import type { Db, Prisma } from "@trendgate/db";
 
 /**
  * What the page shows of the trend: the row as the last detection pass wrote it (`baseline`: expected mentions per
- * bucket; `current`: mentions in the assessed bucket; `bucketStart`: the bucket last assessed).
+ * bucket; `current`: mentions in the assessed bucket, of which `observed` had elapsed; `bucketStart`: the bucket last
+ * assessed; `detectedAt`: the instant of detection).
  */
 const TREND_FIELDS = {
   id: true, name: true, category: true, status: true, severity: true, stage: true, velocity: true, acceleration: true,
-  baseline: true, current: true, anomalyScore: true, peakVelocity: true, sentiment: true, detectedAt: true, bucketStart: true,
+  baseline: true, current: true, anomalyScore: true, peakVelocity: true, sentiment: true, detectedAt: true, bucketStart: true, observed: true,
 } as const satisfies Prisma.TrendSelect;
 export type BriefingTrend = Prisma.TrendGetPayload<{ select: typeof TREND_FIELDS }>;
 

@@ -99,8 +99,14 @@ function examples(d: BriefingData): string {
 export function renderBriefing(d: BriefingData, o: { generatedAt: Date; expiresAt: Date }): string {
   const t = d.trend;
   const perHour = (n: number) => (n * 3600) / d.bucketSeconds;
-  const facts = { name: t.name, category: t.category, severity: t.severity, stage: t.stage, velocity: t.velocity, current: t.current, baseline: t.baseline };
-  const ratio = t.baseline > 0 ? `${num(t.current / t.baseline)}×` : "no usual rate yet";
+  const facts = {
+    name: t.name, category: t.category, severity: t.severity, stage: t.stage, velocity: t.velocity, current: t.current, baseline: t.baseline,
+    observed: t.observed, ended: t.status === "ended",
+  };
+  // A bucket in progress: its count so far and the hourly rate projected from it, never the count as a rate.
+  const projected = t.current / t.observed;
+  const minutes = Math.round((t.observed * d.bucketSeconds) / 60);
+  const ratio = t.baseline > 0 ? `${num(projected / t.baseline)}×` : "no usual rate yet";
   const bucket = d.bucketSeconds === 3600 ? "hour" : `${num(d.bucketSeconds / 60)} minutes`;
   const dl = (rows: [string, string][]) => `<dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join("")}</dl>`;
   const e = escapeHtml;
@@ -111,7 +117,7 @@ export function renderBriefing(d: BriefingData, o: { generatedAt: Date; expiresA
     `<p class="tags"><span>${e(t.category)}</span><span class="sev-${e(t.severity)}">severity ${e(t.severity)}</span><span>stage ${e(t.stage)}</span><span>${e(t.status)}</span></p></header>` +
     `<p class="summary">${e(summaryOf(facts, d.bucketSeconds))}</p>` +
     `<section><h2>What rose</h2>${dl([
-      ["Now", `${num(perHour(t.current))} mentions/h`],
+      ["Now", t.observed < 1 ? `${num(t.current)} mentions in the first ${minutes} minutes (projected ${num(perHour(projected))} mentions/h)` : `${num(perHour(t.current))} mentions/h`],
       ["Expected", `${num(perHour(t.baseline))} mentions/h`],
       ["Ratio", e(ratio)],
       ["Anomaly score", num(t.anomalyScore)],

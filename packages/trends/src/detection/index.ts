@@ -23,12 +23,14 @@
  *    covers the daily factor's own error when estimated from only n days. anomalyScore = the highest z of the scales.
  * 5. Severity: below 5 none, 5 low, 7 medium, 10 high, 20 critical; always "none" when the bucket's rate is below
  *    `minMentionsPerHour` (20 by default). With less than 6 h of history a bucket is not scored.
- * 6. A bucket in progress (`now` inside it, at least 5 minutes in) is scored on what arrived so far against the
- *    expected count scaled by the elapsed fraction, with extra noise (20 % of that expectation) because mentions do
- *    not arrive at a steady rate within a bucket. The closed bucket is assessed again when it ends.
+ * 6. A bucket in progress (`now` inside it, at least 5 minutes in) is scored as the closed bucket it becomes if the
+ *    rest of it arrives at the expected rate: mentions do not arrive at a steady rate within a bucket, so what arrived
+ *    so far must already be an anomaly for a whole bucket. The closed bucket is assessed again when it ends.
  *
  * Units. velocity = (current / observed - baseline) * 3600 / bucketSeconds: mentions per hour above the expected
- * rate, whatever the bucket width. acceleration = velocity - previous bucket's velocity.
+ * rate, whatever the bucket width. acceleration = velocity - previous bucket's velocity. windowVelocity (trends only):
+ * the same excess over the window of the scale that fired, what a new trend found by a longer window is published with
+ * when its latest bucket runs under the one-bucket expectation.
  *
  * Stage: emerging (first anomalous bucket), rising (anomalous, velocity still growing), peaking (anomalous, velocity
  * stopped growing while the count holds or has just turned), cooling (falling while still anomalous, or up to 6 h

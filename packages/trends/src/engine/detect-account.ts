@@ -64,20 +64,21 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
       const id = row?.id ?? newId("trend");
       const name = clipText(topic.name, TREND_EVENT_LIMITS.trendName); // the read API shows it: held to the event's limit
       writes.push({
-        id, accountId, topicId: topic.id, name, category: topic.category, status: d.status, severity: d.state.severity, stage: a.stage,
-        velocity: a.velocity, acceleration: a.acceleration, baseline: a.baseline, current: a.current, anomalyScore: a.anomalyScore,
-        peakVelocity: detected || !row ? a.velocity : Math.max(row.peakVelocity, a.velocity), publishedVelocity: d.state.publishedVelocity,
+        id, accountId, topicId: topic.id, name, category: topic.category, status: d.status, severity: d.state.severity, stage: d.stage,
+        velocity: d.velocity, acceleration: a.acceleration, baseline: a.baseline, current: a.current, anomalyScore: a.anomalyScore,
+        peakVelocity: detected || !row ? d.velocity : Math.max(row.peakVelocity, d.velocity), publishedVelocity: d.state.publishedVelocity,
         pendingSeverity: d.state.pendingSeverity, pendingSince: d.state.pendingSince, velocityEventAt: d.state.velocityEventAt,
         sentiment: topic.sentiment,
-        detectedAt: detected || !row ? a.bucketStart : row.detectedAt, bucketStart: a.bucketStart,
+        detectedAt: detected || !row ? now : row.detectedAt, bucketStart: a.bucketStart, observed: a.observed,
+        lastAnomalousBucket: d.state.lastAnomalousBucket,
       });
       if (!d.event) continue;
       const severity = d.state.severity;
-      const facts = factsOf(topic.name, topic.category, a, severity);
+      const facts = { ...factsOf(topic.name, topic.category, a, severity, d.stage, d.event === "trend.ended"), velocity: d.velocity };
       events.push({
-        id: eventId(topic.id, d.event, a.bucketStart.toISOString(), severity, Math.round(a.velocity)),
+        id: eventId(topic.id, d.event, a.bucketStart.toISOString(), severity, Math.round(d.velocity)),
         account_id: accountId, type: d.event, trend_id: id, trend_name: name, category: topic.category,
-        severity, previous_severity: detected ? null : row!.severity, velocity: round2(a.velocity),
+        severity, previous_severity: detected ? null : row!.severity, velocity: round2(d.velocity),
         previous_velocity: detected ? null : round2(row!.publishedVelocity), anomaly_score: round2(a.anomalyScore),
         timestamp: a.bucketStart.toISOString(), summary: summaryOf(facts, cfg.bucketSeconds),
         source_link: o.sourceLink?.({ accountId, trendId: id, now }) ?? `${o.publicBaseUrl.replace(/\/$/, "")}/api/trends/${id}`,

@@ -11,20 +11,44 @@ export interface TrendFacts {
   velocity: number;
   current: number;
   baseline: number;
+  /** Elapsed fraction of the bucket `current` was counted in (1, or absent: a closed bucket). */
+  observed?: number;
+  /** The trend is over (a trend.ended event). */
+  ended?: boolean;
 }
 
 const round = (n: number) => (Math.abs(n) >= 10 ? Math.round(n) : Math.round(n * 10) / 10);
 
-/** At most TREND_EVENT_LIMITS.summary characters whatever the name and category ("…" marks a cut). */
+/**
+ * At most TREND_EVENT_LIMITS.summary characters whatever the name and category ("…" marks a cut). Rates are stated
+ * as computed: a closed bucket's count as mentions per hour, a bucket in progress as what arrived in its first
+ * minutes and the hourly rate projected from it.
+ */
 export function summaryOf(t: TrendFacts, bucketSeconds: number): string {
   const perHour = (n: number) => round((n * 3600) / bucketSeconds);
-  const ratio = t.baseline > 0 ? `${round(t.current / t.baseline)}x its usual rate` : "well above its usual rate";
-  return clipText(`"${clipText(t.name, TREND_EVENT_LIMITS.trendName)}" (${t.category}) is ${t.stage} at ${ratio}: ${perHour(t.current)} mentions/h against ${perHour(t.baseline)} expected, ` +
-    `${round(t.velocity)} mentions/h above baseline (severity ${t.severity}).`, TREND_EVENT_LIMITS.summary);
+  const observed = t.observed ?? 1;
+  const projected = t.current / observed;
+  const name = `"${clipText(t.name, TREND_EVENT_LIMITS.trendName)}" (${t.category})`;
+  let text: string;
+  if (t.ended) {
+    text = `${name} has ended: back to its usual rate, ${perHour(projected)} mentions/h against ${perHour(t.baseline)} expected (last severity ${t.severity}).`;
+  } else {
+    const ratio = t.baseline > 0 ? `${round(projected / t.baseline)}x its usual rate` : "well above its usual rate";
+    const minutes = Math.round((observed * bucketSeconds) / 60);
+    const rate = observed < 1
+      ? `${round(t.current)} mentions in the first ${minutes} minutes (a projected ${perHour(projected)} mentions/h) against ${perHour(t.baseline)}/h expected`
+      : `${perHour(t.current)} mentions/h against ${perHour(t.baseline)} expected`;
+    text = `${name} is ${t.stage} at ${ratio}: ${rate}, ${round(t.velocity)} mentions/h above baseline (severity ${t.severity}).`;
+  }
+  return clipText(text, TREND_EVENT_LIMITS.summary);
 }
 
 /** What a marketing or ops team would do next, by severity and lifecycle stage. */
-export function nextStepsOf(t: Pick<TrendFacts, "severity" | "stage" | "category">): string[] {
+export function nextStepsOf(t: Pick<TrendFacts, "severity" | "stage" | "category" | "ended">): string[] {
+  if (t.ended) {
+    return [`Close what this trend opened in ${t.category} (trend-specific spend, tickets, posts)`, "Keep the briefing for the record"]
+      .map((s) => clipText(s, TREND_EVENT_LIMITS.nextStep));
+  }
   const steps: string[] = [];
   if (t.stage === "emerging" || t.stage === "rising") steps.push(`Brief the content team on ${t.category} while the trend is still ${t.stage}`);
   if (t.severity === "high" || t.severity === "critical") {
@@ -38,7 +62,11 @@ export function nextStepsOf(t: Pick<TrendFacts, "severity" | "stage" | "category
   return steps.slice(0, TREND_EVENT_LIMITS.nextSteps).map((s) => clipText(s, TREND_EVENT_LIMITS.nextStep));
 }
 
-/** The facts of a trend; its name is held to TREND_EVENT_LIMITS.trendName ("…" marks a cut), so the summary that quotes it stays short. */
-export const factsOf = (name: string, category: string, a: Assessment, severity: string): TrendFacts => ({
-  name: clipText(name, TREND_EVENT_LIMITS.trendName), category, severity, stage: a.stage, velocity: a.velocity, current: a.current, baseline: a.baseline,
+/**
+ * The facts of a trend as one assessment found it; its name is held to TREND_EVENT_LIMITS.trendName ("…" marks a
+ * cut), so the summary that quotes it stays short. `stage`: the stage the trend is shown in ("dormant" once ended).
+ */
+export const factsOf = (name: string, category: string, a: Assessment, severity: string, stage: string = a.stage, ended = false): TrendFacts => ({
+  name: clipText(name, TREND_EVENT_LIMITS.trendName), category, severity, stage, velocity: a.velocity, current: a.current, baseline: a.baseline,
+  observed: a.observed, ended,
 });
