@@ -1,0 +1,59 @@
+import { insertSignals } from "@trendgate/db";
+import { detectAccount, DEFAULT_DETECTION_CONFIG, type EngineOptions } from "@trendgate/trends";
+import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
+
+// A trend's lifecycle through real detection passes (stored signals, trend rows, trend_events): when it was detected,
+// what its texts say about a bucket in progress, and its trend.ended.
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const options: EngineOptions = { ...DEFAULT_DETECTION_CONFIG, publicBaseUrl: "https://trendgate.example" };
+
+/** `counts[i]` mentions in hour `from + i` (one signal a minute into the hour). */
+async function seed(gw: TestGateway, accountId: string, topic: string, from: number, counts: number[]) {
+  const signals = counts.map((count, i) => signal({ id: `${topic}-${i}`, topic, category: "tech/ai", count, observed_at: new Date(from + i * HOUR + MIN).toISOString() }));
+  expect(await insertSignals(gw.deps.db, accountId, signals)).toBe(counts.length);
+}
+const eventsOf = async (gw: TestGateway, accountId: string) =>
+  (await gw.deps.db.trendEventRecord.findMany({ where: { accountId }, orderBy: { createdAt: "asc" } })).map((e) => e.payload as any);
+
+let gw: TestGateway;
+beforeAll(async () => { gw = await startGateway(); });
+afterAll(async () => { await gw.close(); });
+
+test("detected_at is the instant of detection, assessed_bucket the bucket's start; texts give a partial count as such", async () => {
+  const a = await gw.account();
+  const hour = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
+  await seed(gw, a.accountId, "Agents", hour - 24 * HOUR, [...Array<number>(24).fill(100), 400]);
+  const pass = new Date(hour + 38 * MIN);
+  expect((await detectAccount(gw.deps, a.accountId, pass, options)).events).toBe(1);
+
+  const [event] = await eventsOf(gw, a.accountId);
+  expect(event).toMatchObject({ type: "trend.detected", timestamp: new Date(hour).toISOString() });
+  expect(event.summary).toMatch(/400 mentions in the first 38 minutes \(a projected 632 mentions\/h\)/);
+  const [trend] = (await gw.http.get("/api/trends").set(a.auth)).body.data;
+  expect(trend).toMatchObject({ id: event.trend_id, detected_at: pass.toISOString(), assessed_bucket: new Date(hour).toISOString() });
+  expect(trend.summary).toMatch(/in the first 38 minutes/);
+});
+
+test("a trend ends once, with a trend.ended carrying its id, 6 h after its last anomalous hour", async () => {
+  const a = await gw.account();
+  const burst = Math.floor(Date.now() / HOUR) * HOUR - 10 * HOUR;
+  await seed(gw, a.accountId, "Chips", burst - 24 * HOUR, [...Array<number>(24).fill(100), 500, ...Array<number>(9).fill(100)]);
+  // A pass two minutes into each hour (the bucket in progress is not scored yet: the closed hour decides).
+  const ended: number[] = [];
+  for (let k = 1; k <= 9; k++) {
+    await detectAccount(gw.deps, a.accountId, new Date(burst + k * HOUR + 2 * MIN), options);
+    const types = (await eventsOf(gw, a.accountId)).map((e) => e.type);
+    if (types.includes("trend.ended") && !ended.length) ended.push(k);
+  }
+  const events = (await eventsOf(gw, a.accountId)).filter((e) => e.type === "trend.detected" || e.type === "trend.ended");
+  expect(events.map((e) => e.type)).toEqual(["trend.detected", "trend.ended"]);
+  expect(events[1].trend_id).toBe(events[0].trend_id);
+  expect(events[1].summary).toMatch(/has ended/);
+  // The burst hour was the last anomalous one; the closed hour starting 7 h after it is the first past 6 h, judged
+  // once it has closed: at the pass 8 h after the burst hour began.
+  expect(ended).toEqual([8]);
+  const row = await gw.deps.db.trend.findFirstOrThrow({ where: { accountId: a.accountId } });
+  expect(row).toMatchObject({ status: "ended", stage: "dormant" });
+});
