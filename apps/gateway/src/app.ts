@@ -10,6 +10,7 @@ import { observe } from "./http/observe.ts";
 import { problemHandler } from "./http/problem.ts";
 import { AuthFailureLimiter, RateLimits } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
+import { DASHBOARD_CSP, securityHeaders } from "./http/security-headers.ts";
 import { adminAuth, mountRoutes } from "./http/router.ts";
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts";
 import type { Deps } from "./deps.ts";
@@ -67,10 +68,11 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
   app.set("etag", false);
   app.set("trust proxy", config.TRUST_PROXY); // req.ip: the client's address behind your load balancer
   app.use(requestId);
+  app.use(securityHeaders());
   app.use(observe(base.metrics, base.logger));
   mountRoutes(app, withOAuthRoutesOf(allRoutes, registry), deps, { auth: authenticator, rateLimits: deps.rateLimits, authFailures });
   app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
-  app.use(QUEUE_DASHBOARD_PATH, adminAuth(config.ADMIN_TOKEN, authFailures), queueDashboard(deps.queues));
+  app.use(QUEUE_DASHBOARD_PATH, securityHeaders(DASHBOARD_CSP), adminAuth(config.ADMIN_TOKEN, authFailures), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });
   app.use(problemHandler(base.logger));
 

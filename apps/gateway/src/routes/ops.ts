@@ -1,6 +1,7 @@
 import swaggerUi from "swagger-ui-express";
 import { z } from "zod";
 import { defineRoute } from "../http/route.ts";
+import { DOCS_CSP } from "../http/security-headers.ts";
 import { buildOpenApiDocument } from "../openapi/document.ts";
 import { allRoutes } from "./index.ts";
 
@@ -22,6 +23,7 @@ export const opsRoutes = [
     responses: { 200: { description: "HTML page" } },
     handler({ req, res }) {
       if (!req.originalUrl.split("?")[0].endsWith("/")) return res.redirect(301, "/docs/"); // assets are relative
+      res.setHeader("Content-Security-Policy", DOCS_CSP);
       res.type("html").send(swaggerUi.generateHTML(openApi(), { customSiteTitle: "Trendgate API" }));
     },
   }),
