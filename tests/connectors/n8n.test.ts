@@ -185,7 +185,7 @@ describe("push", () => {
     const e = await execution(a, res.body.id);
     expect(e.status).toBe("failed");
     expect(e.attempts).toHaveLength(1);
-    expect(e.attempts[0]).toMatchObject({ outcome: "failed", error_class: "bad_request", error_message: expect.stringContaining("activate the workflow"), next_retry_at: null });
+    expect(e.attempts[0]).toMatchObject({ outcome: "failed", error_class: "not_found", response_status: 404, error_message: expect.stringContaining("activate the workflow"), next_retry_at: null });
     expect(e.last_error).toContain("is not registered");
     expect(n8n.pushes).toHaveLength(0);
   });

@@ -9,6 +9,12 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // of an active workflow's Webhook node records the push and answers `{message: "Workflow was started"}`; an inactive
 // or unknown one answers 404 with n8n's "is not registered" body. Faults: the next N answers of a webhook or of the
 // API can be a given status (5xx, 429 with Retry-After).
+// As a real n8n 1.x behaves: for `notReadyMs` after it (re)starts listening it answers every webhook 404 with an
+// HTML page (`Cannot POST /webhook/<path>`) until it has registered its active workflows' webhooks (restart());
+// a failing workflow runs (counted in `pushes`, its executions) and then answers `500 {"message":"Error in
+// workflow"}`; a slow one holds the connection for `runMs` while it runs (counted when it starts); a Webhook node can
+// require a header (403 without it); the listing's cursor carries the page size it was made with (a later `limit` is
+// ignored); workflow objects carry `activeVersionId` and `activeVersion` (the published version, null while inactive).
 
 export interface N8nNode { id: string; name: string; type: string; typeVersion: number; position: [number, number]; parameters: Record<string, unknown>; webhookId?: string; disabled?: boolean }
 export interface N8nWorkflow { id: string; name: string; active: boolean; createdAt: string; updatedAt: string; tags: { id: string; name: string }[]; nodes: N8nNode[]; connections: Record<string, unknown>; settings: Record<string, unknown> }
@@ -19,7 +25,18 @@ export interface N8nServer {
   url: string;
   apiKey: string;
   /** Adds a workflow; `webhook` gives it a Webhook trigger node (path, method; default POST). */
-  addWorkflow(w: { name: string; active?: boolean; tags?: string[]; webhook?: { path: string; method?: string | string[]; disabled?: boolean } | null; id?: string }): N8nWorkflow;
+  addWorkflow(w: {
+    name: string; active?: boolean; tags?: string[]; id?: string;
+    webhook?: { path: string; method?: string | string[]; disabled?: boolean; headerAuth?: { name: string; value: string } } | null;
+    /** The workflow fails when it runs: answered `500 Error in workflow` after the execution. */
+    fails?: boolean;
+    /** The workflow runs this long, holding the connection ("respond when the last node finishes"). */
+    runMs?: number;
+  }): N8nWorkflow;
+  /** Changes a workflow's webhook path and publishes it (n8n registers the new path, the old one answers 404). */
+  setWebhookPath(id: string, path: string): void;
+  /** Stops listening (open connections cut), stays down `downMs`, then listens on the same port with its start-up window. */
+  restart(opts?: { downMs?: number; notReadyMs?: number }): Promise<void>;
   workflow(id: string): N8nWorkflow | undefined;
   setActive(id: string, active: boolean): void;
   pushes: RecordedPush[];
@@ -42,9 +59,14 @@ export interface N8nServer {
 const MAX_LIMIT = 250;
 const DEFAULT_LIMIT = 100;
 
-export async function startN8nServer(opts: { apiKey?: string } & Pick<StandInOptions, "port"> = {}): Promise<N8nServer> {
+/** How a workflow behaves when its webhook runs it (not part of n8n's workflow object). */
+interface Behaviour { fails?: boolean; runMs?: number; headerAuth?: { name: string; value: string } }
+
+export async function startN8nServer(opts: { apiKey?: string; /** The start-up window after each (re)start (default 0 at the first start). */ notReadyMs?: number } & Pick<StandInOptions, "port"> = {}): Promise<N8nServer> {
   const apiKey = opts.apiKey ?? `n8n_api_${crypto.randomBytes(16).toString("hex")}`;
   const workflows = new Map<string, N8nWorkflow>();
+  const behaviour = new Map<string, Behaviour>();
+  let readyAt = Date.now() + (opts.notReadyMs ?? 0);
   const pushes: RecordedPush[] = [];
   const apiCalls: string[] = [];
   let webhookFaults: { status: number; times: number; retryAfter?: number } | null = null;
@@ -71,17 +93,19 @@ export async function startN8nServer(opts: { apiKey?: string } & Pick<StandInOpt
         if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return send(res, 400, { message: `request/query/limit must be <= ${MAX_LIMIT}` });
         const all = [...workflows.values()].sort((a, b) => a.id.localeCompare(b.id));
         let start = 0;
+        let size = limit;
         const cursor = url.searchParams.get("cursor");
         if (cursor) {
           try {
             const c = JSON.parse(Buffer.from(cursor, "base64").toString("utf8")) as { lastId: string; limit: number };
             start = all.findIndex((w) => w.id > c.lastId);
             if (start < 0) start = all.length;
+            size = c.limit; // as n8n: the cursor's own page size wins over the query's limit
           } catch { return send(res, 400, { message: "An invalid cursor was provided" }); }
         }
-        const data = all.slice(start, start + limit);
-        const more = start + limit < all.length;
-        const nextCursor = more ? Buffer.from(JSON.stringify({ lastId: data[data.length - 1].id, limit })).toString("base64") : null;
+        const data = all.slice(start, start + size);
+        const more = start + size < all.length;
+        const nextCursor = more ? Buffer.from(JSON.stringify({ lastId: data[data.length - 1].id, limit: size })).toString("base64") : null;
         return send(res, 200, { data, nextCursor });
       }
       const one = /^\/api\/v1\/workflows\/([^/]+)$/.exec(url.pathname);
@@ -94,6 +118,10 @@ export async function startN8nServer(opts: { apiKey?: string } & Pick<StandInOpt
     const hook = /^\/webhook\/(.+)$/.exec(url.pathname);
     if (hook) {
       if (held) await held;
+      if (Date.now() < readyAt) { // listening, webhooks not registered yet: Express's own 404 page
+        res.writeHead(404, { "content-type": "text/html; charset=utf-8" });
+        return res.end(`<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>Cannot ${method} ${url.pathname}</pre>\n</body>\n</html>\n`);
+      }
       const path = decodeURIComponent(hook[1]);
       const target = [...workflows.values()].find((w) => w.active && w.nodes.some((nd) => nd.type === "n8n-nodes-base.webhook" && !nd.disabled && nd.parameters.path === path
         && [nd.parameters.httpMethod ?? "GET"].flat().map(String).includes(method)));
@@ -104,27 +132,37 @@ export async function startN8nServer(opts: { apiKey?: string } & Pick<StandInOpt
           hint: "The workflow must be active for a production URL to run successfully. You can activate the workflow using the toggle in the top-right of the editor. Note that unlike test URL calls, production URL calls aren't shown on the canvas (only in the executions list)",
         });
       }
-      if (webhookFaults && webhookFaults.times > 0) {
+      const b = behaviour.get(target.id) ?? {};
+      if (b.headerAuth && req.headers[b.headerAuth.name.toLowerCase()] !== b.headerAuth.value) return send(res, 403, { code: 403, message: "Authorization data is wrong!" });
+      if (webhookFaults && webhookFaults.times > 0) { // a failure before the workflow runs (an overloaded instance, a proxy)
         webhookFaults.times--;
         const h: Record<string, string> = webhookFaults.status === 429 && webhookFaults.retryAfter !== undefined ? { "retry-after": String(webhookFaults.retryAfter) } : {};
-        return send(res, webhookFaults.status, { code: webhookFaults.status, message: webhookFaults.status === 429 ? "Too Many Requests" : "Error in workflow" }, h);
+        return send(res, webhookFaults.status, { code: webhookFaults.status, message: webhookFaults.status === 429 ? "Too Many Requests" : "Service Unavailable" }, h);
       }
       let body: any;
       try { body = JSON.parse(raw); } catch { body = raw; }
-      pushes.push({ method, path, headers: req.headers, body, at: new Date() });
-      if (answerDelayMs > 0) {
+      pushes.push({ method, path, headers: req.headers, body, at: new Date() }); // the execution starts
+      const waitMs = answerDelayMs + (b.runMs ?? 0);
+      if (waitMs > 0) {
         open++;
-        await new Promise((r) => setTimeout(r, answerDelayMs));
+        await new Promise((r) => setTimeout(r, waitMs));
         open--;
         if (res.destroyed) return;
       }
+      if (b.fails) return send(res, 500, { message: "Error in workflow" });
       return send(res, 200, { message: "Workflow was started" });
     }
     return send(res, 404, { message: "not found" });
   });
 
   const url = await listenLocal(server, opts.port);
+  const port = Number(new URL(url).port);
   const now = () => new Date().toISOString();
+  // What n8n's API shows of the published version: the nodes it registered.
+  const publish = (wf: N8nWorkflow) => {
+    const versionId = crypto.randomUUID();
+    Object.assign(wf, wf.active ? { activeVersionId: versionId, activeVersion: { versionId, workflowId: wf.id, nodes: structuredClone(wf.nodes), connections: wf.connections } } : { activeVersionId: null, activeVersion: null });
+  };
 
   return {
     url,
@@ -148,11 +186,25 @@ export async function startN8nServer(opts: { apiKey?: string } & Pick<StandInOpt
         id, name: w.name, active: w.active ?? true, createdAt: now(), updatedAt: now(),
         tags: (w.tags ?? []).map((t, i) => ({ id: `tag${i}`, name: t })), nodes, connections: {}, settings: { executionOrder: "v1" },
       };
+      publish(wf);
       workflows.set(id, wf);
+      behaviour.set(id, { fails: w.fails, runMs: w.runMs, headerAuth: w.webhook?.headerAuth });
       return wf;
     },
     workflow: (id) => workflows.get(id),
-    setActive(id, active) { workflows.get(id)!.active = active; },
+    setActive(id, active) { const wf = workflows.get(id)!; wf.active = active; publish(wf); },
+    setWebhookPath(id, path) {
+      const wf = workflows.get(id)!;
+      for (const nd of wf.nodes) if (nd.type === "n8n-nodes-base.webhook") nd.parameters.path = path;
+      wf.updatedAt = now();
+      publish(wf);
+    },
+    async restart(r = {}) {
+      await new Promise<void>((done) => { server.closeAllConnections?.(); server.close(() => done()); });
+      await new Promise((done) => setTimeout(done, r.downMs ?? 0));
+      readyAt = Date.now() + (r.notReadyMs ?? 4000);
+      await listenLocal(server, port);
+    },
     failWebhook(status, times, retryAfterSeconds) { webhookFaults = { status, times, retryAfter: retryAfterSeconds }; },
     failApi(status, times) { apiFaults = { status, times }; },
     holdWebhooks() {
@@ -162,7 +214,7 @@ export async function startN8nServer(opts: { apiKey?: string } & Pick<StandInOpt
     },
     slowWebhooks(ms) { answerDelayMs = ms; },
     openNow: () => open,
-    reset() { answerDelayMs = 0; workflows.clear(); pushes.length = 0; apiCalls.length = 0; webhookFaults = null; apiFaults = null; held = null; },
+    reset() { answerDelayMs = 0; readyAt = 0; workflows.clear(); behaviour.clear(); pushes.length = 0; apiCalls.length = 0; webhookFaults = null; apiFaults = null; held = null; },
     close: () => new Promise<void>((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
   };
 }

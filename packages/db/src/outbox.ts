@@ -9,7 +9,8 @@ import type { Queryable } from "./webhook-deliveries.ts";
 // lost. Redis only schedules; these rows are the record. Times are stored as UTC (`timestamp(3)`, as Prisma does).
 
 export type { OutboxMessage };
-export type OutboxStatus = "pending" | "succeeded" | "failed" | "cancelled";
+/** `unknown`: the last attempt may have reached the peer's action (e.g. a workflow that ran and failed); not retried. */
+export type OutboxStatus = "pending" | "succeeded" | "failed" | "unknown" | "cancelled";
 
 export interface NewOutboxMessage {
   queue: string;
@@ -91,7 +92,7 @@ export function loadOutboxMessage(db: Db, id: string): Promise<OutboxMessage | n
 export interface OutboxAttemptRecord {
   messageId: string;
   attempt: number;
-  outcome: "succeeded" | "retrying" | "failed";
+  outcome: "succeeded" | "retrying" | "failed" | "unknown";
   /** The provider's HTTP status, when there was one. */
   responseStatus?: number | null;
   /** A ProviderError kind (the one error vocabulary). */
@@ -241,6 +242,25 @@ export async function countOutboxGroup(db: Db, group: OutboxBatchGroup, max: num
         WHERE queue = $1 AND connection_id = $2 AND subject_id = $3 AND status = 'pending' LIMIT $4) x`,
     [group.queue, group.connectionId, group.subjectId, max]);
   return rows[0]?.n ?? 0;
+}
+
+/** Messages a user may send again: ended without (certain) success. */
+export const REPLAYABLE_STATUSES = ["failed", "unknown"] as const;
+
+/**
+ * Puts an account's message of `queue` that failed (or whose outcome is unknown) back to pending for one more
+ * attempt, due now; the caller queues that attempt (dispatchOutbox with `attempts`) after the commit. Returns the row
+ * to queue, or what it found instead: `missing` (no such message of this account and queue) or its status.
+ */
+export async function replayOutboxMessage(tx: Tx, accountId: string, queue: string, id: string): Promise<{ row: OutboxRow & { attempts: number } } | { status: string | "missing" }> {
+  const rows = await tx.$queryRawUnsafe<(OutboxRow & { attempts: number })[]>(
+    `UPDATE outbox_messages SET status = 'pending', next_attempt_at = now() AT TIME ZONE 'UTC', completed_at = NULL
+      WHERE id = $1 AND account_id = $2 AND queue = $3 AND status = ANY($4::text[])
+      RETURNING id, queue, next_attempt_at AT TIME ZONE 'UTC' AS next_attempt_at, attempts`,
+    id, accountId, queue, [...REPLAYABLE_STATUSES]);
+  if (rows[0]) return { row: rows[0] };
+  const found = await tx.outboxMessage.findFirst({ where: { id, accountId, queue }, select: { status: true } });
+  return { status: found?.status ?? "missing" };
 }
 
 /** Cancels the pending messages of a connection (it is being deleted: a later connection is a new row). */

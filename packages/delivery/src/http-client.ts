@@ -18,6 +18,8 @@ export interface OutboundResult {
   truncated: boolean;
   durationMs: number;
   error: { code: string; name: string; message: string } | null;
+  /** The whole request reached the peer's socket (so a failure after it may come after the peer acted on it). */
+  sent?: boolean;
 }
 
 /**
@@ -56,6 +58,7 @@ export class OutboundClient {
       const chunks: Buffer[] = [];
       let size = 0;
       let settled = false;
+      let sent = false;
       let req: http.ClientRequest | undefined;
       let total: NodeJS.Timeout | undefined;
       const finish = (error: OutboundResult["error"]) => {
@@ -63,7 +66,7 @@ export class OutboundClient {
         settled = true;
         clearTimeout(total);
         const body = Buffer.concat(chunks).subarray(0, max).toString("utf8");
-        resolve({ status, headers, body, truncated: size > max, durationMs: Math.round(performance.now() - start), error });
+        resolve({ status, headers, body, truncated: size > max, durationMs: Math.round(performance.now() - start), error, sent });
       };
       const fail = (code: string, name: string, message: string) => { finish({ code, name, message: message.slice(0, 500) }); req?.destroy(); };
 
@@ -98,6 +101,7 @@ export class OutboundClient {
         socket.once(target.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connect));
         socket.once("close", () => clearTimeout(connect));
       });
+      req.on("finish", () => { sent = true; });
       req.on("error", (e: any) => finish({ code: e.code ?? "ERR_UNKNOWN", name: e.name ?? "Error", message: String(e.message).slice(0, 500) }));
       req.end(body);
     });

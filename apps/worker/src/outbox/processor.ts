@@ -7,6 +7,7 @@ import { queueOutboxAttempt } from "@trendgate/queues";
 import type { ProcessorFactory, WorkerDeps } from "../processors/types.ts";
 import { AttemptFailedError } from "./attempt-failed.ts";
 import { DeferError, deferJob, HandedOffError } from "./defer.ts";
+import { AttemptSpool } from "./spool.ts";
 import { judgeFailure } from "./verdict.ts";
 
 /** Spread of each retry delay (+-), so that messages failing together do not retry in lockstep. */
@@ -38,7 +39,8 @@ export interface OutboxContext {
   responded(status: number): void;
 }
 
-export type FinalOutcome = "succeeded" | "failed";
+/** `unknown`: the peer may have acted on the last attempt (see judgeFailure); not retried, the user may replay it. */
+export type FinalOutcome = "succeeded" | "failed" | "unknown";
 
 /**
  * Sends the messages of one outbox queue. `send` throws a ProviderError to say how it failed (its kind decides retry
@@ -66,7 +68,9 @@ export interface OutboxHandler {
  * outbox sweeper re-queues any attempt whose job was lost. A job that runs again (a crash, a stalled lock, BullMQ
  * retrying a job whose record failed, the sweeper) finds its attempt already recorded and only makes sure the next one
  * exists, so an attempt is sent once unless a crash falls between the send and its record (then at least once). A job
- * whose attempt failed ends failed (AttemptFailedError) once that attempt is recorded and its retry queued.
+ * whose attempt failed ends failed (AttemptFailedError) once that attempt is recorded and its retry queued. A record
+ * that cannot be written (Postgres down) is kept in Redis (AttemptSpool) and written by the message's next job before
+ * anything else: an attempt is never sent again for want of its record.
  */
 export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: WorkerDeps) => OutboxHandler): ProcessorFactory {
   return {
@@ -81,12 +85,23 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
       };
       const log = logger.child({ queue });
       // Attempt records of concurrent jobs commit together. A write that fails transiently is tried again here (it
-      // is idempotent); one that still fails fails its job, which runs again, finds the attempt unrecorded and sends
-      // it again (at least once, never unrecorded).
+      // is idempotent); one that still fails is kept in the spool and fails its job, whose next run writes it first.
       const writer = new BatchWriter<OutboxAttemptRecord, RecordedAttempt>((records) => recordOutboxAttempts(db, records), {
         maxItems: config.OUTBOX_RECORD_BATCH_SIZE, maxWaitMs: config.OUTBOX_RECORD_BATCH_WAIT_MS,
         maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: TRANSIENT_RETRY_DELAYS_MS,
       });
+      const spool = new AttemptSpool(queues.connection, config.QUEUE_PREFIX, queue);
+
+      /** Writes a record, or keeps it in the spool when it cannot be written (and throws, failing the job). */
+      async function write(record: OutboxAttemptRecord): Promise<RecordedAttempt> {
+        try {
+          return await writer.add(record);
+        } catch (err) {
+          await spool.keep(record).catch((e) => log.error({ message_id: record.messageId, attempt: record.attempt, err: String(e) }, "attempt record neither written nor kept"));
+          log.warn({ message_id: record.messageId, attempt: record.attempt, err: String(err) }, "attempt record not written; kept until the database answers");
+          throw err;
+        }
+      }
 
       /**
        * Records one attempt (durably, before the next one is queued), queues the next one, runs onFinal. `failure`: what
@@ -109,13 +124,18 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
             errorClass: v.errorClass, errorMessage: v.errorMessage, nextRetryAt: v.delayMs === null ? null : new Date(Date.now() + v.delayMs),
           };
         }
-        const saved = await writer.add(record);
+        return after(message, record, error, outcome.ok, await write(record));
+      }
+
+      /** What follows a written record: the next attempt queued, onFinal, and what ends the job of a failed attempt. */
+      async function after(message: OutboxMessage, record: OutboxAttemptRecord, error: Error | null, ok: boolean, saved: RecordedAttempt): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
+        const attempt = record.attempt;
         if (!saved.recorded) return { ...saved, failure: null }; // a duplicate run recorded it first
         if (saved.status === "pending" && record.nextRetryAt) {
           await queueOutboxAttempt(queues, queue, { message_id: message.id, attempt: attempt + 1 }, record.nextRetryAt.getTime() - Date.now())
             .catch((err) => log.warn({ message_id: message.id, err: String(err) }, "retry not queued; the sweeper will queue it"));
         }
-        if (saved.status === "succeeded" || saved.status === "failed") {
+        if (saved.status === "succeeded" || saved.status === "failed" || saved.status === "unknown") {
           if (saved.status === "failed") log.warn({ message_id: message.id, attempt, error_class: record.errorClass }, "outbox message failed");
           const final: OutboxMessage = {
             ...message, status: saved.status, attempts: attempt, lastError: record.errorMessage ?? null,
@@ -127,7 +147,7 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
             log.warn({ message_id: message.id, err: String(err) }, "outbox onFinal hook failed");
           }
         }
-        const failure = outcome.ok ? null
+        const failure = ok ? null
           : new AttemptFailedError(attempt, `${record.errorClass}: ${record.errorMessage}`, saved.status === "pending" ? record.nextRetryAt ?? null : null);
         return { ...saved, failure };
       }
@@ -137,7 +157,14 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
         close: async () => { await writer.flush(); await handler.close?.(); },
         async process(job, token) {
           const data = OutboxJob.parse(job.data);
-          const message = await loadOutboxMessage(db, data.message_id);
+          const [kept, loaded] = await Promise.all([spool.find(data.message_id), loadOutboxMessage(db, data.message_id)]);
+          let message = loaded;
+          if (kept && message) { // an attempt sent earlier whose record could not be written: written first
+            const saved = await writer.add(kept);
+            await after(message, kept, kept.errorMessage ? new Error(kept.errorMessage) : null, kept.outcome === "succeeded", saved);
+            await spool.written(kept);
+            message = await loadOutboxMessage(db, data.message_id);
+          } else if (kept) await spool.written(kept);
           if (!message) return { skipped: "message deleted" };
           if (message.status !== "pending") return { skipped: `message ${message.status}` };
           if (message.attempts >= data.attempt) { // this attempt ran and was recorded before: only the next one may be missing

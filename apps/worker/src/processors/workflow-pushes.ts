@@ -1,25 +1,36 @@
-import { EVENT_ID_HEADER, pushBody, WorkflowPushPayload, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { EVENT_ID_HEADER, pushBody, WorkflowPushPayload, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { ProviderError } from "@trendgate/connector-core";
 import { QUEUES, type TrendEvent } from "@trendgate/contracts";
-import { addOutboxMessages, findConnectionById, type Db, type NewOutboxMessage, type OutboxMessage, type OutboxRow } from "@trendgate/db";
+import { addOutboxMessages, clearDeliveryFailure, findConnectionById, noteDeliveryFailure, recordAccountEvents, type Db, type NewOutboxMessage, type OutboxMessage, type OutboxRow } from "@trendgate/db";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import { TtlCache } from "../ttl-cache.ts";
 import type { WorkerDeps } from "./types.ts";
 
-// Workflow pushes on the shared outbox (QUEUES.workflowPushes): each message is POSTed to the selected workflow's
-// trigger URL (read from the connection when sent, so a changed override applies to waiting pushes) with our event
-// id in X-Trendgate-Event-Id. The client maps the answer onto ProviderError: 5xx/network -> unavailable (retried),
-// 429 -> rate_limited (Retry-After honoured), 404 -> bad_request "activate the workflow" (not retried). The outbox
-// records every attempt; GET /api/integrations/workflow/executions lists them.
-
-type Skipped = { skipped: string };
-const skip = (why: string): Skipped => ({ skipped: why });
+// Workflow pushes on the shared outbox (QUEUES.workflowPushes): each message is sent to the trigger URL of the
+// workflow it was made for (see WorkflowPushPayload) with our event id in X-Trendgate-Event-Id. The connector says
+// what an answer means (ProviderError): retried (an outage, n8n starting up, 429), failed (inactive: not_found;
+// refused), or `unknown` when the workflow may have run (mayHaveActed: never resent blindly; the user replays it).
+// Before a not_found fails for good, the workflow is read again from the provider's API: a changed webhook path is
+// followed (and saved in the selection). The outbox records every attempt; GET …/workflow/executions lists them. A
+// push that fails for good shows on the connection (last_error, since last_error_at) and the first failure of a
+// run raises the account event `connector.delivery_failing`; a success clears it.
 
 /** A selection or key changed through the API applies to pushes sent this long after (one read per connection per second). */
 const CONNECTION_CACHE_MS = 1000;
 
-type Selection = { workflow_id?: string; push_url?: string; push_method?: string; default_event?: string; auto_push?: boolean };
+type Selection = { workflow_id?: string; push_url?: string; push_method?: string; push_url_overridden?: boolean; default_event?: string; auto_push?: boolean };
+type Target = { workflowId: string | null; url: string; method?: string; overridden: boolean; selected: boolean };
+
+/** Where a push goes: its own workflow; that workflow's current URL while it is still the selected one. */
+function targetOf(p: WorkflowPushPayload, sel: Selection | null): Target | null {
+  const selected = Boolean(sel?.push_url) && (!p.workflow_id || sel!.workflow_id === p.workflow_id);
+  if (selected) return { workflowId: sel!.workflow_id ?? null, url: sel!.push_url!, method: sel!.push_method, overridden: sel!.push_url_overridden === true, selected };
+  if (p.workflow_id && p.push_url) return { workflowId: p.workflow_id, url: p.push_url, method: p.push_method, overridden: false, selected };
+  return null;
+}
+
+const failed = (provider: string, why: string) => new ProviderError(provider, "bad_request", why);
 
 export function workflowPushHandler(deps: WorkerDeps): OutboxHandler {
   const { db, logger } = deps;
@@ -31,30 +42,78 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler {
     const base = String((conn.externalAccount as Record<string, unknown>).api_base_url ?? "");
     const creds = JSON.parse(deps.secrets.open(conn.credentialsSealed)) as WorkflowCredentials;
     return {
+      id: conn.id,
       connector,
       selection: conn.selection as Selection | null,
       client: connector.client({ baseUrl: base, apiKey: creds.api_key, request: (m, u, i) => deps.connectors.request(m, u, i) }),
       includeMetadata: (conn.settings as Record<string, unknown> | null)?.include_metadata === true,
     };
   }
+
+  /**
+   * The workflow's current trigger URL when it differs from `target`'s (its webhook path changed), read from the
+   * provider's API; saved in the selection when it is the selected workflow. Null when it cannot be known (the key
+   * refused, the workflow gone or inactive) or nothing changed.
+   */
+  async function movedTrigger(connectionId: string, client: WorkflowClient, target: Target): Promise<string | null> {
+    if (!target.workflowId || target.overridden) return null;
+    const wf = await client.getWorkflow(target.workflowId).catch((err) => {
+      logger.info({ connection_id: connectionId, err: String(err) }, "workflow not re-read after a not-found push");
+      return null;
+    });
+    if (!wf?.active || !wf.trigger || wf.trigger.url === target.url) return null;
+    if (target.selected) {
+      await db.$executeRaw`UPDATE connections SET selection = jsonb_set(jsonb_set(selection, '{push_url}', to_jsonb(${wf.trigger.url}::text)), '{push_method}', to_jsonb(${wf.trigger.method}::text))
+        WHERE id = ${connectionId} AND selection->>'workflow_id' = ${target.workflowId} AND selection->>'push_url' = ${target.url}`;
+      connections.delete(connectionId);
+    }
+    return wf.trigger.url;
+  }
+
   return {
     async send(message: OutboxMessage, ctx) {
+      const connector = deps.registry.single("workflow");
+      const provider = connector.manifest.id;
       const parsed = WorkflowPushPayload.safeParse(message.payload);
-      if (!parsed.success) return skip("not a workflow push payload"); // retrying would not change it
-      if (!message.connectionId) return skip("no connection");
-      const conn = await connections.get(message.connectionId, () => openConnection(message.connectionId!));
-      if (!conn) return skip("workflow connection deleted");
-      const { connector, selection, client, includeMetadata } = conn;
-      if (!selection?.push_url) throw new ProviderError(connector.manifest.id, "bad_request", "no workflow selected: PUT /api/integrations/workflow/selection first");
-      const body = pushBody(parsed.data, { includeMetadata, accountId: message.accountId, sentAt: new Date() });
+      if (!parsed.success) throw failed(provider, "not a workflow push payload"); // retrying would not change it
+      const conn = message.connectionId ? await connections.get(message.connectionId, () => openConnection(message.connectionId!)) : null;
+      if (!conn) throw failed(provider, "the workflow connection was removed before the push was sent");
+      const target = targetOf(parsed.data, conn.selection);
+      if (!target) throw failed(provider, "no workflow selected: PUT /api/integrations/workflow/selection first");
+      const body = pushBody(parsed.data, { includeMetadata: conn.includeMetadata, accountId: message.accountId, sentAt: new Date() });
+      const headers = { [EVENT_ID_HEADER]: parsed.data.event_id };
+      let url = target.url;
+      let r;
       try {
-        const r = await client.push(selection.push_url, body, { [EVENT_ID_HEADER]: parsed.data.event_id }, selection.push_method);
-        ctx.responded(r.status);
-        return { status: r.status, workflow_id: selection.workflow_id ?? null };
+        r = await conn.client.push(url, body, headers, target.method);
       } catch (err) {
-        if (err instanceof ProviderError && err.kind === "bad_request") logger.info({ message_id: message.id, err: err.message }, "workflow push refused");
-        throw err;
+        const moved = err instanceof ProviderError && err.kind === "not_found" ? await movedTrigger(conn.id, conn.client, target) : null;
+        if (!moved) {
+          if (err instanceof ProviderError && !err.retryable) logger.info({ message_id: message.id, err: err.message }, "workflow push refused");
+          throw err;
+        }
+        logger.info({ message_id: message.id, from: url, to: moved }, "the workflow's webhook moved; pushing to its current URL");
+        url = moved;
+        r = await conn.client.push(url, body, headers, target.method);
       }
+      ctx.responded(r.status);
+      return { status: r.status, workflow_id: target.workflowId, ...(url !== target.url ? { push_url: url } : {}) };
+    },
+
+    /** Delivery health on the connection, and one account event when pushes start failing. */
+    async onFinal(message, outcome, error) {
+      if (!message.connectionId) return;
+      if (outcome === "succeeded") return clearDeliveryFailure(db, message.connectionId);
+      const why = error?.message ?? message.lastError ?? outcome;
+      if (!(await noteDeliveryFailure(db, message.connectionId, why))) return;
+      const p = WorkflowPushPayload.safeParse(message.payload);
+      await recordAccountEvents(db, [{
+        accountId: message.accountId, type: "connector.delivery_failing",
+        data: {
+          connection_id: message.connectionId, provider: deps.registry.single("workflow").manifest.id, message_id: message.id,
+          event_id: p.success ? p.data.event_id : null, workflow_id: p.success ? (p.data.workflow_id ?? null) : null, outcome, error: why,
+        },
+      }]);
     },
   };
 }
@@ -77,6 +136,7 @@ export async function queueTrendEventPushes(db: Db, registry: ConnectorRegistry,
     if (!c || !sel?.push_url || sel.auto_push === false) continue;
     const payload: WorkflowPushPayload = {
       event_id: e.id, event: sel.default_event || "trend_lifecycle", data: e as unknown as Record<string, unknown>, trend_id: e.trend_id, source: "trend_event",
+      ...boundTo(sel),
     };
     msgs.push({ queue: QUEUES.workflowPushes, accountId: e.account_id, connectionId: c.id, subjectId: e.trend_id, dedupKey: e.id, payload });
   }
@@ -84,15 +144,23 @@ export async function queueTrendEventPushes(db: Db, registry: ConnectorRegistry,
   return db.$transaction((tx) => addOutboxMessages(tx, msgs));
 }
 
+/** The binding of a new push to the selected workflow (WorkflowPushPayload). */
+export const boundTo = (sel: Selection) => ({
+  ...(sel.workflow_id ? { workflow_id: sel.workflow_id } : {}), ...(sel.push_url ? { push_url: sel.push_url } : {}), ...(sel.push_method ? { push_method: sel.push_method } : {}),
+});
+
 /** An account's workflow connection, as far as routing trend events to it goes. */
 export type WorkflowTarget = { id: string; selection: Selection | null };
 
-/** The workflow connections (not waiting for re-authorization) of these accounts, by account. */
+/**
+ * The workflow connections of these accounts, by account, whatever their status: pushing to a webhook needs no API
+ * key, so a connection waiting for re-authorization (its key refused on a listing) still receives trend pushes.
+ */
 export async function workflowTargets(db: Db, registry: ConnectorRegistry, accountIds: string[]): Promise<Map<string, WorkflowTarget>> {
   const [connector] = registry.ofKind("workflow"); // none in a registry without a workflow provider (test fixtures)
   if (!connector || !accountIds.length) return new Map();
   const conns = await db.connection.findMany({
-    where: { provider: connector.manifest.id, accountId: { in: [...new Set(accountIds)] }, status: { not: "needs_reauth" } },
+    where: { provider: connector.manifest.id, accountId: { in: [...new Set(accountIds)] } },
     select: { id: true, accountId: true, selection: true },
   });
   return new Map(conns.map((c) => [c.accountId, { id: c.id, selection: c.selection as Selection | null }]));

@@ -14,7 +14,14 @@ export class ProviderError extends Error {
     readonly provider: string,
     readonly kind: ProviderErrorKind,
     message: string,
-    readonly detail: { status?: number | null; retryAfterMs?: number; resetAt?: Date; providerCode?: string } = {},
+    readonly detail: {
+      status?: number | null; retryAfterMs?: number; resetAt?: Date; providerCode?: string;
+      /**
+       * The peer accepted the request and may have acted on it (e.g. a workflow that ran, then failed, or outlasted
+       * our timeout): sending it again could repeat the action, so it is not retried blindly.
+       */
+      mayHaveActed?: boolean;
+    } = {},
   ) {
     super(`${provider}: ${message}`);
   }

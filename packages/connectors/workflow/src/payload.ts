@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 // What a workflow push carries through the shared outbox (QUEUES.workflowPushes), and the body the workflow gets.
-// The push URL, method and include_metadata are read from the connection when the push is sent, so a selection
-// changed meanwhile (a new override URL) applies to pushes still waiting.
+// A push is bound to the workflow selected when it was made (`workflow_id`, `push_url`, `push_method`): a retry goes
+// there even if another workflow is selected meanwhile; while that workflow is still the selected one, its current
+// URL (a new override, a followed webhook path) is used. include_metadata is read when the push is sent.
 
 export const WorkflowPushPayload = z.object({
   /** Our event id: sent as X-Trendgate-Event-Id (and in metadata) so the workflow can drop duplicates. */
@@ -13,6 +14,10 @@ export const WorkflowPushPayload = z.object({
   trend_id: z.string().optional(),
   /** `api` (POST …/push) or `trend_event` (automatic). */
   source: z.enum(["api", "trend_event"]),
+  /** The workflow the push is for, and its trigger then (absent on pushes queued before pushes were bound). */
+  workflow_id: z.string().optional(),
+  push_url: z.string().optional(),
+  push_method: z.string().optional(),
 });
 export type WorkflowPushPayload = z.infer<typeof WorkflowPushPayload>;
 

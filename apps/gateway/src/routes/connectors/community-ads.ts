@@ -7,7 +7,8 @@ import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
-import { OutboxListQuery, outboxPage, type OutboxAttemptRow } from "./outbox-list.ts";
+import { OUTBOX_STATUSES, OutboxListQuery, outboxPage, type OutboxAttemptRow } from "./outbox-list.ts";
+import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict } from "./provider-problem.ts";
 
@@ -29,7 +30,7 @@ const connectorOf = (deps: GatewayDeps): ConversionsConnector => deps.registry.s
 export const CommunityAdsSelection = z.object({ account_id: z.string(), pixel_id: z.string(), event_name: z.string() }).meta({ id: "CommunityAdsSelection" });
 export const CommunityAdsPushAccepted = z.object({
   id: z.string().meta({ description: "The queued event's id (GET .../events/{id})" }),
-  status: z.enum(["pending", "succeeded", "failed", "cancelled"]),
+  status: z.enum(OUTBOX_STATUSES),
   conversion_id: z.string(),
   duplicate: z.boolean().meta({ description: "An event with this conversion_id was already pushed: nothing new was queued" }),
 }).meta({ id: "CommunityAdsPushAccepted" });
@@ -176,6 +177,16 @@ export const communityAdsRoutes: RouteDef[] = [
     async handler({ deps, auth, query }) {
       const page = await outboxPage(deps, auth.accountId, QUEUES.conversionEvents, query);
       return { status: 200, body: { data: page.rows.map(({ message, attempts }) => eventOf(message, attempts)), next_cursor: page.next_cursor } };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/events/{id}/replay`, operationId: "replayCommunityAdsEvent", tag: TAG, auth: "apiKey", idempotent: "transactional",
+    summary: "Send a failed conversion event again",
+    description: "One more attempt now, with the same event (and conversion_id, which the provider de-duplicates on). Only for `failed` (or `unknown`) events: 409 `conflict` otherwise; 404 when the account has no such event.",
+    params: z.object({ id: Id.meta({ description: "An event id from the push" }) }),
+    responses: { 202: { description: "Queued", schema: OutboxReplayed }, 404: { description: "No such event" }, 409: { description: "`conflict`: not failed" } },
+    async handler({ deps, auth, params, atomically }) {
+      return replayOutbox(deps, atomically, { accountId: auth.accountId, queue: QUEUES.conversionEvents, messageId: params.id, shownId: params.id, what: "Event" });
     },
   }),
 ];

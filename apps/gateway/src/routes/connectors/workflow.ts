@@ -12,6 +12,7 @@ import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
+import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
@@ -229,8 +230,11 @@ export const workflowRoutes: RouteDef[] = [
     summary: "Push a payload to the selected workflow",
     description:
       "Queued (202) on the outbox and POSTed to the workflow's webhook as `{event, data}` (plus `metadata` when the connection has include_metadata), " +
-      "with `X-Trendgate-Event-Id` set to the answer's `id` for de-duplication on the workflow's side. 5xx and network failures are retried; " +
-      "a 404 (workflow inactive) fails at once with a message saying to activate it. Every attempt is listed by GET …/executions.",
+      "with `X-Trendgate-Event-Id` set to the answer's `id` for de-duplication on the workflow's side. The push is bound to the workflow selected now " +
+      "(a retry goes there even if another is selected meanwhile). Outages, 429 and n8n's start-up 404 (an HTML page while it re-registers its webhooks) are retried; " +
+      "n8n's JSON 404 (no active webhook) fails after the workflow is read again (a changed webhook path is followed), with a message saying to activate it; " +
+      "`500 Error in workflow` or no answer in time (the workflow may have run) ends as `unknown`, not resent: replay it with POST …/executions/{id}/replay. " +
+      "Every attempt is listed by GET …/executions.",
     body: PushBody,
     responses: { 202: { description: "Queued", schema: PushAccepted }, 409: { description: "`not_connected`, or no workflow selected" } },
     async handler({ deps, auth, body, atomically }) {
@@ -239,7 +243,10 @@ export const workflowRoutes: RouteDef[] = [
       if (!conn) throw new ApiError("not_connected", `${NAME} is not connected: ${connectFirst}`);
       const selection = selectionOf(conn);
       if (!selection) throw new ApiError("conflict", `No workflow selected: PUT ${BASE}/selection first`);
-      const payload: WorkflowPushPayload = { event_id: newId("wfe"), event: body.event ?? selection.default_event, data: body.data, source: "api" };
+      const payload: WorkflowPushPayload = {
+        event_id: newId("wfe"), event: body.event ?? selection.default_event, data: body.data, source: "api",
+        workflow_id: selection.workflow_id, push_url: selection.push_url, push_method: selection.push_method,
+      };
       let rows: OutboxRow[] = [];
       const reply = await atomically(async (tx) => {
         rows = await addOutboxMessages(tx, [{ queue: QUEUES.workflowPushes, accountId: auth.accountId, connectionId: conn.id, dedupKey: payload.event_id, payload }]);
@@ -252,7 +259,8 @@ export const workflowRoutes: RouteDef[] = [
   defineRoute({
     method: "get", path: `${BASE}/executions`, operationId: "listWorkflowPushExecutions", tag: TAG, auth: "apiKey",
     summary: "Pushes to the workflow and every attempt at each, newest first",
-    description: "Both API pushes and automatic trend-event pushes, with each attempt's outcome, HTTP status and error. Pass `next_cursor` back as `cursor`.",
+    description: "Both API pushes and automatic trend-event pushes, with each attempt's outcome, HTTP status and error. `status` `unknown`: the workflow may have run " +
+      "(it failed while running, or outlasted the timeout); it is not resent automatically: check its executions in n8n and replay it if needed. Pass `next_cursor` back as `cursor`.",
     query: OutboxListQuery,
     responses: { 200: { description: "A page of pushes", schema: ExecutionList } },
     async handler({ deps, auth, query }) {
@@ -270,6 +278,19 @@ export const workflowRoutes: RouteDef[] = [
         };
       });
       return { status: 200, body: { data, next_cursor: page.next_cursor } };
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/executions/{id}/replay`, operationId: "replayWorkflowPush", tag: TAG, auth: "apiKey", idempotent: "transactional",
+    summary: "Send a failed push (or one whose outcome is unknown) again",
+    description: "One more attempt now, with the same body and `X-Trendgate-Event-Id`, to the push's own workflow. Only for `failed` or `unknown` pushes " +
+      "(409 `conflict` otherwise: pending ones are still being sent); 404 when the account has no such push.",
+    params: z.object({ id: text({ min: 1, max: 64 }).meta({ description: "The push's id (its event id, as GET …/executions lists it)" }) }),
+    responses: { 202: { description: "Queued", schema: OutboxReplayed }, 404: { description: "No such push" }, 409: { description: "`conflict`: not failed or unknown" } },
+    async handler({ deps, auth, params, atomically }) {
+      const m = await deps.db.outboxMessage.findUnique({ where: { queue_dedupKey: { queue: QUEUES.workflowPushes, dedupKey: params.id } }, select: { id: true, accountId: true } });
+      if (!m || m.accountId !== auth.accountId) throw notFound("Push");
+      return replayOutbox(deps, atomically, { accountId: auth.accountId, queue: QUEUES.workflowPushes, messageId: m.id, shownId: params.id, what: "Push" });
     },
   }),
 ];

@@ -7,12 +7,31 @@ import type { PushTrigger, Workflow, WorkflowClient, WorkflowClientContext } fro
 
 const PROVIDER = "n8n";
 const MAX_PAGE = 250;
+/** n8n pages fetched at most for one of our pages (n8n's cursor keeps the page size it was made with). */
+const MAX_PAGES_PER_LISTING = 10;
+/**
+ * After n8n answered its start-up 404 (it listens but has not re-registered its active workflows' webhooks yet,
+ * about 4 s after a (re)start), the next attempt waits at least this long.
+ */
+export const NOT_READY_RETRY_MS = 5_000;
 export const WEBHOOK_NODE = "n8n-nodes-base.webhook";
 /** Methods whose request carries our JSON body; a trigger listening only to GET/HEAD/DELETE cannot receive pushes. */
 const BODY_METHODS = ["POST", "PUT", "PATCH"];
 
 type N8nNode = { name?: string; type?: string; disabled?: boolean; webhookId?: string; parameters?: { path?: unknown; httpMethod?: unknown; multipleMethods?: unknown } };
-type N8nWorkflow = { id?: unknown; name?: unknown; active?: unknown; tags?: { name?: string }[]; nodes?: N8nNode[] };
+// `activeVersion` (n8n 1.1xx): the published version, whose nodes are the ones n8n registered; `nodes` may be a draft.
+type N8nWorkflow = { id?: unknown; name?: unknown; active?: unknown; tags?: { name?: string }[]; nodes?: N8nNode[]; activeVersion?: { nodes?: N8nNode[] } | null };
+
+/** Our listing cursor over n8n's: n8n's cursor of a page and how many of that page we already returned. */
+type ListCursor = { c: string | null; skip: number };
+const encodeCursor = (c: ListCursor) => JSON.stringify(c);
+function decodeCursor(raw: string): ListCursor {
+  try {
+    const c = JSON.parse(raw) as ListCursor;
+    if ((c.c === null || typeof c.c === "string") && Number.isInteger(c.skip) && c.skip >= 0) return c;
+  } catch { /* below */ }
+  throw new ProviderError(PROVIDER, "bad_request", "listing workflows: not a cursor of this listing", { providerCode: "invalid_cursor" });
+}
 
 /** The instance's origin (and any path prefix it is served under), from what the user gave, with or without /api/v1. */
 export function instanceBase(baseUrl: string): string {
@@ -95,7 +114,7 @@ export class N8nClient implements WorkflowClient {
       name: typeof w.name === "string" ? w.name : "",
       active: w.active === true,
       tags: (w.tags ?? []).map((t) => t?.name).filter((n): n is string => typeof n === "string"),
-      trigger: pushTriggerOf(this.base, w.nodes),
+      trigger: pushTriggerOf(this.base, Array.isArray(w.activeVersion?.nodes) ? w.activeVersion.nodes : w.nodes),
     };
   }
 
@@ -117,9 +136,25 @@ export class N8nClient implements WorkflowClient {
     }
   }
 
+  /**
+   * Up to `limit` workflows from our cursor on. n8n's cursor carries the page size it was made with (a `limit` sent
+   * with it is ignored), so a page may hold more or fewer than asked: we take what we need, go on to n8n's next page
+   * while short, and when we stop inside a page our cursor says where (that page is read again for the next one).
+   */
   async listWorkflows(p: { cursor?: string; limit: number }) {
-    const body = await this.page("listing workflows", p);
-    return { workflows: body.data.map((w) => this.toWorkflow(w)), nextCursor: body.nextCursor || null };
+    let at: ListCursor = p.cursor ? decodeCursor(p.cursor) : { c: null, skip: 0 };
+    const out: N8nWorkflow[] = [];
+    for (let pages = 0; pages < MAX_PAGES_PER_LISTING; pages++) {
+      const body = await this.page("listing workflows", { cursor: at.c ?? undefined, limit: p.limit });
+      const rest = body.data.slice(at.skip);
+      const taken = rest.slice(0, p.limit - out.length);
+      out.push(...taken);
+      if (taken.length < rest.length) { at = { c: at.c, skip: at.skip + taken.length }; break; }
+      if (!body.nextCursor) return { workflows: out.map((w) => this.toWorkflow(w)), nextCursor: null };
+      at = { c: body.nextCursor, skip: 0 };
+      if (out.length >= p.limit) break;
+    }
+    return { workflows: out.map((w) => this.toWorkflow(w)), nextCursor: encodeCursor(at) };
   }
 
   async getWorkflow(id: string) {
@@ -132,16 +167,40 @@ export class N8nClient implements WorkflowClient {
     const m = (BODY_METHODS.includes(method) ? method : "POST") as "POST" | "PUT" | "PATCH";
     const r = await this.ctx.request(m, url, { body, headers: { "content-type": "application/json", ...headers } });
     if (r.status !== null && r.status >= 200 && r.status < 300) return { status: r.status };
-    const what = "pushing to the workflow";
-    if (r.status === 404) {
-      // n8n: `The requested webhook "POST path" is not registered.` -- the workflow is inactive, or the path is wrong.
-      const said = saidBy(r);
-      return Promise.reject(new ProviderError(PROVIDER, "bad_request",
-        `${what}: n8n has no active webhook at this URL (404${said ? `: ${said}` : ""}); activate the workflow in n8n (production webhook URLs only answer while it is active), or check the push URL`,
-        { status: 404, providerCode: "webhook_not_registered" }));
-    }
-    if (r.status === 401 || r.status === 403)
-      throw new ProviderError(PROVIDER, "bad_request", `${what}: the Webhook node refused the request (${r.status}); turn its authentication off or match it`, { status: r.status, providerCode: "webhook_auth" });
-    throw apiError(what, r);
+    throw pushError(r);
   }
+}
+
+/**
+ * What a webhook's answer means, by n8n's behaviour rather than the status alone:
+ * - 404 with an HTML page (`Cannot POST /webhook/...`): n8n is listening but has not re-registered its active
+ *   workflows' webhooks yet (about 4 s after a start): retried shortly.
+ * - 404 with n8n's JSON (`The requested webhook "POST path" is not registered.`): no active workflow has this webhook
+ *   (inactive, or its path changed): not retried.
+ * - 500 `{"message":"Error in workflow"}`: the workflow ran and failed; and a timeout once the request was sent: it may
+ *   still be running. Either way it may have acted: not resent blindly (mayHaveActed).
+ * - 401/403: the Webhook node's own authentication refused us.
+ */
+export function pushError(r: OutboundResult): ProviderError {
+  const what = "pushing to the workflow";
+  const said = saidBy(r);
+  if (r.status === 404 && json(r) === undefined)
+    return new ProviderError(PROVIDER, "unavailable",
+      `${what}: n8n answered 404 without its JSON (a start-up page): it is starting and has not registered its active webhooks yet; trying again shortly`,
+      { status: 404, providerCode: "webhook_not_ready", retryAfterMs: NOT_READY_RETRY_MS });
+  if (r.status === 404)
+    return new ProviderError(PROVIDER, "not_found",
+      `${what}: n8n has no active webhook at this URL (404${said ? `: ${said}` : ""}); the workflow is not active in n8n: activate the workflow (production webhook URLs only answer while it is active), or the push URL is not its webhook`,
+      { status: 404, providerCode: "webhook_not_registered" });
+  if (r.status === 401 || r.status === 403)
+    return new ProviderError(PROVIDER, "bad_request", `${what}: the Webhook node refused the request (${r.status}); turn its authentication off or match it`, { status: r.status, providerCode: "webhook_auth" });
+  if (r.status === 500 && said !== null && /error in workflow/i.test(said))
+    return new ProviderError(PROVIDER, "unavailable",
+      `${what}: the workflow ran and failed (500 ${said}); not sent again automatically, since it may have acted: look at the execution in n8n, then replay the push if it should run again`,
+      { status: 500, providerCode: "workflow_error", mayHaveActed: true });
+  if (r.status === null && r.sent && r.error?.code === "ETIMEDOUT")
+    return new ProviderError(PROVIDER, "unavailable",
+      `${what}: n8n took the request but gave no answer in time (${r.error.message}); the workflow may be running (a webhook that answers when its last node finishes holds the connection): not sent again automatically; look at its executions in n8n, then replay the push if it did not run`,
+      { status: null, providerCode: "no_answer", mayHaveActed: true });
+  return apiError(what, r);
 }
