@@ -12,7 +12,8 @@ let stack: Stack;
 
 beforeAll(async () => {
   n8n = await startN8nServer();
-  stack = await startStack({ OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1" });
+  // A 2 s answer timeout: a workflow running longer outlasts it (as a 20 s one outlasts the default 15 s).
+  stack = await startStack({ OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1", OUTBOUND_TIMEOUT_MS: "2000" });
 });
 afterAll(async () => { await stack.close(); await n8n.close(); });
 beforeEach(() => n8n.reset());
@@ -27,11 +28,11 @@ async function connect(a: Account, over: Record<string, unknown> = {}) {
 }
 
 /** A connected account whose selection is a fresh active workflow with a POST webhook. */
-async function selected(over: { include_metadata?: boolean; active?: boolean; auto_push?: boolean } = {}) {
+async function selected(over: { include_metadata?: boolean; active?: boolean; auto_push?: boolean; fails?: boolean; runMs?: number; headerAuth?: { name: string; value: string } } = {}) {
   const a = await stack.gw.account();
   await connect(a, { include_metadata: over.include_metadata ?? false });
   const path = `trendgate-${Math.random().toString(36).slice(2, 10)}`;
-  const wf = n8n.addWorkflow({ name: "Trend to brief", active: over.active ?? true, webhook: { path } });
+  const wf = n8n.addWorkflow({ name: "Trend to brief", active: over.active ?? true, webhook: { path, headerAuth: over.headerAuth }, fails: over.fails, runMs: over.runMs });
   const res = await http().put(`${BASE}/selection`).set(a.auth).send({
     workflow_id: wf.id, workflow_name: wf.name, default_event: "trend_lifecycle", api_base_url: n8n.url, ...(over.auto_push === undefined ? {} : { auto_push: over.auto_push }),
   });
@@ -294,5 +295,146 @@ describe("connection", () => {
     const other = await stack.gw.account();
     expect((await http().delete(`${BASE}/connection`).set(other.auth)).status).toBe(404);
     expect((await http().get(`${BASE}/connection`).set(a.auth)).body.status).toBe("connected");
+  });
+});
+
+describe("n8n as it really behaves", () => {
+  const pushOne = async (a: Account, n = 1) => {
+    const res = await http().post(`${BASE}/push`).set(a.auth).send({ event: "trend_lifecycle", data: { n } });
+    expect(res.status).toBe(202);
+    return res.body.id as string;
+  };
+  const at = (path: string) => n8n.pushes.filter((p) => p.path === path).length;
+  const replay = (a: Account, id: string) => http().post(`${BASE}/executions/${id}/replay`).set(a.auth);
+
+  test("a push in n8n's start-up window (its HTML 404 before the webhooks are registered) is retried and arrives once", async () => {
+    const { a, path } = await selected({ auto_push: false });
+    await n8n.restart({ notReadyMs: 1500 });
+    const id = await pushOne(a);
+    const e = await execution(a, id);
+    expect(e.status).toBe("succeeded");
+    expect(e.attempts.map((x: any) => [x.outcome, x.error_class, x.response_status])).toEqual([["retrying", "unavailable", 404], ["succeeded", null, 200]]);
+    expect(e.attempts[0].error_message).toContain("has not registered its active webhooks yet");
+    expect(at(path)).toBe(1);
+  }, 30_000);
+
+  test("a failing workflow (500 Error in workflow after it ran) is run once, recorded as unknown, and runs again only when replayed", async () => {
+    const { a, path } = await selected({ auto_push: false, fails: true });
+    const id = await pushOne(a);
+    const e = await execution(a, id);
+    expect(e.status).toBe("unknown");
+    expect(e.attempts).toEqual([expect.objectContaining({ attempt: 1, outcome: "unknown", response_status: 500, next_retry_at: null, error_message: expect.stringContaining("may have acted") })]);
+    await new Promise((r) => setTimeout(r, 3000)); // longer than the whole retry schedule
+    expect(at(path)).toBe(1);
+
+    const again = await replay(a, id);
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual({ id, status: "queued", attempt: 2 });
+    const e2 = await execution(a, id, (x) => x.attempts.length === 2 && x.status !== "pending");
+    expect(e2).toMatchObject({ status: "unknown", attempts: [expect.anything(), expect.objectContaining({ attempt: 2, outcome: "unknown" })] });
+    expect(at(path)).toBe(2);
+  }, 30_000);
+
+  test("a slow workflow that outlasts our timeout is run once and recorded as unknown, not sent again", async () => {
+    const { a, path } = await selected({ auto_push: false, runMs: 3500 });
+    const id = await pushOne(a);
+    const e = await execution(a, id);
+    expect(e).toMatchObject({ status: "unknown", attempts: [expect.objectContaining({ outcome: "unknown", response_status: null, error_message: expect.stringContaining("may be running") })] });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(at(path)).toBe(1);
+  }, 30_000);
+
+  test("replay: only failed or unknown pushes of the account (409 for a succeeded one, 404 for another account's or none)", async () => {
+    const { a } = await selected({ auto_push: false });
+    const id = await pushOne(a);
+    expect((await execution(a, id)).status).toBe("succeeded");
+    const done = await replay(a, id);
+    expect(done.status).toBe(409);
+    expect(done.body).toMatchObject({ code: "conflict", detail: expect.stringContaining("succeeded") });
+    const other = await stack.gw.account();
+    expect((await replay(other, id)).status).toBe(404);
+    expect((await replay(a, "wfe_nope")).status).toBe(404);
+  });
+
+  test("a Webhook node with header authentication refuses us (403): the push fails saying so", async () => {
+    const { a, path } = await selected({ auto_push: false, headerAuth: { name: "X-Auth", value: "s3cret" } });
+    const id = await pushOne(a);
+    const e = await execution(a, id);
+    expect(e).toMatchObject({ status: "failed", attempts: [expect.objectContaining({ outcome: "failed", response_status: 403, error_message: expect.stringContaining("refused the request (403)") })] });
+    expect(at(path)).toBe(0);
+  });
+
+  test("a retry goes to the push's own workflow, not the one selected meanwhile", async () => {
+    const { a, wf, path } = await selected({ auto_push: false });
+    const other = n8n.addWorkflow({ name: "Another", webhook: { path: `other-${wf.id}` } });
+    n8n.failWebhook(429, 1, 2);
+    const id = await pushOne(a);
+    await execution(a, id, (e) => e.attempts.length === 1);
+    const sel = await http().put(`${BASE}/selection`).set(a.auth).send({ workflow_id: other.id, workflow_name: other.name, default_event: "trend_lifecycle", api_base_url: n8n.url, auto_push: false });
+    expect(sel.status).toBe(200);
+    const e = await execution(a, id);
+    expect(e.status).toBe("succeeded");
+    expect(at(path)).toBe(1);
+    expect(at(`other-${wf.id}`)).toBe(0);
+  }, 30_000);
+
+  test("a changed webhook path is followed: the workflow is read again before the push fails, and the selection shows the new URL", async () => {
+    const { a, wf, path } = await selected({ auto_push: false });
+    n8n.setWebhookPath(wf.id, `${path}-v2`);
+    const id = await pushOne(a);
+    const e = await execution(a, id);
+    expect(e).toMatchObject({ status: "succeeded", attempts: [expect.objectContaining({ attempt: 1, outcome: "succeeded", response_status: 200 })] });
+    expect(at(`${path}-v2`)).toBe(1);
+    expect((await http().get(`${BASE}/selection`).set(a.auth)).body).toMatchObject({ workflow_id: wf.id, push_url: `${n8n.url}/webhook/${path}-v2` });
+  });
+
+  test("failures show on the connection (last_error since last_error_at) with one account event; a success clears them", async () => {
+    const { a, wf } = await selected({ auto_push: false });
+    n8n.setActive(wf.id, false);
+    for (const n of [1, 2]) expect((await execution(a, await pushOne(a, n))).status).toBe("failed");
+    const conn = (await http().get(`${BASE}/connection`).set(a.auth)).body;
+    expect(conn).toMatchObject({ status: "connected", last_error: expect.stringContaining("activate the workflow"), last_error_at: expect.any(String) });
+    const events = (await http().get("/api/events?type=connector.delivery_failing").set(a.auth)).body.data;
+    expect(events).toEqual([expect.objectContaining({ data: expect.objectContaining({ provider: "n8n", workflow_id: wf.id, outcome: "failed" }) })]);
+
+    n8n.setActive(wf.id, true);
+    expect((await execution(a, await pushOne(a, 3))).status).toBe("succeeded");
+    expect((await http().get(`${BASE}/connection`).set(a.auth)).body).toMatchObject({ last_error: null, last_error_at: null });
+  });
+
+  test("after a listing answered 401 (key revoked: needs_reauth), trend events are still pushed to the webhook, which needs no key", async () => {
+    const { a, path } = await selected({});
+    n8n.failApi(401, 1);
+    expect((await http().get(`${BASE}/workflows`).set(a.auth)).status).not.toBe(200);
+    expect((await http().get(`${BASE}/connection`).set(a.auth)).body.status).toBe("needs_reauth");
+    const e = trendEvent(a.accountId, { trend_id: `trend_wf_reauth_${Date.now()}` });
+    await stack.publish(e);
+    const ex = await execution(a, e.id);
+    expect(ex).toMatchObject({ status: "succeeded", source: "trend_event" });
+    expect(at(path)).toBe(1);
+  });
+
+  test("limit holds on later pages although n8n's cursor keeps the page size it was made with", async () => {
+    const a = await stack.gw.account();
+    await connect(a);
+    for (let i = 1; i <= 7; i++) n8n.addWorkflow({ id: `wfp${i}`, name: `W${i}`, webhook: { path: `p${i}` } });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (const limit of [2, 3, 1, 5]) {
+      const res: any = await http().get(`${BASE}/workflows?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`).set(a.auth);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toHaveLength(Math.min(limit, 7 - seen.length));
+      seen.push(...res.body.data.map((w: any) => w.id));
+      cursor = res.body.next_cursor;
+    }
+    expect(seen).toEqual(["wfp1", "wfp2", "wfp3", "wfp4", "wfp5", "wfp6", "wfp7"]);
+    expect(cursor).toBeNull();
+  });
+
+  test("the stand-in's workflows carry activeVersion, whose nodes are what n8n registered", async () => {
+    const wf = n8n.addWorkflow({ name: "Published", webhook: { path: "pub" } }) as any;
+    expect(wf.activeVersion).toMatchObject({ versionId: wf.activeVersionId, nodes: [expect.objectContaining({ parameters: expect.objectContaining({ path: "pub" }) }), expect.anything()] });
+    n8n.setActive(wf.id, false);
+    expect(n8n.workflow(wf.id)).toMatchObject({ activeVersion: null, activeVersionId: null });
   });
 });
