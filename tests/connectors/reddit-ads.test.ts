@@ -146,6 +146,10 @@ test("429 is retried after Retry-After and every attempt is recorded; an event t
   const r = await push(a, { data: { conversion_id: "rl1" } });
   const done = await settled(a, r.body.id);
   expect(done.attempts.map((x: any) => [x.outcome, x.response_status])).toEqual([["retrying", 429], ["succeeded", 200]]);
+  // The batch leader's own failed attempt ends its job as failed (Bull Board's Failed tab), once recorded.
+  const first = await stack.gw.deps.queues.get(QUEUES.conversionEvents).getJob(`${r.body.id}-1`);
+  expect(await first?.getState()).toBe("failed");
+  expect(first?.failedReason).toMatch(/^attempt 1 failed: rate_limited: .*; attempt 2 at /);
 
   reddit.refuseConversion("bad-1");
   const [good, bad] = await Promise.all([push(a, { data: { conversion_id: "good-1" } }), push(a, { data: { conversion_id: "bad-1" } })]);
