@@ -5,11 +5,14 @@ import { waitFor } from "../helpers/config.ts";
 import { appProcess, onCleanup, privateRedis, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
 import { DELIVERY_ENV, startStack, type Stack } from "../helpers/stack.ts";
 import { startN8nServer, type N8nServer } from "../peers/n8n-server.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 // Issue 10, "Done when": workflow pushes ride the shared outbox, so a worker killed with -9 mid-load and a Redis
 // FLUSHALL lose none. Real pieces: the gateway's push route, the workflow-pushes handler, the outbox processor and
 // sweeper, against the n8n stand-in. A push may arrive twice only when it was in flight at the kill (the workflow
-// de-duplicates on X-Trendgate-Event-Id); every other push arrives exactly once.
+// de-duplicates on X-Trendgate-Event-Id); every other push arrives exactly once. Issue 26: across a restart of n8n
+// (its start-up window included) every push arrives once or is recorded as needing attention, none lost; across a
+// Postgres outage every attempt is recorded once and none is sent again for want of its record.
 
 const BASE = "/api/integrations/workflow";
 const ENV = { OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1,1", SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_SECONDS: "1" };
@@ -105,4 +108,76 @@ test("after a FLUSHALL the sweeper re-queues every lost push from Postgres and e
   const got = received();
   expect(ids.filter((id) => got.get(id) !== 1)).toEqual([]);
   expect(got.size).toBe(ids.length);
+}, 180_000);
+
+/** In-process workers of the workflow queue on this stack's Redis, with config overrides (e.g. another DATABASE_URL). */
+function workflowWorkers(s: Stack, over: Record<string, unknown> = {}) {
+  const w = startWorkers({ ...s.gw.deps.config, ...over } as typeof s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.workflowPushes]);
+  onCleanup(() => w.close());
+  return w;
+}
+const statuses = async (s: Stack, accountId: string) =>
+  new Map((await s.gw.deps.db.outboxMessage.findMany({ where: { queue: QUEUES.workflowPushes, accountId }, select: { payload: true, status: true } }))
+    .map((m) => [(m.payload as { event_id: string }).event_id, m.status]));
+
+test("across a restart of n8n during a stream of 50 pushes (down, then its start-up 404s), each push arrives once or is recorded as needing attention", async () => {
+  const redis = await privateRedis();
+  const s = await workflowStack(redis.url);
+  const a = await selectedAccount(s);
+  workflowWorkers(s);
+  const ids: string[] = [];
+  let restarted: Promise<void> | null = null;
+  for (let i = 0; i < 50; i++) {
+    ids.push(...(await push(s, a, 1)));
+    if (i === 15) restarted = n8n.restart({ downMs: 500, notReadyMs: 2000 });
+    await sleep(40);
+  }
+  await restarted;
+  await waitFor(async () => [...(await statuses(s, a.accountId)).values()].every((st) => st !== "pending"), { timeoutMs: 60_000, everyMs: 250 });
+  await sleep(1500);
+  const st = await statuses(s, a.accountId);
+  const got = received();
+  const by = (x: string) => ids.filter((id) => st.get(id) === x);
+  const retried = await s.gw.deps.db.outboxAttempt.count({ where: { messageId: { in: (await s.gw.deps.db.outboxMessage.findMany({ where: { accountId: a.accountId }, select: { id: true } })).map((m) => m.id) }, outcome: "retrying" } });
+  console.log(`n8n restart: 50 pushes; ${by("succeeded").length} succeeded, ${by("unknown").length} unknown, ${by("failed").length} failed; ${retried} attempts retried`);
+  expect(retried).toBeGreaterThan(0); // the restart did hit the stream
+  expect(by("failed")).toEqual([]);
+  expect(ids.filter((id) => st.get(id) !== "succeeded" && st.get(id) !== "unknown")).toEqual([]);
+  expect(by("succeeded").filter((id) => got.get(id) !== 1)).toEqual([]);
+  expect(by("unknown").filter((id) => (got.get(id) ?? 0) > 1)).toEqual([]);
+}, 120_000);
+
+test("a Postgres outage while pushes are in flight: each attempt's record is kept and written when Postgres is back, and no push is sent again", async () => {
+  const redis = await privateRedis();
+  const s = await workflowStack(redis.url);
+  const a = await selectedAccount(s);
+  const ids = await push(s, a, 20);
+  n8n.slowWebhooks(1500); // each push reaches the workflow, its answer comes 1.5 s later
+  const pg = new URL(s.gw.deps.config.DATABASE_URL);
+  const proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+  onCleanup(() => proxy.close());
+  const viaProxy = new URL(pg.href);
+  viaProxy.hostname = "127.0.0.1";
+  viaProxy.port = String(proxy.port);
+  workflowWorkers(s, { DATABASE_URL: viaProxy.href });
+
+  await waitFor(async () => n8n.pushes.length >= 10, { timeoutMs: 30_000, everyMs: 5 });
+  proxy.down(); // Postgres "stops" while those pushes wait for their answers
+  const spoolKey = `${s.gw.deps.config.QUEUE_PREFIX}:outbox:unrecorded:${QUEUES.workflowPushes}`;
+  let kept = 0;
+  const until = Date.now() + 12_000;
+  while (Date.now() < until) { kept = Math.max(kept, await s.gw.deps.queues.connection.hlen(spoolKey)); await sleep(200); }
+  const sentDuringOutage = n8n.pushes.length;
+  proxy.up();
+
+  await waitFor(async () => (await succeeded(s, a.accountId)) === ids.length, { timeoutMs: 90_000, everyMs: 250 });
+  await sleep(1500);
+  const got = received();
+  const attempts = await s.gw.deps.db.outboxAttempt.findMany({ where: { messageId: { in: (await s.gw.deps.db.outboxMessage.findMany({ where: { accountId: a.accountId }, select: { id: true } })).map((m) => m.id) } } });
+  console.log(`postgres outage: ${sentDuringOutage} pushes sent before and during the 12 s outage, ${kept} attempt records kept in Redis at most; ${attempts.length} attempts recorded for ${ids.length} pushes`);
+  expect(kept).toBeGreaterThan(0); // records could not be written and were kept
+  expect(ids.filter((id) => got.get(id) !== 1)).toEqual([]); // each sent exactly once
+  expect(attempts).toHaveLength(ids.length); // one record per attempt
+  expect(attempts.every((x) => x.attempt === 1 && x.outcome === "succeeded" && x.responseStatus === 200)).toBe(true);
+  expect(await s.gw.deps.queues.connection.hlen(spoolKey)).toBe(0);
 }, 180_000);
