@@ -132,9 +132,11 @@ export function replayTopic(code: ProductionCode, settings: Settings, topic: Rep
       log.state = d.state;
       if (!d.event) continue;
       const detected = d.event === "trend.detected";
+      // The velocity the event carries: the decision's where decide() gives one (a new trend's is never negative).
+      const velocity = (d as { velocity?: number }).velocity ?? a.velocity;
       const event = {
         type: d.event, category: topic.category, severity: d.state.severity, previous_severity: detected || !previous ? null : previous.severity,
-        velocity: round2(a.velocity), previous_velocity: detected || !previous ? null : round2(previous.publishedVelocity),
+        velocity: round2(velocity), previous_velocity: detected || !previous ? null : round2(previous.publishedVelocity),
       } as TrendEvent;
       log.events.push({
         type: d.event, atMs: now, bucketStartMs: a.bucketStart.getTime(), observed: a.observed, severity: event.severity,
