@@ -199,6 +199,22 @@ function routesOf(c: AdsConnector): RouteDef[] {
     return { conn, selection, client, adAccountId };
   }
 
+  /** Mapped entities the selected ad account has at the provider, with a field each can take; else 422 naming them. */
+  async function assertKnownEntities(deps: GatewayDeps, accountId: string, entities: { id: string; field: TargetingField }[]) {
+    const { conn, client, adAccountId } = await selected(deps, accountId, "ad account is");
+    let problems;
+    try {
+      problems = await checkMappedEntities(client, adAccountId, entities);
+    } catch (err) {
+      return providerProblem(deps, conn, err, { name, reconnect: authorize });
+    }
+    if (!problems.length) return;
+    const errors = problems.map((p) => p.problem === "unknown_entity"
+      ? { location: "body" as const, path: `entities.${p.index}.id`, message: `ad account ${adAccountId} has no entity ${p.id} at ${name}`, code: "unknown_entity" }
+      : { location: "body" as const, path: `entities.${p.index}.field`, message: `entity ${p.id} takes ${p.targeting.join(", ") || "no targeting"} (map the level that carries targeting)`, code: "invalid_value" });
+    throw new ApiError("validation_failed", errors.map((e) => `${e.path}: ${e.message}`).join("; "), { errors });
+  }
+
   return [
     defineRoute({
       method: "put", path: `${base}/selection`, operationId: `put${m.operationName}Selection`, tag: TAG, auth: "apiKey",
@@ -262,7 +278,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
       description:
         `Each entity is checked at ${name} against the selected ad account's entities (GET ${base}/entities): an id it does not have ` +
         "answers 422 naming `entities.<i>.id` (code `unknown_entity`), a field the entity's targeting is not 422 naming `entities.<i>.field`. " +
-        "Needs a selection (409). Read it back with GET.",
+        "Needs a selection (409), except to clear the mapping (`entities: []`). Read it back with GET.",
       body: MappingsBody,
       responses: {
         200: { description: "The saved mapping", schema: MappingsBody }, 409: { description: "`not_connected`: no connection or no selection" },
@@ -272,19 +288,8 @@ function routesOf(c: AdsConnector): RouteDef[] {
         const bad = body.entities.findIndex((e) => !c.capabilities.targeting.includes(e.field));
         if (bad >= 0) throw new ApiError("validation_failed", `entities.${bad}.field: ${name} plans change ${c.capabilities.targeting.join(", ")}`, {
           errors: [{ location: "body", path: `entities.${bad}.field`, message: `one of ${c.capabilities.targeting.join(", ")}`, code: "invalid_value" }] });
-        const { conn, client, adAccountId } = await selected(deps, auth.accountId, "ad account is");
-        let problems;
-        try {
-          problems = body.entities.length ? await checkMappedEntities(client, adAccountId, body.entities) : [];
-        } catch (err) {
-          return providerProblem(deps, conn, err, { name, reconnect: authorize });
-        }
-        if (problems.length) {
-          const errors = problems.map((p) => p.problem === "unknown_entity"
-            ? { location: "body" as const, path: `entities.${p.index}.id`, message: `ad account ${adAccountId} has no entity ${p.id} at ${name}`, code: "unknown_entity" }
-            : { location: "body" as const, path: `entities.${p.index}.field`, message: `entity ${p.id} takes ${p.targeting.join(", ") || "no targeting"} (map its ad group level)`, code: "invalid_value" });
-          throw new ApiError("validation_failed", `${errors.map((e) => `${e.path}: ${e.message}`).join("; ")}`, { errors });
-        }
+        if (body.entities.length) await assertKnownEntities(deps, auth.accountId, body.entities);
+        else await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false }); // clearing needs no provider
         await deps.db.$transaction([
           deps.db.adsMapping.deleteMany({ where: { accountId: auth.accountId, provider: m.id } }),
           deps.db.adsMapping.createMany({ data: body.entities.map((e) => ({ accountId: auth.accountId, provider: m.id, entityId: e.id, entityName: e.name ?? null, field: e.field })) }),
@@ -351,7 +356,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
           return providerProblem(deps, conn, err, { name, reconnect: authorize });
         }
         return storePlan(deps, {
-          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: adAccountId, category: cat, strictSafety: selection.strict_safety,
+          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId, category: cat, strictSafety: selection.strict_safety,
           changes: json(plan.changes), calls: json(calls), diff: json(plan.diff), refused: json(plan.refused), dryRun: json(dry),
           priorState: json(prior), priorStateHash: plan.prior_state_hash,
         });
