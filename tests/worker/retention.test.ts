@@ -234,8 +234,8 @@ test("a batch gives up rather than queue behind a DDL lock (where it would block
   expect(await exists("account_events", blocked)).toBe(false);
 });
 
-test("/status shows the size of the growing tables, next to the fields it always had", async () => {
-  const res = await gw.http.get("/status");
+test("/status shows operators the size of the growing tables, next to the fields it always had", async () => {
+  const res = await gw.http.get("/status").set("Authorization", `Bearer ${gw.deps.config.ADMIN_TOKEN}`);
   expect(res.status).toBe(200);
   expect(Object.keys(res.body).sort()).toEqual(["checks", "queues", "status", "tables", "uptime_seconds", "version"]);
   for (const t of ["signals", "topic_buckets", "webhook_deliveries", "webhook_executions", "outbox_messages", "trend_events", "account_events"]) {

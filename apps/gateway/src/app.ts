@@ -20,6 +20,8 @@ import { docsAssets } from "./routes/ops.ts";
 
 export interface GatewayDeps extends Deps {
   authenticator: Authenticator;
+  /** Failed authentications per client address (API keys and the admin token). */
+  authFailures: AuthFailureLimiter;
   idempotency: IdempotencyStore;
   secrets: SecretBox;
   guard: OutboundGuard;
@@ -53,6 +55,7 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
   const deps: GatewayDeps = {
     ...base,
     authenticator,
+    authFailures,
     secrets,
     idempotency: new IdempotencyStore(base.redis, base.db.$pool, secrets, {
       prefix: config.QUEUE_PREFIX, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, lockSeconds: config.IDEMPOTENCY_LOCK_SECONDS, logger: base.logger,
@@ -70,7 +73,7 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
   app.use(requestId);
   app.use(securityHeaders());
   app.use(observe(base.metrics, base.logger));
-  mountRoutes(app, withOAuthRoutesOf(allRoutes, registry), deps, { auth: authenticator, rateLimits: deps.rateLimits, authFailures });
+  mountRoutes(app, withOAuthRoutesOf(allRoutes, registry), deps, { auth: authenticator, rateLimits: deps.rateLimits });
   app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
   app.use(QUEUE_DASHBOARD_PATH, securityHeaders(DASHBOARD_CSP), adminAuth(config.ADMIN_TOKEN, authFailures), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });

@@ -2,8 +2,8 @@ import { z } from "zod";
 
 const Check = z.object({
   status: z.enum(["up", "down"]),
-  latency_ms: z.number().nullable(),
-  error: z.string().optional(),
+  latency_ms: z.number().nullable().optional().meta({ description: "With the admin token" }),
+  error: z.string().optional().meta({ description: "Why it is down; with the admin token" }),
 });
 
 export const QueueDepth = z.object({
@@ -22,12 +22,15 @@ export const StatusResponse = z
   .object({
     status: z.enum(["ok", "unavailable"]),
     version: z.string(),
-    uptime_seconds: z.number(),
     checks: z.object({ postgres: Check, redis: Check }),
-    queues: z.record(z.string(), QueueDepth).meta({ description: "Depth per queue; empty when Redis is down" }),
+    uptime_seconds: z.number().optional().meta({ description: "With the admin token" }),
+    queues: z.record(z.string(), QueueDepth).optional().meta({ description: "Depth per queue, with the admin token; empty when Redis is down" }),
     tables: z.record(z.string(), TableSize).optional()
-      .meta({ description: "Size of the tables that grow with traffic (bounded by retention, see README); absent when Postgres is down" }),
+      .meta({ description: "Size of the tables that grow with traffic (bounded by retention, see README), with the admin token; absent when Postgres is down" }),
   })
-  .meta({ id: "Status" });
+  .meta({
+    id: "Status",
+    description: "Without credentials: up or down, the version and each dependency's up or down. With the admin token: also latencies, errors, uptime, queue depths and table sizes.",
+  });
 
 export type StatusResponse = z.infer<typeof StatusResponse>;

@@ -13,7 +13,7 @@ import type { GatewayDeps } from "../app.ts";
 const BODY_METHODS = new Set(["post", "put", "patch"]);
 
 /** Mounts each route definition with exactly the middleware it declares, then 405s for known paths. */
-export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps, mw: { auth: Authenticator; rateLimits: RateLimits; authFailures?: AuthFailureLimiter }) {
+export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps, mw: { auth: Authenticator; rateLimits: RateLimits }) {
   const jsonParser = express.json({
     limit: deps.config.BODY_LIMIT_BYTES,
     type: ["application/json", "application/*+json"],
@@ -25,7 +25,7 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
   for (const route of routes) {
     const chain: RequestHandler[] = [];
     if (route.auth === "apiKey") chain.push(mw.auth.middleware(), mw.rateLimits.middleware());
-    if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN, mw.authFailures));
+    if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN, deps.authFailures));
     if (route.rawBody) chain.push(rawParser);
     else if (BODY_METHODS.has(route.method)) chain.push(requireJson, jsonParser);
     chain.push(handle(route, deps));
@@ -116,8 +116,17 @@ function requireJson(req: Request, _res: Response, next: NextFunction) {
  * /metrics and the dashboard are how an operator looks at that outage.
  */
 export function adminAuth(token: string, failures?: AuthFailureLimiter): RequestHandler {
-  const expected = crypto.createHash("sha256").update(token).digest();
+  const verify = adminVerifier(token, failures);
   return async (req, _res, next) => {
+    await verify(req);
+    next();
+  };
+}
+
+/** The admin check itself: resolves when the request carries ADMIN_TOKEN, else throws 401 (or 429, see adminAuth). */
+export function adminVerifier(token: string, failures?: AuthFailureLimiter): (req: Request) => Promise<void> {
+  const expected = crypto.createHash("sha256").update(token).digest();
+  return async (req) => {
     const address = clientAddress(req);
     await failures?.assertAllowed(address).catch((e) => { if (e instanceof ApiError) throw e; });
     const h = req.get("authorization") ?? "";
@@ -133,6 +142,5 @@ export function adminAuth(token: string, failures?: AuthFailureLimiter): Request
         headers: { "WWW-Authenticate": ['Basic realm="trendgate-admin"', 'Bearer realm="trendgate-admin"'] },
       });
     }
-    next();
   };
 }
