@@ -109,3 +109,32 @@ test("after a FLUSHALL the sweeper re-queues every conversion event from Postgre
   expect(reddit.requests.filter((r) => r.pixelId === pixelId).length).toBeLessThan(120); // batched
   expect(await attemptsRecordedOnce(s, ids)).toEqual([]);
 }, 120_000);
+
+test("a conversion event refused for good is replayed on request: one more attempt, recorded after the first, and Reddit gets it", async () => {
+  const redis = await privateRedis();
+  const s = await adsStack(redis.url);
+  reddit.failNext(1, 400);
+  const { a, pixelId, ids: [id], conversionIds: [conversionId] } = await pushed(s, 1, "replay");
+  const w = startWorkers(s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.conversionEvents]);
+  onCleanup(() => w.close());
+  const event = (done: (e: any) => boolean) => waitFor(async () => {
+    const r = await s.gw.http.get(`${BASE}/events/${id}`).set(a.auth);
+    return done(r.body) ? r.body : null;
+  }, { timeoutMs: 30_000, everyMs: 100 });
+  const failed = await event((e) => e.status === "failed");
+  expect(failed.attempts).toEqual([expect.objectContaining({ attempt: 1, outcome: "failed", response_status: 400 })]);
+  expect(reddit.unique(pixelId).size).toBe(0);
+
+  const replay = await s.gw.http.post(`${BASE}/events/${id}/replay`).set(a.auth);
+  expect(replay.status).toBe(202);
+  expect(replay.body).toEqual({ id, status: "queued", attempt: 2 });
+  const done = await event((e) => e.status === "succeeded");
+  expect(done.attempts.map((x: any) => [x.attempt, x.outcome])).toEqual([[1, "failed"], [2, "succeeded"]]);
+  expect([...reddit.unique(pixelId).keys()]).toEqual([conversionId]);
+
+  const again = await s.gw.http.post(`${BASE}/events/${id}/replay`).set(a.auth);
+  expect(again.status).toBe(409);
+  expect(again.body).toMatchObject({ code: "conflict" });
+  const stranger = await s.gw.account();
+  expect((await s.gw.http.post(`${BASE}/events/${id}/replay`).set(stranger.auth)).status).toBe(404);
+}, 60_000);
