@@ -26,3 +26,9 @@ test("anything that is not a ProviderError is retried as unavailable and flagged
     outcome: "retrying", delayMs: 5000, errorClass: "unavailable", errorMessage: "x is undefined", unexpected: true,
   });
 });
+
+test("a failure after which the peer may have acted is not retried, whatever its kind: its outcome is unknown", () => {
+  const ran = new ProviderError("n8n", "unavailable", "Error in workflow", { status: 500, mayHaveActed: true });
+  expect(judgeFailure(ran, schedule, 1, now)).toMatchObject({ outcome: "unknown", delayMs: null, errorClass: "unavailable", responseStatus: 500 });
+  expect(judgeFailure(new ProviderError("n8n", "unavailable", "HTTP 503", { status: 503 }), schedule, 1, now)).toMatchObject({ outcome: "retrying" });
+});
