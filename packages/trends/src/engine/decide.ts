@@ -1,6 +1,5 @@
 import type { TrendEvent } from "@trendgate/contracts";
-import { COOLING_HOURS } from "../detection/config.ts";
-import type { Assessment, Severity, Stage } from "../detection/index.ts";
+import { COOLING_HOURS, type Assessment, type Severity, type Stage } from "../detection/index.ts";
 
 // What one assessment changes for a topic's trend, and which event (if any) it publishes. Pure: the engine applies
 // it to the trend row, the detection evaluation replays it in memory.
