@@ -31,14 +31,25 @@ test("every authenticated response carries the rate-limit headers; over quota an
   expect(over.headers["x-ratelimit-remaining"]).toBe("0");
 });
 
-test("the quota depends on the account's plan and is counted per key", async () => {
+test("the quota depends on the account's plan and is counted per account", async () => {
   const pro = await a.account("pro");
   const res = await a.http.get("/api/keys").set(pro.auth);
   expect(res.headers["x-ratelimit-limit"]).toBe("5");
   const free = await a.account("free");
   for (let i = 0; i < 3; i++) await a.http.get("/api/keys").set(free.auth);
   expect((await a.http.get("/api/keys").set(free.auth)).status).toBe(429);
-  expect((await a.http.get("/api/keys").set(pro.auth)).status).toBe(200); // another key, its own quota
+  expect((await a.http.get("/api/keys").set(pro.auth)).status).toBe(200); // another account, its own quota
+});
+
+test("all keys of an account share its quota: minting keys adds none", async () => {
+  const acct = await a.account("pro");
+  const second = (await a.http.post("/api/keys").set(acct.auth).send({ name: "second" })).body.key; // request 1 of 5
+  const other = { Authorization: `Bearer ${second}` };
+  for (const auth of [acct.auth, other, acct.auth, other]) expect((await b.http.get("/api/keys").set(auth)).status).toBe(200);
+  const over = await a.http.get("/api/keys").set(other);
+  expect(over.status).toBe(429);
+  expect(over.headers["x-ratelimit-limit"]).toBe("5");
+  expect((await b.http.get("/api/keys").set(acct.auth)).status).toBe(429);
 });
 
 test("public endpoints are not rate limited and carry no quota headers", async () => {

@@ -46,7 +46,10 @@ export const ConfigSchema = z.object({
   ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters (openssl rand -hex 24)"),
   ENCRYPTION_KEY: base64Key32,
   RATE_LIMIT_WINDOW_SECONDS: int(1, 86_400).default(60),
+  // Requests per window per account (all its keys together), by plan.
   RATE_LIMIT_PLANS: plans.default({ free: 600, pro: 6000, enterprise: 60000 } as never),
+  // Active (not revoked, not expired) API keys an account may hold; creating one more is 409 api_key_limit_reached.
+  MAX_ACTIVE_KEYS_PER_ACCOUNT: int(1, 10_000).default(20),
   BODY_LIMIT_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
   // HTTP server limits (apps/gateway/src/http/server.ts): time to receive a request's headers, and the whole request.
   HTTP_HEADERS_TIMEOUT_MS: int(500, 600_000).default(10_000),

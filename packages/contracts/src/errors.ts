@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: { status: 422, title: "Idempotency-Key reused with a different request" },
   idempotency_request_in_progress: { status: 409, title: "A request with this Idempotency-Key is still in progress" },
   conflict: { status: 409, title: "Conflict" },
+  api_key_limit_reached: { status: 409, title: "The account has as many active API keys as it may" },
   ad_account_required: { status: 422, title: "Choose the ad account: the connection does not reach exactly one" },
   acknowledgement_required: { status: 422, title: "The plan must be acknowledged before it is applied" },
   version_conflict: { status: 409, title: "The item changed since you read it" },

@@ -40,6 +40,15 @@ export async function createApiKey(db: Db | Tx, accountId: string, name: string,
   return { row, key };
 }
 
+/**
+ * An account's active keys (not revoked, not expired), counted under a lock on the account's row: concurrent key
+ * creations of one account wait for each other, so a cap checked with this count holds.
+ */
+export async function countActiveKeysLocked(tx: Tx, accountId: string, now = new Date()) {
+  await tx.$queryRaw`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`;
+  return tx.apiKey.count({ where: { accountId, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } });
+}
+
 /** The row for a presented key, or null. Compares hashes in constant time. */
 export async function findKeyByValue(db: Db, key: string) {
   const parsed = parseKey(key);

@@ -5,8 +5,9 @@ import { ApiError } from "./api-error.ts";
 import type { AuthContext } from "./route.ts";
 
 /**
- * Fixed-window quota per API key, counted in Redis so every gateway instance shares it. The quota comes from the
- * account's plan (RATE_LIMIT_PLANS); an unknown plan falls back to `free`.
+ * Fixed-window quota per account, shared by all its keys (minting keys adds no quota), counted in Redis so every
+ * gateway instance shares it. The quota comes from the account's plan (RATE_LIMIT_PLANS); an unknown plan falls back
+ * to `free`.
  */
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterRedis>();
@@ -18,7 +19,7 @@ export class RateLimits {
   }
 
   /**
-   * Counts one request against the key's quota. Returns the X-RateLimit-* headers; over quota, throws a 429 ApiError
+   * Counts one request against the account's quota (`accountId`: also any other subject, e.g. a client address). Returns the X-RateLimit-* headers; over quota, throws a 429 ApiError
    * carrying them and Retry-After. Used by every authenticated route and by stream upgrades.
    */
   async consume(auth: AuthContext): Promise<Record<string, string>> {
@@ -26,7 +27,7 @@ export class RateLimits {
     let r: RateLimiterRes;
     let limited = false;
     try {
-      r = await limiter.consume(auth.keyId);
+      r = await limiter.consume(auth.accountId);
     } catch (e) {
       if (!(e instanceof RateLimiterRes)) throw e; // Redis unreachable: becomes 503
       r = e;

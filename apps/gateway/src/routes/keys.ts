@@ -1,6 +1,6 @@
 import { ApiKey, ApiKeyWithSecret, CreateApiKeyBody, IdParam, page, pageQuery, RotateApiKeyBody } from "@trendgate/contracts";
-import { createApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
-import { notFound } from "../http/api-error.ts";
+import { countActiveKeysLocked, createApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
+import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
 
@@ -22,10 +22,18 @@ export const keyRoutes = [
   defineRoute({
     method: "post", path: "/api/keys", operationId: "createApiKey", tag: "API keys", auth: "apiKey", idempotent: "transactional",
     summary: "Create an API key for the caller's account (the key is shown once)",
+    description: "An account holds at most MAX_ACTIVE_KEYS_PER_ACCOUNT active keys (default 20; revoked and expired ones do not count): one more is 409 `api_key_limit_reached`. " +
+      "The rate limit is per account, shared by all its keys, so more keys never mean more quota.",
     body: CreateApiKeyBody,
-    responses: { 201: { description: "Created; `key` is not retrievable later", schema: ApiKeyWithSecret } },
-    async handler({ auth, body, atomically }) {
+    responses: {
+      201: { description: "Created; `key` is not retrievable later", schema: ApiKeyWithSecret },
+      409: { description: "`api_key_limit_reached`: revoke a key first" },
+    },
+    async handler({ deps, auth, body, atomically }) {
       return atomically(async (tx) => {
+        const max = deps.config.MAX_ACTIVE_KEYS_PER_ACCOUNT;
+        if ((await countActiveKeysLocked(tx, auth.accountId)) >= max)
+          throw new ApiError("api_key_limit_reached", `The account already has ${max} active API keys (the most it may hold); revoke one first`);
         const { row, key } = await createApiKey(tx, auth.accountId, body.name, body.expires_at ? new Date(body.expires_at) : null);
         return { status: 201, body: { ...toApiKey(row), key }, headers: { Location: `/api/keys/${row.id}` } };
       });
