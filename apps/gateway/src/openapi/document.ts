@@ -7,8 +7,8 @@ import { TAG_DOCS } from "./tag-docs.ts";
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
 const intHeader = (description: string) => ({ description, schema: { type: "integer" as const } });
 const RATE_HEADERS = {
-  "X-RateLimit-Limit": intHeader("Requests allowed in the window"),
-  "X-RateLimit-Remaining": intHeader("Requests left in the window"),
+  "X-RateLimit-Limit": intHeader("Requests allowed in the window (the account's quota, shared by all its keys)"),
+  "X-RateLimit-Remaining": intHeader("Requests the account has left in the window"),
   "X-RateLimit-Reset": intHeader("When the window resets (epoch seconds)"),
 };
 
@@ -28,7 +28,8 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
     }
     if (r.auth === "apiKey") responses["401"] = problem("Missing, malformed, unknown, revoked or expired credential (WWW-Authenticate: Bearer)");
     if (r.auth === "admin") responses["401"] = problem("Missing or wrong admin token (two WWW-Authenticate lines: Basic, then Bearer)");
-    if (r.auth === "apiKey") responses["429"] = { ...problem("Quota exceeded, or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
+    if (r.auth === "admin") responses["429"] = { ...problem("More than AUTH_FAILURES_PER_MINUTE failed authentications from this address (API keys and admin token together); retry after Retry-After seconds"), headers: { "Retry-After": intHeader("Seconds to wait") } };
+    if (r.auth === "apiKey") responses["429"] = { ...problem("The account's quota exceeded (all its keys together), or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
     if (r.params && !r.responses[404]?.content) responses["404"] = problem("No such resource in your account, or a path id that cannot name one (`errors[]` names the segment)");
     if (r.params) responses["400"] = problem("Malformed percent-encoding in the path (`bad_request`)");
     if (r.body) {
@@ -37,7 +38,7 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
       responses["415"] = problem("Body is not application/json (`unsupported_media_type`)");
     }
     if (r.body || r.query || r.params) responses["422"] = problem("Validation failed (`validation_failed`, with `errors[]` naming each field)");
-    if (r.idempotent) responses["409"] = problem("A request with the same Idempotency-Key is still running");
+    if (r.idempotent) responses["409"] = problem([r.responses[409]?.description, "A request with the same Idempotency-Key is still running"].filter(Boolean).join("; or: "));
     responses["408"] = problem("Headers or body not received in time (`request_timeout`); the connection is closed");
     responses["431"] = problem("Request headers too large (`headers_too_large`)");
     if (r.auth !== "public" || r.path === "/status") responses["503"] = problem("Postgres or Redis unavailable; retry with backoff (Retry-After)");
