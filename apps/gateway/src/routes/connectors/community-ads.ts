@@ -15,7 +15,8 @@ import { connectionOrConflict } from "./provider-problem.ts";
 // The community-ads connector's routes (spec section 4.3), besides the OAuth routes the framework generates for it
 // (GET {base}/auth, GET/DELETE {base}/connection): a conversion access token instead of OAuth, the selection
 // (ad account, pixel, default event), the push (queued on the shared outbox, sent in batches per pixel by the
-// conversion-events worker) and the pushed events' delivery records. Bodies are the provider's schemas.
+// conversion-events worker), the pushed events' delivery records and the replay of a failed one. Bodies are the
+// provider's schemas.
 
 const ADS = registry.single("conversions");
 const BASE = basePathOf(ADS.manifest);

@@ -19,7 +19,8 @@ import { connectionOrConflict, providerProblem as sharedProviderProblem } from "
 // The workflow connector's routes (spec section 4.2), in the order of use: connect (an API key checked with one real
 // call, stored sealed), list workflows (the provider's cursor pages behind our own cursor), save the selection
 // (checked at the provider: the workflow exists and has a trigger that accepts pushes), push (queued on the shared
-// outbox; the worker apps/worker/src/processors/workflow-pushes.ts sends it), and the pushes' executions.
+// outbox, bound to the selected workflow; the worker apps/worker/src/processors/workflow-pushes.ts sends it), the
+// pushes' executions, and the replay of a failed (or unknown) push.
 
 const WF = registry.single("workflow");
 const BASE = basePathOf(WF.manifest);
