@@ -388,6 +388,16 @@ describe("n8n as it really behaves", () => {
     expect((await http().get(`${BASE}/selection`).set(a.auth)).body).toMatchObject({ workflow_id: wf.id, push_url: `${n8n.url}/webhook/${path}-v2` });
   });
 
+  test("an overridden push URL is the user's: a not-registered 404 there fails, even if the workflow's own path changed", async () => {
+    const { a, wf, path } = await selected({ auto_push: false });
+    const sel = await http().put(`${BASE}/selection`).set(a.auth).send({ workflow_id: wf.id, workflow_name: wf.name, default_event: "trend_lifecycle", api_base_url: n8n.url, push_url: `${n8n.url}/webhook/${path}`, auto_push: false });
+    expect(sel.body.push_url_overridden).toBe(true);
+    n8n.setWebhookPath(wf.id, `${path}-v2`);
+    const e = await execution(a, await pushOne(a));
+    expect(e).toMatchObject({ status: "failed", attempts: [expect.objectContaining({ error_class: "not_found" })] });
+    expect(at(`${path}-v2`)).toBe(0);
+  });
+
   test("failures show on the connection (last_error since last_error_at) with one account event; a success clears them", async () => {
     const { a, wf } = await selected({ auto_push: false });
     n8n.setActive(wf.id, false);

@@ -1,4 +1,4 @@
-import { EVENT_ID_HEADER, pushBody, WorkflowPushPayload, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { bindPush, EVENT_ID_HEADER, pushBody, WorkflowPushPayload, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { ProviderError } from "@trendgate/connector-core";
 import { QUEUES, type TrendEvent } from "@trendgate/contracts";
 import { addOutboxMessages, clearDeliveryFailure, findConnectionById, noteDeliveryFailure, recordAccountEvents, type Db, type NewOutboxMessage, type OutboxMessage, type OutboxRow } from "@trendgate/db";
@@ -26,7 +26,7 @@ type Target = { workflowId: string | null; url: string; method?: string; overrid
 function targetOf(p: WorkflowPushPayload, sel: Selection | null): Target | null {
   const selected = Boolean(sel?.push_url) && (!p.workflow_id || sel!.workflow_id === p.workflow_id);
   if (selected) return { workflowId: sel!.workflow_id ?? null, url: sel!.push_url!, method: sel!.push_method, overridden: sel!.push_url_overridden === true, selected };
-  if (p.workflow_id && p.push_url) return { workflowId: p.workflow_id, url: p.push_url, method: p.push_method, overridden: false, selected };
+  if (p.workflow_id && p.push_url) return { workflowId: p.workflow_id, url: p.push_url, method: p.push_method, overridden: p.push_url_overridden === true, selected };
   return null;
 }
 
@@ -136,18 +136,13 @@ export async function queueTrendEventPushes(db: Db, registry: ConnectorRegistry,
     if (!c || !sel?.push_url || sel.auto_push === false) continue;
     const payload: WorkflowPushPayload = {
       event_id: e.id, event: sel.default_event || "trend_lifecycle", data: e as unknown as Record<string, unknown>, trend_id: e.trend_id, source: "trend_event",
-      ...boundTo(sel),
+      ...bindPush(sel),
     };
     msgs.push({ queue: QUEUES.workflowPushes, accountId: e.account_id, connectionId: c.id, subjectId: e.trend_id, dedupKey: e.id, payload });
   }
   if (!msgs.length) return []; // the common case: no auto-pushing workflow; an empty transaction still costs two round trips
   return db.$transaction((tx) => addOutboxMessages(tx, msgs));
 }
-
-/** The binding of a new push to the selected workflow (WorkflowPushPayload). */
-export const boundTo = (sel: Selection) => ({
-  ...(sel.workflow_id ? { workflow_id: sel.workflow_id } : {}), ...(sel.push_url ? { push_url: sel.push_url } : {}), ...(sel.push_method ? { push_method: sel.push_method } : {}),
-});
 
 /** An account's workflow connection, as far as routing trend events to it goes. */
 export type WorkflowTarget = { id: string; selection: Selection | null };

@@ -18,8 +18,18 @@ export const WorkflowPushPayload = z.object({
   workflow_id: z.string().optional(),
   push_url: z.string().optional(),
   push_method: z.string().optional(),
+  /** push_url was the user's override (then a changed webhook path in n8n is not followed). */
+  push_url_overridden: z.boolean().optional(),
 });
 export type WorkflowPushPayload = z.infer<typeof WorkflowPushPayload>;
+
+/** The part of a new push that binds it to the selected workflow (see WorkflowPushPayload). */
+export function bindPush(sel: { workflow_id?: string; push_url?: string; push_method?: string; push_url_overridden?: boolean }) {
+  return {
+    ...(sel.workflow_id ? { workflow_id: sel.workflow_id } : {}), ...(sel.push_url ? { push_url: sel.push_url } : {}),
+    ...(sel.push_method ? { push_method: sel.push_method } : {}), push_url_overridden: sel.push_url_overridden === true,
+  };
+}
 
 /** The header carrying our event id on every push. */
 export const EVENT_ID_HEADER = "X-Trendgate-Event-Id";

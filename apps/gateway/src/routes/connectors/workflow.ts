@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ProviderError } from "@trendgate/connector-core";
-import { instanceBase, WorkflowPushPayload, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { bindPush, instanceBase, WorkflowPushPayload, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { registry } from "@trendgate/connectors";
 import { pageQuery, QUEUES, text } from "@trendgate/contracts";
 import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
@@ -245,8 +245,7 @@ export const workflowRoutes: RouteDef[] = [
       const selection = selectionOf(conn);
       if (!selection) throw new ApiError("conflict", `No workflow selected: PUT ${BASE}/selection first`);
       const payload: WorkflowPushPayload = {
-        event_id: newId("wfe"), event: body.event ?? selection.default_event, data: body.data, source: "api",
-        workflow_id: selection.workflow_id, push_url: selection.push_url, push_method: selection.push_method,
+        event_id: newId("wfe"), event: body.event ?? selection.default_event, data: body.data, source: "api", ...bindPush(selection),
       };
       let rows: OutboxRow[] = [];
       const reply = await atomically(async (tx) => {
