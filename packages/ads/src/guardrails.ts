@@ -1,4 +1,4 @@
-import { severityRank, type Severity } from "@trendgate/contracts";
+import { ADS_SAFETY_DEFAULTS, severityRank, type Severity } from "@trendgate/contracts";
 
 // strict_safety (issue 11): what a targeting plan may contain, decided per change with a reason a person can read.
 // The rules follow the design anchors (connector-anchors.md §3): a wrong apply spends a customer's money on the
@@ -60,9 +60,7 @@ export const DEFAULT_BLOCKLIST: readonly string[] = [
   "abortion", "election", "outbreak", "pandemic", "epidemic", "layoffs", "bankruptcy", "scandal", "lawsuit", "arrest",
 ];
 
-export const DEFAULT_SAFETY: SafetySettings = {
-  strict: true, minSeverity: "medium", maxChangesPerEntity: 10, maxChangesPerRun: 50, blocklist: DEFAULT_BLOCKLIST,
-};
+export const DEFAULT_SAFETY: SafetySettings = { strict: true, ...ADS_SAFETY_DEFAULTS, blocklist: DEFAULT_BLOCKLIST };
 
 /** Fields a plan never writes: money and time are decided by people (connector-anchors.md §3). */
 const FORBIDDEN_FIELD = /budget|bid|schedule|spend|pacing|start_time|end_time|cpc|cpm|price/i;

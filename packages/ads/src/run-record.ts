@@ -1,5 +1,5 @@
 import type { TargetingChange } from "@trendgate/connector-ads";
-import type { OutboxRow, Prisma, Tx } from "@trendgate/db";
+import { recordPlanFinal, type OutboxRow, type Tx } from "@trendgate/db";
 import { openReviewItem, type OperatorDeps } from "@trendgate/operator";
 
 // How a run ends, one way whoever made the writes: our ads worker, or a caller's executor reporting its results.
@@ -42,7 +42,7 @@ export async function finishRun(tx: Tx, deps: OperatorDeps, f: FinishRun): Promi
   const reason = status === "applied" ? null : review.length
     ? `${review.length} of ${changes.length} changes refused by ${f.providerName}: review them`
     : f.reason ?? "apply failed";
-  await tx.adsPlan.update({ where: { id: f.plan.id }, data: { status, statusReason: reason, results: f.results as unknown as Prisma.InputJsonValue, appliedAt: new Date() } });
+  await recordPlanFinal(tx, f.plan.id, { status, statusReason: reason, results: f.results, appliedAt: new Date() });
   if (!review.length) return { status, outbox: [] };
   const first = review.slice(0, 3).map((r) => {
       const c = changes.find((x) => x.id === r.change_id);

@@ -12,3 +12,4 @@ export * from "./operator.ts";
 export * from "./chat.ts";
 export * from "./connections.ts";
 export * from "./reports.ts";
+export * from "./ads.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, storableText, text } from "./common.ts";
+import { Id, pageQuery, storableText, text } from "./common.ts";
 
 // Ads reporting (issue 13): the report request shared by the preview, the streamed export and the export job, and
 // the normalised row every provider's rows become. Provider-specific report shapes live in the providers' folders.
@@ -47,3 +47,26 @@ export const ReportOutputRow = z.object({
 export type ReportOutputRow = z.infer<typeof ReportOutputRow>;
 
 export const EXPORT_STATUSES = ["queued", "running", "ready", "failed", "cancelled"] as const;
+
+export const ReportProviderOutcome = z.object({
+  provider: z.string(), status: z.enum(["ok", "failed", "not_reached"]), account_id: z.string().nullable(), currency: z.string().nullable(),
+  time_zone: z.string().nullable(), rows: z.number(), error: z.object({ kind: z.string(), message: z.string() }).nullable(),
+}).meta({ id: "ReportProviderOutcome", description: "Per provider: `failed` with its reason never fails the report; `not_reached`: not read to its end (the page filled first)" });
+export type ReportProviderOutcome = z.infer<typeof ReportProviderOutcome>;
+
+export const ReportCatalog = z.object({ dimensions: z.array(z.unknown()), metrics: z.array(z.unknown()), providers: z.array(z.unknown()), limits: z.unknown() }).meta({ id: "ReportCatalog" });
+
+export const ReportPreviewQuery = pageQuery({ limit: 100, max: 10_000, cursor: "opaque" });
+export const ReportPreview = z.object({ data: z.array(ReportOutputRow), next_cursor: z.string().nullable(), providers: z.array(ReportProviderOutcome) }).meta({ id: "ReportPreview" });
+
+export const ReportExportView = z.object({
+  id: z.string(), status: z.enum(EXPORT_STATUSES), request: ReportRequest,
+  rows_written: z.number().meta({ description: "Rows written so far (progress)" }), bytes: z.number(),
+  providers: z.array(ReportProviderOutcome).nullable(), error: z.string().nullable(),
+  created_at: z.string(), started_at: z.string().nullable(), finished_at: z.string().nullable(),
+  expires_at: z.string().meta({ description: "After this the file is deleted (REPORT_EXPORT_TTL_SECONDS after it is ready)" }),
+  download_url: z.string().nullable(),
+}).meta({ id: "ReportExport" });
+export type ReportExportView = z.infer<typeof ReportExportView>;
+
+export const ReportExportQuery = z.object({ mode: z.enum(["auto", "job"]).default("auto").meta({ description: "`job`: always run as a job (202), whatever the size" }) });

@@ -100,3 +100,12 @@ export async function deleteConnection(db: Db | Tx, id: string): Promise<boolean
   const { count } = await db.connection.deleteMany({ where: { id } });
   return count > 0;
 }
+
+/** Saves what the user selected on the connection (a connector's selection body, as validated). */
+export async function saveConnectionSelection(db: Db | Tx, id: string, selection: unknown): Promise<void> {
+  await db.connection.update({ where: { id }, data: { selection: selection as Prisma.InputJsonValue } });
+}
+
+/** The account's connections to any of `providers`, or of one kind: which provider and in what state. */
+export const connectionStates = (db: Db | Tx, accountId: string, of: { providers: string[] } | { kind: string }) =>
+  db.connection.findMany({ where: { accountId, ...("kind" in of ? { kind: of.kind } : { provider: { in: of.providers } }) }, select: { provider: true, status: true } });

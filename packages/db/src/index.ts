@@ -16,3 +16,7 @@ export { Prisma } from "./generated/client.ts";
 export * from "./connections.ts";
 export * from "./oauth-states.ts";
 export * from "./retention.ts";
+export * from "./ads-plans.ts";
+export * from "./ads-mappings.ts";
+export * from "./trends.ts";
+export * from "./report-exports.ts";

@@ -1,9 +1,14 @@
 import crypto from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { z } from "zod";
-import { Id, pageQuery, QUEUES, ReportOutputRow, ReportRequest, type ReportOutputRow as Row } from "@trendgate/contracts";
-import { addOutboxMessages, newId, type OutboxRow, type Prisma } from "@trendgate/db";
+import {
+  IdParam, QUEUES, ReportCatalog, ReportExportQuery, ReportExportView, ReportPreview, ReportPreviewQuery, type ReportOutputRow as Row,
+  ReportRequest, type ReportProviderOutcome,
+} from "@trendgate/contracts";
+import {
+  addOutboxMessages, cancelExport, connectionStates, createQueuedExport, deleteExpiredExports, deleteExport, findAccountExport, newId,
+  type OutboxRow, type ReportExportRow,
+} from "@trendgate/db";
 import { chunkReader, csvStringifier, DIMENSIONS, METRICS, providerCatalog, reportRows, reportSources } from "@trendgate/reports";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { invalidCursor, openCursor, sealCursor } from "../http/paginate.ts";
@@ -19,28 +24,9 @@ import { dispatchAfterCommit } from "./operator.ts";
 const TAG = "Ads reporting";
 const BASE = "/api/integrations/ads/reporting";
 
-const ProviderOutcome = z.object({
-  provider: z.string(), status: z.enum(["ok", "failed", "not_reached"]), account_id: z.string().nullable(), currency: z.string().nullable(),
-  time_zone: z.string().nullable(), rows: z.number(), error: z.object({ kind: z.string(), message: z.string() }).nullable(),
-}).meta({ id: "ReportProviderOutcome", description: "Per provider: `failed` with its reason never fails the report; `not_reached`: not read to its end (the page filled first)" });
-
-const PreviewQuery = pageQuery({ limit: 100, max: 10_000, cursor: "opaque" });
-const Preview = z.object({ data: z.array(ReportOutputRow), next_cursor: z.string().nullable(), providers: z.array(ProviderOutcome) }).meta({ id: "ReportPreview" });
-
-const ExportView = z.object({
-  id: z.string(), status: z.enum(["queued", "running", "ready", "failed", "cancelled"]), request: ReportRequest,
-  rows_written: z.number().meta({ description: "Rows written so far (progress)" }), bytes: z.number(),
-  providers: z.array(ProviderOutcome).nullable(), error: z.string().nullable(),
-  created_at: z.string(), started_at: z.string().nullable(), finished_at: z.string().nullable(),
-  expires_at: z.string().meta({ description: "After this the file is deleted (REPORT_EXPORT_TTL_SECONDS after it is ready)" }),
-  download_url: z.string().nullable(),
-}).meta({ id: "ReportExport" });
-const ExportQuery = z.object({ mode: z.enum(["auto", "job"]).default("auto").meta({ description: "`job`: always run as a job (202), whatever the size" }) });
-
-type ExportRow = NonNullable<Awaited<ReturnType<GatewayDeps["db"]["reportExport"]["findFirst"]>>>;
-const exportView = (e: ExportRow) => ({
-  id: e.id, status: e.status as z.infer<typeof ExportView>["status"], request: e.request as z.infer<typeof ReportRequest>, rows_written: e.rowsWritten, bytes: Number(e.bytes),
-  providers: (e.providers as z.infer<typeof ProviderOutcome>[] | null) ?? null, error: e.error,
+const exportView = (e: ReportExportRow): ReportExportView => ({
+  id: e.id, status: e.status as ReportExportView["status"], request: e.request as ReportRequest, rows_written: e.rowsWritten, bytes: Number(e.bytes),
+  providers: (e.providers as ReportProviderOutcome[] | null) ?? null, error: e.error,
   created_at: e.createdAt.toISOString(), started_at: e.startedAt?.toISOString() ?? null, finished_at: e.finishedAt?.toISOString() ?? null,
   expires_at: e.expiresAt.toISOString(), download_url: e.status === "ready" ? `${BASE}/exports/${e.id}/download` : null,
 });
@@ -55,13 +41,10 @@ function readCursor(deps: GatewayDeps, cursor: string | undefined, listing: stri
   return skip;
 }
 
-/** Deletes the account's exports past their time when it starts a new one (no sweeper needed for per-account files). */
-const dropExpired = (deps: GatewayDeps, accountId: string) => deps.db.reportExport.deleteMany({ where: { accountId, expiresAt: { lt: new Date() } } });
-
 /** An export of the account; one past its time is gone (deleted here, so polling costs one read). */
-async function exportOf(deps: GatewayDeps, accountId: string, id: string): Promise<ExportRow> {
-  const e = await deps.db.reportExport.findFirst({ where: { id, accountId } });
-  if (e && e.expiresAt < new Date()) await deps.db.reportExport.delete({ where: { id } });
+async function exportOf(deps: GatewayDeps, accountId: string, id: string): Promise<ReportExportRow> {
+  const e = await findAccountExport(deps.db, accountId, id);
+  if (e && e.expiresAt < new Date()) await deleteExport(deps.db, id);
   if (!e || e.expiresAt < new Date()) throw notFound("Export");
   return e;
 }
@@ -69,9 +52,9 @@ async function exportOf(deps: GatewayDeps, accountId: string, id: string): Promi
 const catalogRoute = defineRoute({
   method: "get", path: `${BASE}/catalog`, operationId: "getReportCatalog", tag: TAG, auth: "apiKey",
   summary: "What can be reported: dimensions, metrics, and per provider its levels, limits and definitions",
-  responses: { 200: { description: "The catalog", schema: z.object({ dimensions: z.array(z.unknown()), metrics: z.array(z.unknown()), providers: z.array(z.unknown()), limits: z.unknown() }).meta({ id: "ReportCatalog" }) } },
+  responses: { 200: { description: "The catalog", schema: ReportCatalog } },
   async handler({ deps, auth }) {
-    const conns = await deps.db.connection.findMany({ where: { accountId: auth.accountId, kind: "ads" }, select: { provider: true } });
+    const conns = await connectionStates(deps.db, auth.accountId, { kind: "ads" });
     const c = deps.config;
     return {
       status: 200,
@@ -88,8 +71,8 @@ const previewRoute = defineRoute({
   summary: "The first rows of a report, normalised across providers, a page at a time",
   description: "Rows of each provider in turn, marked by `provider`, `account_id` and `currency`; `providers` says per provider whether it was read, failed (with why) or not reached yet. " +
     "Pass `next_cursor` back as `cursor` with the same body for the next page (a preview re-reads from the start: export for whole reports).",
-  body: ReportRequest, query: PreviewQuery,
-  responses: { 200: { description: "A page", schema: Preview } },
+  body: ReportRequest, query: ReportPreviewQuery,
+  responses: { 200: { description: "A page", schema: ReportPreview } },
   async handler({ deps, auth, body, query, res }) {
     const limit = Math.min(query.limit, deps.config.REPORT_PREVIEW_MAX_ROWS);
     const listing = previewListing(auth.accountId, body);
@@ -121,10 +104,11 @@ const createExportRoute = defineRoute({
     "Otherwise (or with `mode=job`) 202 with the export: it runs on the reports queue, `rows_written` shows its progress at GET …/exports/{id}, and its file is at `download_url` " +
     "when `ready`, kept REPORT_EXPORT_TTL_SECONDS. Columns: date, provider, account_id, campaign_id, campaign_name, ad_group_id, ad_group_name, ad_id, ad_name, impressions, clicks, " +
     "spend_micros, currency, conversions, ctr, cpc_micros (RFC 4180; cells that would start a spreadsheet formula are prefixed with `'`). A client that disconnects stops the reads.",
-  body: ReportRequest, query: ExportQuery,
-  responses: { 200: { description: "The CSV (text/csv)" }, 202: { description: "The export job", schema: ExportView } },
-  async handler({ deps, auth, body, query, res }) {
-    await dropExpired(deps, auth.accountId);
+  body: ReportRequest, query: ReportExportQuery,
+  responses: { 200: { description: "The CSV (text/csv)" }, 202: { description: "The export job", schema: ReportExportView } },
+  async handler({ deps, auth, body, query, res, atomically }) {
+    // Exports past their time go when the account starts a new one (no sweeper needed for per-account files).
+    await deleteExpiredExports(deps.db, auth.accountId);
     const c = deps.config;
     if (query.mode === "auto") {
       const abort = new AbortController();
@@ -150,21 +134,21 @@ const createExportRoute = defineRoute({
     }
     const id = newId("rpx");
     let outbox: OutboxRow[] = [];
-    const row = await deps.db.$transaction(async (tx) => {
-      const e = await tx.reportExport.create({ data: { id, accountId: auth.accountId, request: body as unknown as Prisma.InputJsonValue, status: "queued", expiresAt: new Date(Date.now() + c.REPORT_EXPORT_TTL_SECONDS * 1000) } });
+    const reply = await atomically(async (tx) => {
+      const e = await createQueuedExport(tx, { id, accountId: auth.accountId, request: body, expiresAt: new Date(Date.now() + c.REPORT_EXPORT_TTL_SECONDS * 1000) });
       outbox = await addOutboxMessages(tx, [{ queue: QUEUES.reportExports, accountId: auth.accountId, connectionId: null, subjectId: id, dedupKey: id, payload: { export_id: id } }]);
-      return e;
+      return { status: 202, headers: { Location: `${BASE}/exports/${id}` }, body: exportView(e) };
     });
     await dispatchAfterCommit(deps, outbox);
-    return { status: 202, headers: { Location: `${BASE}/exports/${id}` }, body: exportView(row) };
+    return reply;
   },
 });
 
 const getExportRoute = defineRoute({
   method: "get", path: `${BASE}/exports/{id}`, operationId: "getReportExport", tag: TAG, auth: "apiKey",
   summary: "An export's status and progress",
-  params: z.object({ id: Id }),
-  responses: { 200: { description: "The export", schema: ExportView } },
+  params: IdParam,
+  responses: { 200: { description: "The export", schema: ReportExportView } },
   async handler({ deps, auth, params }) {
     return { status: 200, body: exportView(await exportOf(deps, auth.accountId, params.id)) };
   },
@@ -173,7 +157,7 @@ const getExportRoute = defineRoute({
 const downloadRoute = defineRoute({
   method: "get", path: `${BASE}/exports/{id}/download`, operationId: "downloadReportExport", tag: TAG, auth: "apiKey",
   summary: "The export's CSV file (when ready)",
-  params: z.object({ id: Id }),
+  params: IdParam,
   responses: { 200: { description: "text/csv, streamed" }, 409: { description: "`conflict`: not ready (yet)" } },
   async handler({ deps, auth, params, res }) {
     const e = await exportOf(deps, auth.accountId, params.id);
@@ -187,17 +171,13 @@ const downloadRoute = defineRoute({
 const cancelRoute = defineRoute({
   method: "delete", path: `${BASE}/exports/{id}`, operationId: "deleteReportExport", tag: TAG, auth: "apiKey",
   summary: "Cancel a running export, or delete a finished one and its file",
-  params: z.object({ id: Id }),
+  params: IdParam,
   responses: { 204: { description: "Cancelled or deleted" } },
-  async handler({ deps, auth, params }) {
+  async handler({ deps, auth, params, atomically }) {
     const e = await exportOf(deps, auth.accountId, params.id);
-    if (e.status === "queued" || e.status === "running") {
-      // The job sees it at its next chunk and stops reading the providers; its partial file is removed.
-      await deps.db.reportExport.update({ where: { id: e.id }, data: { status: "cancelled" } });
-      await deps.db.outboxMessage.updateMany({ where: { queue: QUEUES.reportExports, subjectId: e.id, status: "pending" }, data: { status: "cancelled" } });
-    } else {
-      await deps.db.reportExport.delete({ where: { id: e.id } });
-    }
+    // A running export's job sees the cancellation at its next chunk and stops reading the providers; its partial file is removed.
+    if (e.status === "queued" || e.status === "running") return atomically(async (tx) => { await cancelExport(tx, e.id, QUEUES.reportExports); return { status: 204 }; });
+    if (!(await deleteExport(deps.db, e.id))) throw notFound("Export");
     return { status: 204 };
   },
 });

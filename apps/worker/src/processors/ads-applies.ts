@@ -1,8 +1,8 @@
 import { finishRun, readTargets, reconcile, type StoredResult } from "@trendgate/ads";
 import type { AdsConnector, ChangeResult, EntityTargeting, TargetingChange } from "@trendgate/connector-ads";
 import { baseUrlOf, ProviderError } from "@trendgate/connector-core";
-import { QUEUES } from "@trendgate/contracts";
-import type { Prisma } from "@trendgate/db";
+import { QUEUES, type AdsApplyPayload } from "@trendgate/contracts";
+import { failApplyingPlan, findAdsPlanById, findConnectionById, markPlanRefused, recordPlanFinal, recordPlanProgress } from "@trendgate/db";
 import { dispatchOutbox } from "@trendgate/queues";
 import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
@@ -15,8 +15,6 @@ import type { WorkerDeps } from "./types.ts";
 // partially_applied or failed; refused changes are marked for review and open an operator item. A call that fails as a whole is thrown: the outbox
 // retries it (transient) and the next attempt reconciles again, so a change is never written twice.
 
-export interface AdsApplyPayload { plan_id: string }
-
 const FINAL = new Set(["applied", "partially_applied", "failed", "refused"]);
 
 export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
@@ -24,12 +22,12 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
   return {
     async send(message) {
       const { plan_id } = message.payload as unknown as AdsApplyPayload;
-      const plan = await db.adsPlan.findUnique({ where: { id: plan_id } });
+      const plan = await findAdsPlanById(db, plan_id);
       if (!plan) throw new ProviderError("ads", "not_found", `plan ${plan_id} was deleted`);
       if (FINAL.has(plan.status)) return { plan_id, status: plan.status, skipped: "already final" };
       const connector = deps.registry.ofKind("ads").find((c) => c.manifest.id === plan.provider) as AdsConnector | undefined;
       if (!connector) throw new ProviderError(plan.provider, "bad_request", "this provider is no longer configured");
-      const conn = await db.connection.findUnique({ where: { id: plan.connectionId } });
+      const conn = await findConnectionById(db, plan.connectionId);
       if (!conn) throw new ProviderError(plan.provider, "bad_request", "the connection was removed before the plan was applied");
       const client = connector.client({ baseUrl: baseUrlOf(connector.manifest, config.PROVIDER_ENV), accessToken: await deps.connections.accessToken(conn), env: config.PROVIDER_ENV });
 
@@ -38,7 +36,7 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
       const current = await readTargets(client, plan.adAccountId, prior.map((t) => ({ id: t.entity_id, field: t.field })));
       const r = reconcile(changes, prior, current);
       if (r.verdict === "stale") {
-        await db.adsPlan.update({ where: { id: plan.id }, data: { status: "refused", statusReason: `stale plan: ${r.reason}; preview again` } });
+        await markPlanRefused(db, plan.id, `stale plan: ${r.reason}; preview again`);
         return { plan_id, status: "refused" };
       }
       const earlier = (plan.results as unknown as StoredResult[] | null) ?? [];
@@ -47,7 +45,7 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
         .map((c) => ({ change_id: c.id, ok: true, error: null, request_id: null, resource: null, note: "found applied when the apply resumed" }));
       if (r.verdict === "already_applied") { // every change is at the provider (an earlier attempt wrote the rest)
         const stored = [...earlier.filter((e) => e.ok), ...foundApplied(changes)];
-        await db.adsPlan.update({ where: { id: plan.id }, data: { status: "applied", statusReason: null, results: stored as unknown as Prisma.InputJsonValue, appliedAt: plan.appliedAt ?? new Date() } });
+        await recordPlanFinal(db, plan.id, { status: "applied", statusReason: null, results: stored, appliedAt: plan.appliedAt ?? new Date() });
         return { plan_id, status: "applied" };
       }
       const results: ChangeResult[] = await client.run(plan.adAccountId, client.calls(plan.adAccountId, r.remaining, current), { dryRun: false });
@@ -60,7 +58,7 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
       // the outbox's next attempt, which reconciles first: the run is retried, not recorded as final.
       const transient = results.find((x) => !x.ok && x.error?.retryable);
       if (transient?.error) {
-        await db.adsPlan.update({ where: { id: plan.id }, data: { results: stored as unknown as Prisma.InputJsonValue, statusReason: "retrying after a transient provider error" } });
+        await recordPlanProgress(db, plan.id, stored, "retrying after a transient provider error");
         throw transient.error;
       }
       const done = await db.$transaction((tx) => finishRun(tx, deps, { plan, providerName: connector.manifest.displayName, results: stored, publicBaseUrl: config.PUBLIC_BASE_URL }));
@@ -70,7 +68,7 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
     async onFinal(message, outcome, error) {
       if (outcome !== "failed") return;
       const { plan_id } = message.payload as unknown as AdsApplyPayload;
-      await db.adsPlan.updateMany({ where: { id: plan_id, status: "applying" }, data: { status: "failed", statusReason: error?.message ?? message.lastError ?? "apply failed" } });
+      await failApplyingPlan(db, plan_id, error?.message ?? message.lastError ?? "apply failed");
     },
   };
 }

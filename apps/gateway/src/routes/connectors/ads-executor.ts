@@ -1,15 +1,15 @@
-import { z } from "zod";
-import { finishRun, hashablePrior, loadExecutorSigningKey, signExecutorPlan, stateHash, verifyExecutorPlan, type ExecutorSigningKey, type StoredResult } from "@trendgate/ads";
-import type { AdsConnector, EntityTargeting, ExecutorRequest, ProviderCall, TargetingChange } from "@trendgate/connector-ads";
+import { claimPreviewedPlan, executorSteps, finishRun, loadExecutorSigningKey, signExecutorPlan, verifyExecutorPlan, type ExecutorSigningKey, type StoredResult } from "@trendgate/ads";
+import type { AdsConnector } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
-import { text, Timestamp } from "@trendgate/contracts";
-import { newId, type OutboxRow } from "@trendgate/db";
+import { AdsApplyRequest, AdsExecutorPlan, AdsExecutorResults, AdsPlanView, ExecutorKeys, type AdsExecutorPlanDocument } from "@trendgate/contracts";
+import { findAdsPlanById, lockAdsPlan, markPlanIssued, markPlanRefused, newId, type OutboxRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
-import { AdsApplyRequest, claimPreviewedPlan, connectorOf, planView, PlanView } from "./ads.ts";
+import { connectorOf, planReply } from "./ads.ts";
+import { adsProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 
 // Executor plans (issue 11, item 5): for callers that make provider writes from their own runtime and credential
@@ -24,9 +24,6 @@ import { basePathOf } from "./paths.ts";
 const TAG = "Ads executor";
 const RESULTS_PATH = "/api/integrations/ads/executor/results";
 const KEYS_PATH = "/.well-known/executor-keys";
-/** Stands for what the provider named a created item in the step's response (per-item providers' rollbacks). */
-const resourceOf = (changeId: string) => `{{resource:${changeId}}}`;
-
 let cached: { jwk: string; key: Promise<ExecutorSigningKey> } | null = null;
 /** The configured signing key (parsed once per process); 501 when none is configured. */
 function signingKey(deps: GatewayDeps): Promise<ExecutorSigningKey> {
@@ -34,59 +31,6 @@ function signingKey(deps: GatewayDeps): Promise<ExecutorSigningKey> {
   if (!jwk) throw new ApiError("provider_not_configured", "Executor plans need EXECUTOR_SIGNING_KEY (a private Ed25519 JWK; `npm run setup` writes one into .env)");
   if (cached?.jwk !== jwk) cached = { jwk, key: loadExecutorSigningKey(jwk) };
   return cached.key;
-}
-
-const Step = z.object({
-  seq: z.number().int(),
-  change_ids: z.array(z.string()),
-  request: z.unknown().meta({ description: "ExecutorRequest: method, absolute url, headers, body, and `credentials` (where your own token goes)" }),
-  dry_run: z.unknown().nullable().meta({ description: "The provider's validate-only variant of `request` (null: it has none). Run it first." }),
-  precondition: z.object({
-    targets: z.array(z.unknown()).meta({ description: "The step's entities' targeting as read at preview: entity_id, field, items (key, text, match type or id)" }),
-    state_hash: z.string(),
-  }).meta({ description: "Read the targets first; if they differ from `targets`, do not run the step (report `skipped` with `precondition_held: false`)" }),
-  rollback: z.array(z.unknown()).meta({ description: "Requests that undo the step; `{{resource:<change_id>}}` stands for what the step's response named for that change" }),
-}).meta({ id: "AdsExecutorStep" });
-
-const ExecutorPlanDoc = z.object({
-  plan_id: z.string(), provider: z.string(), ad_account_id: z.string(), plan_hash: z.string(), prior_state_hash: z.string(),
-  steps: z.array(Step), report: z.object({ url: z.string(), by: z.string() }),
-}).meta({ id: "AdsExecutorPlanDocument" });
-
-const Issued = z.object({
-  plan_id: z.string(), run_id: z.string(),
-  executor_plan: z.string().meta({ description: "The signed plan: a compact JWS (JWT, alg EdDSA, typ `trendgate-executor-plan+jwt`); `plan` claim = the document, `aud` = your account id, `jti` = the plan id" }),
-  kid: z.string(), jwks_url: z.string(), expires_at: z.string(),
-  plan: ExecutorPlanDoc.meta({ description: "The signed document, for reading: execute the copy inside the verified token" }),
-}).meta({ id: "AdsExecutorPlan" });
-
-const StepResult = z.object({
-  seq: z.number().int().min(1),
-  status: z.enum(["succeeded", "failed", "skipped"]),
-  precondition_held: z.boolean().optional().meta({ description: "false: the targets differed from the precondition (the step was not run)" }),
-  http_status: z.number().int().min(100).max(599).optional(),
-  request_id: text({ max: 200 }).optional().meta({ description: "The provider's request id" }),
-  error: text({ max: 2000 }).optional(),
-  changes: z.array(z.object({ change_id: text({ min: 1, max: 64 }), ok: z.boolean(), error: text({ max: 2000 }).optional(), resource: text({ max: 500 }).optional() })).optional()
-    .meta({ description: "Per change, where the provider answered per item (e.g. a partial failure); default: the step's status for all its changes" }),
-});
-const ResultsBody = z.object({
-  executor_plan: text({ min: 20, max: 200_000 }).meta({ description: "The token exactly as issued" }),
-  executed_at: Timestamp,
-  steps: z.array(StepResult).min(1).max(1000),
-}).meta({ id: "AdsExecutorResults" });
-
-/** Inverse changes, applied to the targets as the step leaves them: what undoes the step. */
-function rollbackCalls(client: ReturnType<AdsConnector["client"]>, accountId: string, changes: TargetingChange[], prior: EntityTargeting[]): ProviderCall[] {
-  const inverse = changes.map((c): TargetingChange => c.op === "add"
-    ? { ...c, id: `undo_${c.id}`, op: "remove", item: { ...c.item, resource: c.item.resource ?? resourceOf(c.id) } }
-    : { ...c, id: `undo_${c.id}`, op: "add" });
-  const after = prior.map((t) => {
-    const mine = changes.filter((c) => c.entity_id === t.entity_id && c.field === t.field);
-    const removed = new Set(mine.filter((c) => c.op === "remove").map((c) => c.item.key));
-    return { ...t, items: [...t.items.filter((i) => !removed.has(i.key)), ...mine.filter((c) => c.op === "add").map((c) => inverse.find((x) => x.id === `undo_${c.id}`)!.item)] };
-  });
-  return client.calls(accountId, inverse, after);
 }
 
 function issueRoute(c: AdsConnector): RouteDef {
@@ -103,7 +47,7 @@ function issueRoute(c: AdsConnector): RouteDef {
       "The same strict_safety acknowledgement as apply.",
     body: AdsApplyRequest,
     responses: {
-      201: { description: "The signed plan", schema: Issued }, 404: { description: "No such plan" },
+      201: { description: "The signed plan", schema: AdsExecutorPlan }, 404: { description: "No such plan" },
       409: { description: "`conflict`: applied or issued before, expired, or nothing to apply" },
       422: { description: "`acknowledgement_required`" }, 501: { description: "`provider_not_configured`: no EXECUTOR_SIGNING_KEY" },
     },
@@ -111,35 +55,22 @@ function issueRoute(c: AdsConnector): RouteDef {
       const key = await signingKey(deps);
       const connector = connectorOf(deps, m.id);
       return atomically(async (tx) => {
-        const claimed = await claimPreviewedPlan(tx, { accountId: auth.accountId, provider: m.id, name: m.displayName, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash });
-        const p = (await tx.adsPlan.findUnique({ where: { id: claimed.id } }))!;
+        const p = await claimPreviewedPlan(tx, { accountId: auth.accountId, connector, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
+          .catch((err) => adsProblem(deps, undefined, err, { name: m.displayName, reconnect: `authorize via GET ${base}/auth` }));
         // Requests are built, never sent: the client needs no token here.
         const client = connector.client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken: "", env: deps.config.PROVIDER_ENV });
-        const request = client.executorRequest?.bind(client);
-        if (!request) throw new ApiError("conflict", `${m.displayName} plans cannot be executed by a caller yet: apply them with POST ${base}/apply`);
-        const changes = p.changes as unknown as TargetingChange[];
-        const prior = p.priorState as unknown as EntityTargeting[];
-        const steps = (p.calls as unknown as ProviderCall[]).map((call, i) => {
-          const mine = changes.filter((x) => call.change_ids.includes(x.id));
-          const targets = prior.filter((t) => mine.some((x) => x.entity_id === t.entity_id && x.field === t.field));
-          return {
-            seq: i + 1, change_ids: call.change_ids,
-            request: request(call, { dryRun: false }),
-            dry_run: c.capabilities.dryRun ? request(call, { dryRun: true }) : null,
-            precondition: { targets: targets.map(({ entity_id, field, items }) => ({ entity_id, field, items })), state_hash: stateHash(hashablePrior(targets)) },
-            rollback: rollbackCalls(client, p.adAccountId, mine, targets).map((r): ExecutorRequest => request(r, { dryRun: false })),
-          };
-        });
+        const steps = executorSteps(connector, client, p);
+        if (!steps) throw new ApiError("conflict", `${m.displayName} plans cannot be executed by a caller yet: apply them with POST ${base}/apply`);
         const now = Date.now();
         const expiresAt = new Date(now + deps.config.EXECUTOR_PLAN_TTL_SECONDS * 1000);
         const reportBy = new Date(expiresAt.getTime() + deps.config.EXECUTOR_REPORT_WINDOW_SECONDS * 1000);
-        const doc = {
-          plan_id: p.id, provider: m.id, ad_account_id: p.adAccountId, plan_hash: planView(p).plan_hash, prior_state_hash: p.priorStateHash, steps,
+        const doc: AdsExecutorPlanDocument = {
+          plan_id: p.id, provider: m.id, ad_account_id: p.adAccountId, plan_hash: planReply(deps, p).plan_hash, prior_state_hash: p.priorStateHash, steps,
           report: { url: new URL(RESULTS_PATH, deps.config.PUBLIC_BASE_URL).toString(), by: reportBy.toISOString() },
         };
         const token = await signExecutorPlan(key, doc, { planId: p.id, audience: auth.accountId, ttlSeconds: deps.config.EXECUTOR_PLAN_TTL_SECONDS, issuer: deps.config.PUBLIC_BASE_URL });
         const runId = newId("run");
-        await tx.adsPlan.update({ where: { id: p.id }, data: { status: "issued", runId, executorExpiresAt: expiresAt, statusReason: "issued to a caller's executor: waiting for its results" } });
+        await markPlanIssued(tx, p.id, { runId, executorExpiresAt: expiresAt, statusReason: "issued to a caller's executor: waiting for its results" });
         return {
           status: 201,
           body: { plan_id: p.id, run_id: runId, executor_plan: token, kid: key.kid, jwks_url: new URL(KEYS_PATH, deps.config.PUBLIC_BASE_URL).toString(), expires_at: expiresAt.toISOString(), plan: doc },
@@ -157,9 +88,9 @@ const resultsRoute = defineRoute({
     "and one result per step. Recorded like our own runs: `applied`, `partially_applied` (refused changes marked for review; an operator item when chat " +
     "is connected), `failed`, or `refused` when a precondition did not hold and nothing was written. Accepted once: a second report answers 409 " +
     "(send an Idempotency-Key to retry a report safely: the retry gets the first answer).",
-  body: ResultsBody,
+  body: AdsExecutorResults,
   responses: {
-    200: { description: "The plan with its recorded results", schema: PlanView }, 404: { description: "No such plan for this account" },
+    200: { description: "The plan with its recorded results", schema: AdsPlanView }, 404: { description: "No such plan for this account" },
     409: { description: "`conflict`: results were recorded already, or the plan was not issued to an executor" },
     422: { description: "`validation_failed`: a token that does not verify (tampered, another account's, past the report window), or steps that do not match the plan" },
     501: { description: "`provider_not_configured`: no EXECUTOR_SIGNING_KEY" },
@@ -175,7 +106,7 @@ const resultsRoute = defineRoute({
     } catch (err) {
       throw bad("executor_plan", `does not verify (${(err as { code?: string }).code ?? (err as Error).message}): report with the token exactly as issued, within its report window`);
     }
-    const doc = verified.plan as unknown as z.infer<typeof ExecutorPlanDoc>;
+    const doc = verified.plan as unknown as AdsExecutorPlanDocument;
     const seqs = new Set(doc.steps.map((s) => s.seq));
     const seen = new Set<number>();
     body.steps.forEach((s, i) => {
@@ -190,15 +121,14 @@ const resultsRoute = defineRoute({
 
     let outbox: OutboxRow[] = [];
     const reply = await atomically(async (tx) => {
-      const [row] = await tx.$queryRawUnsafe<{ id: string; status: string }[]>("SELECT id, status FROM ads_plans WHERE id = $1 AND account_id = $2 FOR UPDATE", verified.jti, auth.accountId);
-      if (!row) throw notFound("Plan");
-      if (row.status !== "issued") throw new ApiError("conflict", `This plan is ${row.status}: results are accepted once, for a plan issued to an executor`);
-      const p = (await tx.adsPlan.findUnique({ where: { id: row.id } }))!;
-      const connector = registry.ofKind("ads").find((x) => x.manifest.id === p.provider);
+      const p = verified.jti ? await lockAdsPlan(tx, { id: verified.jti, accountId: auth.accountId }) : null;
+      if (!p) throw notFound("Plan");
+      if (p.status !== "issued") throw new ApiError("conflict", `This plan is ${p.status}: results are accepted once, for a plan issued to an executor`);
+      const connector = deps.registry.ofKind("ads").find((x) => x.manifest.id === p.provider);
       const stale = body.steps.filter((s) => s.precondition_held === false);
       const wrote = body.steps.some((s) => s.status === "succeeded" || (s.changes ?? []).some((x) => x.ok));
       if (stale.length && !wrote) {
-        await tx.adsPlan.update({ where: { id: p.id }, data: { status: "refused", appliedAt: new Date(), statusReason: `stale plan: the executor found the targets of step ${stale.map((s) => s.seq).join(", ")} changed since the preview; preview again` } });
+        await markPlanRefused(tx, p.id, `stale plan: the executor found the targets of step ${stale.map((s) => s.seq).join(", ")} changed since the preview; preview again`, new Date());
       } else {
         const results: StoredResult[] = body.steps.flatMap((s) => doc.steps.find((x) => x.seq === s.seq)!.change_ids.map((id): StoredResult => {
           const one = s.changes?.find((x) => x.change_id === id);
@@ -208,7 +138,7 @@ const resultsRoute = defineRoute({
         }));
         outbox = (await finishRun(tx, deps, { plan: p, providerName: connector?.manifest.displayName ?? p.provider, results, publicBaseUrl: deps.config.PUBLIC_BASE_URL })).outbox;
       }
-      return { status: 200, body: planView((await tx.adsPlan.findUnique({ where: { id: p.id } }))!) };
+      return { status: 200, body: planReply(deps, (await findAdsPlanById(tx, p.id))!) };
     });
     await dispatchAfterCommit(deps, outbox);
     return reply;
@@ -219,7 +149,7 @@ const keysRoute = defineRoute({
   method: "get", path: KEYS_PATH, operationId: "getExecutorKeys", tag: TAG, auth: "public",
   summary: "The public keys that verify executor plans (a JWKS)",
   description: "Match the token's `kid`. Cache it for a while; fetch again on an unknown `kid` (the key was rotated).",
-  responses: { 200: { description: "A JSON Web Key Set", schema: z.object({ keys: z.array(z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.string() })) }).meta({ id: "ExecutorKeys" }) }, 501: { description: "No EXECUTOR_SIGNING_KEY" } },
+  responses: { 200: { description: "A JSON Web Key Set", schema: ExecutorKeys }, 501: { description: "No EXECUTOR_SIGNING_KEY" } },
   async handler({ deps, res }) {
     const key = await signingKey(deps);
     res.setHeader("cache-control", "public, max-age=300");

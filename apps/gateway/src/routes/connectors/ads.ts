@@ -1,174 +1,40 @@
-import { z } from "zod";
-import { AdAccountChoiceError, checkMappedEntities, computePlan, DEFAULT_SAFETY, hashablePrior, readTargets, resolveAdAccount, stateHash, type PlanTrend, type SafetySettings } from "@trendgate/ads";
-import { TARGETING_FIELDS, type AdsClient, type AdsConnector, type EntityTargeting, type ProviderCall, type TargetingChange, type TargetingField, type TargetingItem } from "@trendgate/connector-ads";
+import { AdAccountChoiceError, checkMappedEntities, planView, previewPlan, previewRollback, queueApply, resolveAdAccount } from "@trendgate/ads";
+import type { AdsConnector, TargetingField } from "@trendgate/connector-ads";
 import { baseUrlOf, oauthClientOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
-import { CategoryPath, Id, QUEUES, SEVERITIES, text, type Severity } from "@trendgate/contracts";
-import { addOutboxMessages, newId, type ConnectionRow, type OutboxRow, type Prisma, type Tx } from "@trendgate/db";
+import {
+  AdsAccountList, AdsApplyAccepted, AdsApplyRequest, AdsEntitiesQuery, AdsEntityPage, AdsMappingsBody, AdsPlanView, AdsProviderList, AdsRunList,
+  AdsRunsQuery, AdsSelectionBody, IdParam, type AdsSelection,
+} from "@trendgate/contracts";
+import { connectionStates, findAccountPlan, listAdsMappings, listAdsRuns, replaceAdsMappings, saveConnectionSelection, type ConnectionRow, type OutboxRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
+import { adAccountRequired, adsProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
 
 // The ads connectors' routes (spec section 4.4), one set per ads provider in the registry, besides the OAuth and
 // connection routes the framework generates: the selection (ad account, trend category, strict_safety), the
-// account's campaign entities and the mapping of some of them to the category, and the preview, which computes a
-// plan (packages/ads: changes through the guardrails, the diff, the prior-state hash), builds the provider's exact
-// calls, runs its dry run where it has one, and stores it (ads_plans). Apply, rollback and runs follow.
+// account's campaign entities and the mapping of some of them to the category, and the plans: preview, apply,
+// rollback and runs. The plans' work is done by packages/ads (previewPlan, queueApply, previewRollback); these
+// routes validate, call it and shape the reply.
 
 const TAG = "Ads connectors";
 const PROVIDERS = registry.ofKind("ads");
 export const connectorOf = (deps: GatewayDeps, id: string): AdsConnector => deps.registry.ofKind("ads").find((c) => c.manifest.id === id)!;
-/** Trend stages that mean "rising now": a plan targets what is growing, not what is cooling off. */
-const POSITIVE_STAGES = ["emerging", "rising", "peaking"];
 
-export const AdsSafety = z.object({
-  min_severity: z.enum(SEVERITIES).optional().meta({ description: `Trends below this are ignored (default ${DEFAULT_SAFETY.minSeverity})` }),
-  max_changes_per_entity: z.number().int().min(1).max(100).optional().meta({ description: `Default ${DEFAULT_SAFETY.maxChangesPerEntity}` }),
-  max_changes_per_run: z.number().int().min(1).max(1000).optional().meta({ description: `Default ${DEFAULT_SAFETY.maxChangesPerRun}` }),
-  blocklist: z.array(text({ min: 1, max: 100, trim: true })).max(500).optional().meta({ description: "Sensitive topics (words or phrases); replaces the default list" }),
-}).meta({ id: "AdsSafety" });
-
-export const AdsSelectionBody = z.object({
-  trend_category: CategoryPath.meta({ description: "A trend category (its sub-categories included), e.g. `tech/ai`" }),
-  strict_safety: z.boolean().default(true).meta({
-    description: "On (default): plans only add targeting, at most the caps, from trends at least `min_severity`, not negative, not on the blocklist, " +
-      "and a dry run must pass where the provider has one. Off: removals of targeting this service added are allowed too. Budgets, bids and schedules are never changed.",
-  }),
-  account_id: text({ min: 1, max: 64, trim: true }).optional().meta({
-    description: "The ad account (Google Ads customer id, Meta `act_<id>`, Microsoft `<customerId>:<accountId>`; GET …/accounts lists them). " +
-      "Left out: the connection's only ad account, read from the provider at each use; when it reaches several, the routes that need one answer 422 `ad_account_required`.",
-  }),
-  safety: AdsSafety.optional(),
-}).meta({ id: "AdsSelection" });
-type AdsSelection = z.infer<typeof AdsSelectionBody>;
-
-const MappingsBody = z.object({
-  entities: z.array(z.object({ id: text({ min: 1, max: 64, trim: true }), name: text({ max: 200 }).optional(), field: z.enum(TARGETING_FIELDS) })).max(200),
-}).meta({ id: "AdsMappings" });
-const AdAccountList = z.object({
-  data: z.array(z.object({ id: z.string().meta({ description: "What `account_id` takes" }), name: z.string().nullable() })),
-}).meta({ id: "AdsAccountList" });
-
-const safetyOf = (s: AdsSelection): SafetySettings => ({
-  strict: s.strict_safety,
-  minSeverity: s.safety?.min_severity ?? DEFAULT_SAFETY.minSeverity,
-  maxChangesPerEntity: s.safety?.max_changes_per_entity ?? DEFAULT_SAFETY.maxChangesPerEntity,
-  maxChangesPerRun: s.safety?.max_changes_per_run ?? DEFAULT_SAFETY.maxChangesPerRun,
-  blocklist: s.safety?.blocklist ?? DEFAULT_SAFETY.blocklist,
-});
-
-const AdsProvider = z.object({
-  id: z.string(), display_name: z.string(), connected: z.boolean(),
-  configured: z.boolean().meta({ description: "This server has the provider's OAuth client (id and secret): false means GET …/auth answers 501 `provider_not_configured`" }),
-  capabilities: z.object({ dry_run: z.boolean(), audience_estimate: z.boolean(), sandbox: z.boolean(), targeting: z.array(z.string()) }),
-  base_path: z.string(),
-}).meta({ id: "AdsProvider" });
-
-export const PlanView = z.object({
-  id: z.string(), provider: z.string(), status: z.string(), ad_account_id: z.string(), category: z.string(), strict_safety: z.boolean(),
-  changes: z.array(z.unknown()), diff: z.array(z.unknown()), refused: z.array(z.unknown()),
-  dry_run: z.object({
-    ran: z.boolean(), passed: z.boolean().nullable(), results: z.array(z.unknown()),
-    by: z.enum(["provider", "connector"]).meta({ description: "`provider`: the provider's own dry run; `connector`: our checks against the provider's documented constraints (it has no dry run)" }),
-  }),
-  plan_hash: z.string().meta({ description: "Hash of the plan's changes, calls and prior state: what `acknowledged_plan_hash` repeats" }),
-  requires_acknowledgement: z.boolean().meta({ description: "strict_safety on a provider without a dry run: apply only with `acknowledged_plan_hash`" }),
-  calls: z.array(z.unknown()).meta({ description: "The exact provider calls the apply makes (no credentials)" }),
-  prior_state_hash: z.string(), expires_at: z.string(), created_at: z.string(),
-  run_id: z.string().nullable().meta({ description: "The apply's run (set by POST …/apply)" }),
-  results: z.array(z.unknown()).nullable().meta({ description: "Per change: ok, error, the provider's request id, what it made; `review` marks refusals for a person" }),
-  status_reason: z.string().nullable(), applied_at: z.string().nullable(),
-  rollback_of: z.string().nullable().meta({ description: "The applied plan this plan undoes" }),
-}).meta({ id: "AdsPlan" });
-
-const RunList = z.object({ data: z.array(PlanView), next_cursor: z.string().nullable() }).meta({ id: "AdsRunList" });
-export const AdsApplyRequest = z.object({
-  plan_id: Id.meta({ description: "A plan id from POST …/preview" }),
-  acknowledged_plan_hash: text({ min: 1, max: 100 }).optional().meta({
-    description: "The plan's `plan_hash`, repeated to say the plan was read as previewed. Required when the plan's `requires_acknowledgement` " +
-      "is true (strict_safety on a provider without a dry run); checked whenever sent.",
-  }),
-}).meta({ id: "AdsApplyRequest" });
-const AdsApplyAccepted = z.object({ plan_id: z.string(), run_id: z.string(), status: z.literal("applying") }).meta({ id: "AdsApplyAccepted" });
-const EntityPage = z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }).meta({ id: "AdsEntityPage" });
-const EntitiesQuery = z.object({ cursor: text({ min: 1, max: 2000 }).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
-
-export type PlanRow = Awaited<ReturnType<GatewayDeps["db"]["adsPlan"]["findFirst"]>> & {};
-/** What an acknowledgement names: the plan exactly as previewed (its changes, the calls, the state they apply to). */
-const planHashOf = (p: { changes: unknown; calls: unknown; priorStateHash: string }) => stateHash({ changes: p.changes, calls: p.calls, prior_state_hash: p.priorStateHash });
-/** strict_safety without a provider dry run: a person (or the caller's code) must have read this exact plan. */
-const needsAcknowledgement = (p: { provider: string; strictSafety: boolean }) =>
-  p.strictSafety && !registry.ofKind("ads").find((c) => c.manifest.id === p.provider)?.capabilities.dryRun;
-
-export function planView(p: PlanRow) {
-  const dry = p.dryRun as DryRun | null;
-  return {
-    id: p.id, provider: p.provider, status: p.status, ad_account_id: p.adAccountId, category: p.category, strict_safety: p.strictSafety,
-    changes: p.changes as unknown[], diff: p.diff as unknown[], refused: p.refused as unknown[], calls: p.calls as unknown[],
-    dry_run: dry ?? { ran: false, passed: null, results: [], by: "provider" }, prior_state_hash: p.priorStateHash,
-    plan_hash: planHashOf(p), requires_acknowledgement: needsAcknowledgement(p),
-    expires_at: p.expiresAt.toISOString(), created_at: p.createdAt.toISOString(),
-    run_id: p.runId, results: (p.results as unknown[] | null) ?? null, status_reason: p.statusReason, applied_at: p.appliedAt?.toISOString() ?? null,
-    rollback_of: p.rollbackOf,
-  };
-}
-
-type DryRun = { ran: boolean; passed: boolean | null; by: "provider" | "connector"; results: { change_id: string; ok: boolean; error: string | null; request_id: string | null; note?: string }[] };
-
-
-/** The dry run of the calls, per change: the provider's own where it has one, else the connector's checks. */
-async function dryRunOf(c: AdsConnector, client: AdsClient, adAccountId: string, calls: ProviderCall[]): Promise<DryRun> {
-  const by = c.capabilities.dryRun ? "provider" : "connector";
-  if (!calls.length) return { ran: false, passed: null, by, results: [] };
-  const rs = await client.run(adAccountId, calls, { dryRun: true });
-  return { ran: true, passed: rs.every((r) => r.ok), by, results: rs.map((r) => ({ change_id: r.change_id, ok: r.ok, error: r.error?.message ?? null, request_id: r.request_id ?? null, ...(r.note ? { note: r.note } : {}) })) };
-}
-
-type NewPlan = Omit<Prisma.AdsPlanUncheckedCreateInput, "id" | "status" | "createdAt" | "expiresAt">;
-/** Stores a previewed plan (expiring after ADS_PLAN_TTL_SECONDS) and answers its view. */
-async function storePlan(deps: GatewayDeps, plan: NewPlan) {
-  const now = new Date();
-  const row = await deps.db.adsPlan.create({ data: { ...plan, id: newId("pln"), status: "previewed", createdAt: now, expiresAt: new Date(now.getTime() + deps.config.ADS_PLAN_TTL_SECONDS * 1000) } });
-  return { status: 201 as const, body: planView(row) };
-}
-const json = (v: unknown) => v as Prisma.InputJsonValue;
-
-const RUN_STATUSES = ["applying", "issued", "applied", "partially_applied", "failed", "refused"] as const;
-const RunsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: text({ min: 1, max: 64 }).optional(),
-  status: z.enum(RUN_STATUSES).optional(),
-});
-
-/**
- * Locks a plan for a run (our apply, or an executor plan) and checks it may start one: previewed (so never run
- * twice), not expired, not empty, and acknowledged where strict_safety asks for it.
- */
-export async function claimPreviewedPlan(tx: Tx, q: { accountId: string; provider: string; name: string; planId: string; acknowledgedPlanHash?: string }) {
-  const [p] = await tx.$queryRawUnsafe<{ id: string; status: string; expires_at: Date; connection_id: string; changes: unknown[]; calls: unknown[]; prior_state_hash: string; strict_safety: boolean; run_id: string | null }[]>(
-    "SELECT id, status, expires_at AT TIME ZONE 'UTC' AS expires_at, connection_id, changes, calls, prior_state_hash, strict_safety, run_id FROM ads_plans WHERE id = $1 AND account_id = $2 AND provider = $3 FOR UPDATE",
-    q.planId, q.accountId, q.provider);
-  if (!p) throw notFound("Plan");
-  if (p.status !== "previewed") throw new ApiError("conflict", `This plan is ${p.status} (run ${p.run_id}): a plan is applied once; preview again for a new one`);
-  if (p.expires_at.getTime() < Date.now()) throw new ApiError("conflict", `This plan expired at ${p.expires_at.toISOString()}: preview again (the targets may have changed)`);
-  if (!p.changes.length) throw new ApiError("conflict", "This plan has no changes to apply");
-  const hash = planHashOf({ changes: p.changes, calls: p.calls, priorStateHash: p.prior_state_hash });
-  const at = { location: "body" as const, path: "acknowledged_plan_hash", code: "invalid_value" };
-  if (q.acknowledgedPlanHash === undefined && needsAcknowledgement({ provider: q.provider, strictSafety: p.strict_safety }))
-    throw new ApiError("acknowledgement_required", `${q.name} has no dry run: with strict_safety on, read the plan and send its plan_hash as acknowledged_plan_hash`, { errors: [{ ...at, message: "required: the plan's plan_hash" }] });
-  if (q.acknowledgedPlanHash !== undefined && q.acknowledgedPlanHash !== hash)
-    throw new ApiError("acknowledgement_required", "acknowledged_plan_hash is not this plan's plan_hash: read the plan again (GET …/plans/{id})", { errors: [{ ...at, message: "does not match the plan's plan_hash" }] });
-  return p;
-}
+/** A stored plan as the API shows it (its provider's capabilities say whether it needs an acknowledgement). */
+export const planReply = (deps: GatewayDeps, p: Parameters<typeof planView>[0]) =>
+  planView(p, deps.registry.ofKind("ads").find((c) => c.manifest.id === p.provider)?.capabilities);
 
 function routesOf(c: AdsConnector): RouteDef[] {
   const m = c.manifest;
   const base = basePathOf(m);
   const name = m.displayName;
   const authorize = `authorize via GET ${base}/auth`;
+  const problem = { name, reconnect: authorize };
 
   async function connected(deps: GatewayDeps, accountId: string): Promise<{ conn: ConnectionRow; selection: AdsSelection | null; client: ReturnType<AdsConnector["client"]> }> {
     const conn = await connectionOrConflict(deps, accountId, m.id, { name, reconnect: authorize, usable: true });
@@ -177,7 +43,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
     try {
       accessToken = await deps.connections.accessToken(conn);
     } catch (err) {
-      return providerProblem(deps, conn, err, { name, reconnect: authorize });
+      return providerProblem(deps, conn, err, problem);
     }
     const client = connectorOf(deps, m.id).client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV });
     return { conn, selection: parsed.success ? parsed.data : null, client };
@@ -191,10 +57,8 @@ function routesOf(c: AdsConnector): RouteDef[] {
     try {
       adAccountId = await resolveAdAccount(client, selection.account_id);
     } catch (err) {
-      if (!(err instanceof AdAccountChoiceError)) return providerProblem(deps, conn, err, { name, reconnect: authorize });
-      throw new ApiError("ad_account_required", `No ad account is selected and ${err.message}: PUT ${base}/selection with account_id (GET ${base}/accounts lists them)`, {
-        errors: [{ location: "body", path: "account_id", message: err.accounts.length ? `required: one of ${err.accounts.map((a) => a.id).join(", ")}` : "no ad account is reachable", code: "ad_account_required" }],
-      });
+      if (err instanceof AdAccountChoiceError) throw adAccountRequired(err, base);
+      return providerProblem(deps, conn, err, problem);
     }
     return { conn, selection, client, adAccountId };
   }
@@ -206,7 +70,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
     try {
       problems = await checkMappedEntities(client, adAccountId, entities);
     } catch (err) {
-      return providerProblem(deps, conn, err, { name, reconnect: authorize });
+      return providerProblem(deps, conn, err, problem);
     }
     if (!problems.length) return;
     const errors = problems.map((p) => p.problem === "unknown_entity"
@@ -224,7 +88,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
       responses: { 200: { description: "The saved selection", schema: AdsSelectionBody }, 409: { description: "`not_connected`" } },
       async handler({ deps, auth, body }) {
         const conn = await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false });
-        await deps.db.connection.update({ where: { id: conn.id }, data: { selection: body as Prisma.InputJsonValue } });
+        await saveConnectionSelection(deps.db, conn.id, body);
         return { status: 200, body };
       },
     }),
@@ -244,13 +108,13 @@ function routesOf(c: AdsConnector): RouteDef[] {
       method: "get", path: `${base}/accounts`, operationId: `list${m.operationName}Accounts`, tag: TAG, auth: "apiKey",
       summary: `The ${name} ad accounts the connection reaches`,
       description: "Their ids are what the selection's `account_id` takes; with exactly one, a selection may leave `account_id` out.",
-      responses: { 200: { description: "The ad accounts", schema: AdAccountList }, 409: { description: "`not_connected`" } },
+      responses: { 200: { description: "The ad accounts", schema: AdsAccountList }, 409: { description: "`not_connected`" } },
       async handler({ deps, auth }) {
         const { conn, client } = await connected(deps, auth.accountId);
         try {
           return { status: 200, body: { data: await client.listAccounts() } };
         } catch (err) {
-          return providerProblem(deps, conn, err, { name, reconnect: authorize });
+          return providerProblem(deps, conn, err, problem);
         }
       },
     }),
@@ -258,9 +122,9 @@ function routesOf(c: AdsConnector): RouteDef[] {
       method: "get", path: `${base}/entities`, operationId: `list${m.operationName}Entities`, tag: TAG, auth: "apiKey",
       summary: `The selected ${name} ad account's campaign entities, to map to the trend category`,
       description: "Pass `next_cursor` back as `cursor`. `targeting` lists the fields a plan can change on the entity.",
-      query: EntitiesQuery,
+      query: AdsEntitiesQuery,
       responses: {
-        200: { description: "A page of entities", schema: EntityPage }, 409: { description: "`not_connected`: no connection or no selection" },
+        200: { description: "A page of entities", schema: AdsEntityPage }, 409: { description: "`not_connected`: no connection or no selection" },
         422: { description: "`ad_account_required`: no account_id selected and the connection reaches several ad accounts (named)" },
       },
       async handler({ deps, auth, query }) {
@@ -268,7 +132,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
         try {
           return { status: 200, body: await client.listEntities(adAccountId, { cursor: query.cursor, limit: query.limit }) };
         } catch (err) {
-          return providerProblem(deps, conn, err, { name, reconnect: authorize });
+          return providerProblem(deps, conn, err, problem);
         }
       },
     }),
@@ -279,9 +143,9 @@ function routesOf(c: AdsConnector): RouteDef[] {
         `Each entity is checked at ${name} against the selected ad account's entities (GET ${base}/entities): an id it does not have ` +
         "answers 422 naming `entities.<i>.id` (code `unknown_entity`), a field the entity's targeting is not 422 naming `entities.<i>.field`. " +
         "Needs a selection (409), except to clear the mapping (`entities: []`). Read it back with GET.",
-      body: MappingsBody,
+      body: AdsMappingsBody,
       responses: {
-        200: { description: "The saved mapping", schema: MappingsBody }, 409: { description: "`not_connected`: no connection or no selection" },
+        200: { description: "The saved mapping", schema: AdsMappingsBody }, 409: { description: "`not_connected`: no connection or no selection" },
         422: { description: "`validation_failed`: an entity the ad account does not have, or a field it cannot change; `ad_account_required`" },
       },
       async handler({ deps, auth, body }) {
@@ -290,10 +154,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
           errors: [{ location: "body", path: `entities.${bad}.field`, message: `one of ${c.capabilities.targeting.join(", ")}`, code: "invalid_value" }] });
         if (body.entities.length) await assertKnownEntities(deps, auth.accountId, body.entities);
         else await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false }); // clearing needs no provider
-        await deps.db.$transaction([
-          deps.db.adsMapping.deleteMany({ where: { accountId: auth.accountId, provider: m.id } }),
-          deps.db.adsMapping.createMany({ data: body.entities.map((e) => ({ accountId: auth.accountId, provider: m.id, entityId: e.id, entityName: e.name ?? null, field: e.field })) }),
-        ]);
+        await replaceAdsMappings(deps.db, auth.accountId, m.id, body.entities);
         return { status: 200, body };
       },
     }),
@@ -301,10 +162,10 @@ function routesOf(c: AdsConnector): RouteDef[] {
       method: "get", path: `${base}/mappings`, operationId: `get${m.operationName}Mappings`, tag: TAG, auth: "apiKey",
       summary: `The saved ${name} mapping`,
       description: "The mapped entities as PUT saved them, by id; `entities` is empty when nothing is mapped.",
-      responses: { 200: { description: "The saved mapping", schema: MappingsBody }, 409: { description: "`not_connected`" } },
+      responses: { 200: { description: "The saved mapping", schema: AdsMappingsBody }, 409: { description: "`not_connected`" } },
       async handler({ deps, auth }) {
         await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false });
-        const rows = await deps.db.adsMapping.findMany({ where: { accountId: auth.accountId, provider: m.id }, orderBy: { entityId: "asc" } });
+        const rows = await listAdsMappings(deps.db, auth.accountId, m.id);
         return { status: 200, body: { entities: rows.map((r) => ({ id: r.entityId, ...(r.entityName !== null ? { name: r.entityName } : {}), field: r.field as TargetingField })) } };
       },
     }),
@@ -317,49 +178,15 @@ function routesOf(c: AdsConnector): RouteDef[] {
         "reported per change. The plan is stored with the targets' state and its hash: an apply runs exactly these calls, and refuses if the " +
         `targets changed or the plan expired (ADS_PLAN_TTL_SECONDS). ${c.capabilities.dryRun ? `${name} has a dry run.` : `${name} has no dry run.`}`,
       responses: {
-        201: { description: "The plan", schema: PlanView }, 409: { description: "`not_connected`: no connection, selection or mapping" },
+        201: { description: "The plan", schema: AdsPlanView }, 409: { description: "`not_connected`: no connection, selection or mapping" },
         422: { description: "`ad_account_required`: no account_id selected and the connection reaches several ad accounts (named in the detail and `errors`)" },
       },
       async handler({ deps, auth }) {
         const { conn, selection, client, adAccountId } = await selected(deps, auth.accountId, "ad account and category are");
-        const entities = await deps.db.adsMapping.findMany({ where: { accountId: auth.accountId, provider: m.id }, orderBy: { entityId: "asc" } });
-        if (!entities.length) throw new ApiError("not_connected", `No campaign entities are mapped: PUT ${base}/mappings first`);
-        const cat = selection.trend_category;
-        const rows = await deps.db.trend.findMany({
-          where: { accountId: auth.accountId, status: "active", stage: { in: POSITIVE_STAGES }, OR: [{ category: cat }, { category: { startsWith: `${cat}/` } }] },
-          orderBy: { velocity: "desc" }, take: 50,
-        });
-        const trends: PlanTrend[] = rows.map((t) => ({ id: t.id, name: t.name, category: t.category, severity: t.severity as Severity, sentiment: t.sentiment }));
-        let plan, calls, prior: EntityTargeting[], dry: DryRun;
-        try {
-          prior = await readTargets(client, adAccountId, entities.map((e) => ({ id: e.entityId, field: e.field as TargetingField })));
-          const resolved = new Map<TargetingField, Map<string, TargetingItem[]>>();
-          for (const f of new Set(entities.map((e) => e.field as TargetingField))) resolved.set(f, await client.resolveItems(adAccountId, f, trends.map((t) => t.name)));
-          plan = computePlan({ trends, entities: entities.map((e) => ({ id: e.entityId, name: e.entityName ?? undefined, field: e.field as TargetingField })), prior, resolved, safety: safetyOf(selection) });
-          calls = client.calls(adAccountId, plan.changes, prior);
-          // The provider's verdict per change; what it refuses leaves the plan (refused, with its reason), so what is
-          // applied is exactly what passed the dry run.
-          dry = await dryRunOf(c, client, adAccountId, calls);
-          const failed = new Map(dry.results.filter((r) => !r.ok).map((r) => [r.change_id, r]));
-          if (failed.size) {
-            for (const ch of plan.changes.filter((x) => failed.has(x.id)))
-              plan.refused.push({ change_id: ch.id, entity_id: ch.entity_id, field: ch.field, item: ch.item.text, trend_id: ch.trend_id, rule: "dry_run_failed", reason: `${name}'s dry run refused it: ${failed.get(ch.id)!.error ?? "refused"}` });
-            plan.changes = plan.changes.filter((x) => !failed.has(x.id));
-            for (const d of plan.diff) {
-              const gone = new Set(d.changes.filter((x) => failed.has(x.change_id)).map((x) => x.item));
-              d.changes = d.changes.filter((x) => !failed.has(x.change_id));
-              d.after = d.after.filter((x) => !gone.has(x) || d.before.includes(x));
-            }
-            calls = client.calls(adAccountId, plan.changes, prior);
-          }
-        } catch (err) {
-          return providerProblem(deps, conn, err, { name, reconnect: authorize });
-        }
-        return storePlan(deps, {
-          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId, category: cat, strictSafety: selection.strict_safety,
-          changes: json(plan.changes), calls: json(calls), diff: json(plan.diff), refused: json(plan.refused), dryRun: json(dry),
-          priorState: json(prior), priorStateHash: plan.prior_state_hash,
-        });
+        const plan = await previewPlan(deps, {
+          accountId: auth.accountId, connector: connectorOf(deps, m.id), client, connectionId: conn.id, adAccountId, selection, planTtlSeconds: deps.config.ADS_PLAN_TTL_SECONDS,
+        }).catch((err) => adsProblem(deps, conn, err, problem));
+        return { status: 201, body: planReply(deps, plan) };
       },
     }),
     defineRoute({
@@ -378,15 +205,14 @@ function routesOf(c: AdsConnector): RouteDef[] {
         422: { description: "`acknowledgement_required`: the plan needs `acknowledged_plan_hash` (strict_safety, no provider dry run), or the one sent is not the plan's" },
       },
       async handler({ deps, auth, body, atomically }) {
-        let rows: OutboxRow[] = [];
+        let outbox: OutboxRow[] = [];
         const reply = await atomically(async (tx) => {
-          const p = await claimPreviewedPlan(tx, { accountId: auth.accountId, provider: m.id, name, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash });
-          rows = await addOutboxMessages(tx, [{ queue: QUEUES.adsApplies, accountId: auth.accountId, connectionId: p.connection_id, subjectId: p.id, dedupKey: p.id, payload: { plan_id: p.id } }]);
-          const runId = rows[0].id;
-          await tx.adsPlan.update({ where: { id: p.id }, data: { status: "applying", runId } });
-          return { status: 202, body: { plan_id: p.id, run_id: runId, status: "applying" as const } };
+          const run = await queueApply(tx, { accountId: auth.accountId, connector: connectorOf(deps, m.id), planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
+            .catch((err) => adsProblem(deps, undefined, err, problem));
+          outbox = run.outbox;
+          return { status: 202, body: { plan_id: run.planId, run_id: run.runId, status: "applying" as const } };
         });
-        await dispatchAfterCommit(deps, rows);
+        await dispatchAfterCommit(deps, outbox);
         return reply;
       },
     }),
@@ -398,73 +224,41 @@ function routesOf(c: AdsConnector): RouteDef[] {
         "item it added and that is still there is removed (and each it removed is added back). Apply it with POST …/apply like any plan: " +
         "the same stale check, the same once-only apply. Rollbacks restore a prior state, so strict_safety's additions-only rule does not " +
         "apply to them. 409 when the plan was not applied, or a rollback of it is already previewed or applied.",
-      params: z.object({ id: Id }),
-      responses: { 201: { description: "The rollback plan", schema: PlanView }, 404: { description: "No such plan" }, 409: { description: "`conflict`" } },
+      params: IdParam,
+      responses: { 201: { description: "The rollback plan", schema: AdsPlanView }, 404: { description: "No such plan" }, 409: { description: "`conflict`" } },
       async handler({ deps, auth, params }) {
-        const applied = await deps.db.adsPlan.findFirst({ where: { id: params.id, accountId: auth.accountId, provider: m.id } });
-        if (!applied) throw notFound("Plan");
-        if (applied.status !== "applied" && applied.status !== "partially_applied") throw new ApiError("conflict", `This plan is ${applied.status}: only an applied plan can be rolled back`);
-        const open = await deps.db.adsPlan.findFirst({ where: { rollbackOf: applied.id, status: { in: ["previewed", "applying", "applied", "partially_applied"] } } });
-        if (open) throw new ApiError("conflict", `Rollback plan ${open.id} of this plan is ${open.status}: a plan is rolled back once`);
-        const { conn, client } = await connected(deps, auth.accountId);
-        const results = new Map(((applied.results as { change_id: string; ok: boolean }[] | null) ?? []).map((r) => [r.change_id, r.ok]));
-        const done = (applied.changes as unknown as TargetingChange[]).filter((ch) => results.get(ch.id));
-        const prior0 = applied.priorState as unknown as EntityTargeting[];
-        let prior: EntityTargeting[], changes: TargetingChange[], calls: ProviderCall[], dry: DryRun;
-        try {
-          prior = await readTargets(client, applied.adAccountId, prior0.map((t) => ({ id: t.entity_id, field: t.field })));
-          const now = new Map(prior.map((t) => [`${t.entity_id}|${t.field}`, new Map(t.items.map((i) => [i.key, i]))]));
-          changes = done.flatMap((ch, i): TargetingChange[] => {
-            const present = now.get(`${ch.entity_id}|${ch.field}`)?.get(ch.item.key);
-            if (ch.op === "add" && present) return [{ ...ch, id: `rb_${i + 1}`, op: "remove", item: present }]; // its resource as read now
-            if (ch.op === "remove" && !present) return [{ ...ch, id: `rb_${i + 1}`, op: "add" }];
-            return []; // already undone (by someone, or the provider)
-          });
-          calls = client.calls(applied.adAccountId, changes, prior);
-          dry = await dryRunOf(c, client, applied.adAccountId, calls);
-        } catch (err) {
-          return providerProblem(deps, conn, err, { name, reconnect: authorize });
-        }
-        const diff = prior.map((t) => {
-          const mine = changes.filter((x) => x.entity_id === t.entity_id && x.field === t.field);
-          const removed = new Set(mine.filter((x) => x.op === "remove").map((x) => x.item.key));
-          return {
-            entity_id: t.entity_id, entity_name: null, field: t.field, before: t.items.map((x) => x.text),
-            after: [...t.items.filter((x) => !removed.has(x.key)).map((x) => x.text), ...mine.filter((x) => x.op === "add").map((x) => x.item.text)],
-            changes: mine.map((x) => ({ change_id: x.id, op: x.op, item: x.item.text, trend: null })),
-          };
-        });
-        return storePlan(deps, {
-          accountId: auth.accountId, provider: m.id, connectionId: conn.id, adAccountId: applied.adAccountId, category: applied.category, strictSafety: applied.strictSafety,
-          changes: json(changes), calls: json(calls), diff: json(diff), refused: [], dryRun: json(dry), priorState: json(prior),
-          priorStateHash: stateHash(hashablePrior(prior)), rollbackOf: applied.id,
-        });
+        let conn: ConnectionRow | undefined;
+        const connect = async () => {
+          const s = await connected(deps, auth.accountId);
+          conn = s.conn;
+          return { connectionId: s.conn.id, client: s.client };
+        };
+        const plan = await previewRollback(deps, { accountId: auth.accountId, connector: connectorOf(deps, m.id), planId: params.id, connect, planTtlSeconds: deps.config.ADS_PLAN_TTL_SECONDS })
+          .catch((err) => adsProblem(deps, conn, err, problem));
+        return { status: 201, body: planReply(deps, plan) };
       },
     }),
     defineRoute({
       method: "get", path: `${base}/runs`, operationId: `list${m.operationName}Runs`, tag: TAG, auth: "apiKey",
       summary: `Applied ${name} plans (runs), newest first`,
       description: "Every plan that was applied (or is being applied), rollbacks included, with its status and per-change results. Pass `next_cursor` back as `cursor`.",
-      query: RunsQuery,
-      responses: { 200: { description: "A page of runs", schema: RunList } },
+      query: AdsRunsQuery,
+      responses: { 200: { description: "A page of runs", schema: AdsRunList } },
       async handler({ deps, auth, query }) {
-        const rows = await deps.db.adsPlan.findMany({
-          where: { accountId: auth.accountId, provider: m.id, runId: { not: null }, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { runId: { lt: query.cursor } } : {}) },
-          orderBy: { runId: "desc" }, take: query.limit + 1,
-        });
+        const rows = await listAdsRuns(deps.db, { accountId: auth.accountId, provider: m.id, status: query.status, beforeRunId: query.cursor, take: query.limit + 1 });
         const page = rows.slice(0, query.limit);
-        return { status: 200, body: { data: page.map(planView), next_cursor: rows.length > query.limit ? page[page.length - 1].runId : null } };
+        return { status: 200, body: { data: page.map((p) => planReply(deps, p)), next_cursor: rows.length > query.limit ? page[page.length - 1].runId : null } };
       },
     }),
     defineRoute({
       method: "get", path: `${base}/plans/{id}`, operationId: `get${m.operationName}Plan`, tag: TAG, auth: "apiKey",
       summary: `One ${name} plan`,
-      params: z.object({ id: Id }),
-      responses: { 200: { description: "The plan", schema: PlanView }, 404: { description: "No such plan" } },
+      params: IdParam,
+      responses: { 200: { description: "The plan", schema: AdsPlanView }, 404: { description: "No such plan" } },
       async handler({ deps, auth, params }) {
-        const p = await deps.db.adsPlan.findFirst({ where: { id: params.id, accountId: auth.accountId, provider: m.id } });
+        const p = await findAccountPlan(deps.db, { id: params.id, accountId: auth.accountId, provider: m.id });
         if (!p) throw notFound("Plan");
-        return { status: 200, body: planView(p) };
+        return { status: 200, body: planReply(deps, p) };
       },
     }),
   ];
@@ -473,10 +267,10 @@ function routesOf(c: AdsConnector): RouteDef[] {
 const providersRoute = defineRoute({
   method: "get", path: "/api/integrations/ads/providers", operationId: "listAdsProviders", tag: TAG, auth: "apiKey",
   summary: "The ads providers: display name, whether connected, whether this server can connect it (`configured`), capabilities",
-  responses: { 200: { description: "The providers", schema: z.object({ data: z.array(AdsProvider) }) } },
+  responses: { 200: { description: "The providers", schema: AdsProviderList } },
   async handler({ deps, auth }) {
     const ads = deps.registry.ofKind("ads");
-    const conns = await deps.db.connection.findMany({ where: { accountId: auth.accountId, provider: { in: ads.map((c) => c.manifest.id) } }, select: { provider: true, status: true } });
+    const conns = await connectionStates(deps.db, auth.accountId, { providers: ads.map((c) => c.manifest.id) });
     return {
       status: 200,
       body: {
