@@ -20,6 +20,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   [google, meta] = await Promise.all([startGoogleAdsServer(), startMetaAdsServer()]);
   gw = await startGateway({
+    OUTBOUND_ALLOWLIST: "127.0.0.1",
     GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url, META_ADS_API_URL: meta.url,
     META_ADS_CLIENT_ID: "", META_ADS_CLIENT_SECRET: "",
   });

@@ -19,7 +19,7 @@ let workers: RunningWorkers;
 
 beforeAll(async () => {
   google = await startGoogleAdsServer();
-  gw = await startGateway({ GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url, OUTBOX_RETRY_SCHEDULE_SECONDS: "0.2,0.2,0.2" });
+  gw = await startGateway({ OUTBOUND_ALLOWLIST: "127.0.0.1", GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url, OUTBOX_RETRY_SCHEDULE_SECONDS: "0.2,0.2,0.2" });
   workers = startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["ads-applies"]);
 });
 afterAll(async () => { await workers.close(); await gw.close(); await google.close(); });

@@ -24,6 +24,7 @@ beforeAll(async () => {
   const key = await generateExecutorSigningKey();
   signingJwk = JSON.parse(key);
   gw = await startGateway({
+    OUTBOUND_ALLOWLIST: "127.0.0.1",
     GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url,
     META_ADS_CLIENT_ID: meta.app.clientId, META_ADS_CLIENT_SECRET: meta.app.clientSecret, META_ADS_API_URL: meta.url,
     EXECUTOR_SIGNING_KEY: key, PUBLIC_BASE_URL: "https://trendgate.test",

@@ -13,7 +13,7 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   google = await startGoogleAdsServer();
-  gw = await startGateway({ GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url });
+  gw = await startGateway({ OUTBOUND_ALLOWLIST: "127.0.0.1", GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url });
 });
 afterAll(async () => { await gw.close(); await google.close(); });
 

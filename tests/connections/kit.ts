@@ -37,7 +37,7 @@ export interface FixtureGateway extends Gateway {
 /** A gateway whose registry holds only the fixture provider (at /api/integrations/chat/...). */
 export async function fixtureGateway(peer: OAuthPeer, env: Record<string, string> = {}, auth: Partial<OAuth2Auth> = {}): Promise<FixtureGateway> {
   const { logger, text } = captureLogger();
-  const config = testConfig({ ...clientEnv(peer.clients.basic), OAUTH_RETURN_ORIGINS: RETURN_ORIGIN, ...env });
+  const config = testConfig({ ...clientEnv(peer.clients.basic), OUTBOUND_ALLOWLIST: "127.0.0.1", OAUTH_RETURN_ORIGINS: RETURN_ORIGIN, ...env });
   const deps = createDeps(config, logger);
   const gw = await createGateway(deps, { registry: new ConnectorRegistry([fixtureConnector(peer, auth)]) });
   return {
@@ -56,7 +56,7 @@ export async function fixtureGateway(peer: OAuthPeer, env: Record<string, string
 /** Connections on its own (as a worker has it), over the fixture provider. */
 export function fixtureConnections(peer: PeerUrls, env: Record<string, string>, auth: Partial<OAuth2Auth> = {}) {
   const { logger, text } = captureLogger();
-  const config = testConfig({ OAUTH_RETURN_ORIGINS: RETURN_ORIGIN, ...env });
+  const config = testConfig({ OUTBOUND_ALLOWLIST: "127.0.0.1", OAUTH_RETURN_ORIGINS: RETURN_ORIGIN, ...env });
   const db: Db = createDb(config.DATABASE_URL);
   const secrets = new SecretBox(config.ENCRYPTION_KEY);
   const connections = new Connections({ db, secrets, config, providers: new ConnectorRegistry([fixtureConnector(peer, auth)]), logger });

@@ -6,6 +6,9 @@ import { OAuth2Client, ProviderError, type OAuth2Auth, type OAuthManifest } from
 import { startOAuthPeer, type OAuthPeer, type OAuthPeerClient } from "../peers/oauth-server.ts";
 import { fixtureConnector, REDIRECT_URI } from "./kit.ts";
 
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+
 let peer: OAuthPeer;
 beforeAll(async () => { peer = await startOAuthPeer({ redirectUris: [REDIRECT_URI] }); });
 afterAll(() => peer?.close());

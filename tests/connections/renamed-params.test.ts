@@ -10,6 +10,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   tt = await startTikTokAdsServer();
   gw = await startGateway({
+    OUTBOUND_ALLOWLIST: "127.0.0.1",
     TIKTOK_ADS_CLIENT_ID: tt.app.appId, TIKTOK_ADS_CLIENT_SECRET: tt.app.secret, TIKTOK_ADS_API_URL: tt.url,
     TIKTOK_ADS_TOKEN_URL: `${tt.url}/open_api/v1.3/oauth2/access_token/`,
   });

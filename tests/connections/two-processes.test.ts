@@ -25,7 +25,7 @@ afterAll(async () => {
 function tokenProcess(connectionId: string) {
   const child = spawn(process.execPath, nodeArgs(path.resolve("tests/connections/refresh-proc.ts")), {
     env: {
-      ...process.env, ...clientEnv(peer.clients.basic), CONNECTION_ID: connectionId, LOG_LEVEL: "silent",
+      ...process.env, ...clientEnv(peer.clients.basic), OUTBOUND_ALLOWLIST: "127.0.0.1", CONNECTION_ID: connectionId, LOG_LEVEL: "silent",
       FIXTURE_PEER: JSON.stringify({ url: peer.url, authorizationUrl: peer.authorizationUrl, tokenUrl: peer.tokenUrl, revocationUrl: peer.revocationUrl }),
     },
     stdio: ["pipe", "pipe", "inherit"],

@@ -8,6 +8,9 @@ import { startPinterestAdsServer } from "../peers/pinterest-ads-server.ts";
 import { startSnapAdsServer } from "../peers/snap-ads-server.ts";
 import { startTikTokAdsServer } from "../peers/tiktok-ads-server.ts";
 
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+
 // Each ads connector lists the ad accounts a token reaches through its provider's own listing (what lets a selection
 // leave account_id out), against the provider's local stand-in: a token sees exactly its accounts, each id in the
 // form a selection's account_id takes.

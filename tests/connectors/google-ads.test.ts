@@ -2,6 +2,9 @@ import { ProviderError } from "@trendgate/connector-core";
 import { googleAds, type TargetingChange } from "@trendgate/connector-ads";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
 
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+
 // The Google Ads connector's client (issue 11) against the local Google Ads API: entities through GAQL paging,
 // keyword targeting read as ad-group criteria, the plan's calls as one adGroupCriteria:mutate with partialFailure,
 // the dry run with validateOnly changing nothing, per-operation failures mapped to their changes, rollback by

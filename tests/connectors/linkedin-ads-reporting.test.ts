@@ -3,6 +3,9 @@ import { linkedinAds, type ReportQuery, type ReportRow } from "@trendgate/connec
 import { decimalToMicros } from "../../packages/connectors/ads/src/linkedin/report.ts";
 import { startLinkedInAdsServer, type Criteria, type LinkedInAdsServer } from "../peers/linkedin-ads-server.ts";
 
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+
 // LinkedIn Ads reporting (issue 13) against the local Marketing API: adAnalytics (q=analytics, one pivot, no paging,
 // answers cut at 15,000 elements) read at the three levels (LinkedIn campaign group = our campaign, LinkedIn campaign
 // = our ad group, creative = our ad), creatives' stats seeded in LinkedIn's own units (costInLocalCurrency decimal

@@ -1,6 +1,9 @@
-import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest } from "@trendgate/connector-core";
+import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { linkedinAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
 import { LINKEDIN_FACETS as F, startLinkedInAdsServer, type Criteria, type LinkedInAdsServer } from "../peers/linkedin-ads-server.ts";
+
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
 // The LinkedIn Ads connector's client (issue 12) against the local Marketing API: campaign groups then campaigns
 // through page tokens, member interests and skills read from each campaign's whole targetingCriteria (named
@@ -215,15 +218,15 @@ test("429s without a wait hint, outages, token and version errors map onto the f
   expect([server.criteriaOf(rich.id), server.criteriaOf(bare.id)]).toEqual([RICH, BARE]);
 
   // A throttle after the first campaign was written: the run reports that write and fails the rest, retryable.
-  const realFetch = globalThis.fetch;
+  const realFetch = ProviderHttp.prototype.fetch;
   let armed = false;
-  globalThis.fetch = (async (...args: Parameters<typeof fetch>) => {
-    const res = await realFetch(...args);
+  ProviderHttp.prototype.fetch = async function (this: ProviderHttp, ...args: Parameters<ProviderHttp["fetch"]>) {
+    const res = await realFetch.apply(this, args);
     if (!armed && server.writes.length === 1) { armed = true; server.failNext("throttle", 1); }
     return res;
-  }) as typeof fetch;
+  };
   let partial;
-  try { partial = await client.run(ACCOUNT, calls, { dryRun: false }); } finally { globalThis.fetch = realFetch; }
+  try { partial = await client.run(ACCOUNT, calls, { dryRun: false }); } finally { ProviderHttp.prototype.fetch = realFetch; }
   expect(partial.map((r) => [r.change_id, r.ok, r.error?.kind, r.error?.retryable])).toEqual([["c1", true, undefined, undefined], ["c2", false, "rate_limited", true]]);
   expect(server.criteriaOf(bare.id)).toEqual(BARE);
 

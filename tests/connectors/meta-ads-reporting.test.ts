@@ -3,6 +3,9 @@ import { metaAds, type ReportQuery, type ReportRow } from "@trendgate/connector-
 import { CONVERSION_ACTION_TYPES, decimalToMicros, MetaAdsReportingClient, usesAsync } from "../../packages/connectors/ads/src/meta/report.ts";
 import { META_SUBCODES, startMetaAdsServer, type MetaAdsServer, type MetaStatsRow } from "../peers/meta-ads-server.ts";
 
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+
 // Meta reporting (issue 13) against the local Graph API's insights endpoints: rows seeded as Meta stores them (one
 // per ad and account-local day, spend a decimal string of the account's currency, conversions inside `actions`) come
 // out normalised (integer micros, the account's currency and time zone, counted conversions), through Graph cursor

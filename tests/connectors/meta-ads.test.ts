@@ -1,6 +1,9 @@
-import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest } from "@trendgate/connector-core";
+import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { metaAds, type EntityTargeting, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
 import { startMetaAdsServer, type MetaAdsServer } from "../peers/meta-ads-server.ts";
+
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
 // The Meta Ads connector's client (issue 11) against the local Graph / Marketing API: campaigns and ad sets through
 // Graph cursors, interest targeting read from each ad set's whole spec, interests resolved through the targeting
@@ -178,15 +181,15 @@ test("throttles, transient failures and token errors map onto the framework's ki
   // A throttle after the first ad set was written: the run reports that write and fails the rest, retryable. The
   // stand-in throttles "the next n calls", so the throttle is armed once the first write has been answered.
   server.resetLog();
-  const realFetch = globalThis.fetch;
+  const realFetch = ProviderHttp.prototype.fetch;
   let armed = false;
-  globalThis.fetch = (async (...args: Parameters<typeof fetch>) => {
-    const res = await realFetch(...args);
+  ProviderHttp.prototype.fetch = async function (this: ProviderHttp, ...args: Parameters<ProviderHttp["fetch"]>) {
+    const res = await realFetch.apply(this, args);
     if (!armed && server.writes.length === 1) { armed = true; server.failNext("buc_limit", 1, { regainMinutes: 3 }); }
     return res;
-  }) as typeof fetch;
+  };
   let partial;
-  try { partial = await client.run(ACCOUNT, calls, { dryRun: false }); } finally { globalThis.fetch = realFetch; }
+  try { partial = await client.run(ACCOUNT, calls, { dryRun: false }); } finally { ProviderHttp.prototype.fetch = realFetch; }
   expect(partial.map((r) => [r.change_id, r.ok, r.error?.kind])).toEqual([["c1", true, undefined], ["c2", false, "rate_limited"]]);
   expect(partial[1].error!.detail.retryAfterMs).toBe(180_000);
   expect(server.targetingOf(rich.id)!.flexible_spec[0].interests).toContainEqual(COFFEE);

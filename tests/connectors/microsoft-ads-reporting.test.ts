@@ -4,6 +4,9 @@ import { microsoftAds, type ReportQuery, type ReportRow } from "@trendgate/conne
 import { CsvReader, microsOf } from "../../packages/connectors/ads/src/microsoft/report.ts";
 import { startMicrosoftAdsServer, type MicrosoftAdsServer } from "../peers/microsoft-ads-server.ts";
 
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+
 // Microsoft Advertising reporting (issue 13) against the local Reporting and Customer Management REST services:
 // GetAccount's currency and time zone, SubmitGenerateReport -> PollGenerateReport (Pending, then Success with a
 // 5-minute signed URL, null without rows, or Error) -> the ZIP of one CSV downloaded without our credentials and read

@@ -1,6 +1,9 @@
-import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest } from "@trendgate/connector-core";
+import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { microsoftAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
 import { startMicrosoftAdsServer, type MicrosoftAdsServer } from "../peers/microsoft-ads-server.ts";
+
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
 // The Microsoft Advertising connector's client (issue 12) against the local Campaign Management REST API: Search
 // campaigns and their ad groups paged by the connector (Microsoft's reads do not page), keywords read per ad group,
@@ -189,15 +192,15 @@ test("faults onto the framework's kinds: 117 waits 60 s (configurable), 109 re-a
 
   // A throttle after the first ad group was written: that write is reported, the rest fails retryable.
   ms.resetLog();
-  const realFetch = globalThis.fetch;
+  const realFetch = ProviderHttp.prototype.fetch;
   let armed = false;
-  globalThis.fetch = (async (...args: Parameters<typeof fetch>) => {
-    const res = await realFetch(...args);
+  ProviderHttp.prototype.fetch = async function (this: ProviderHttp, ...args: Parameters<ProviderHttp["fetch"]>) {
+    const res = await realFetch.apply(this, args);
     if (!armed && writes().length === 1) { armed = true; ms.failNext("call_rate"); }
     return res;
-  }) as typeof fetch;
+  };
   let partial;
-  try { partial = await client.run(acc, calls, { dryRun: false }); } finally { globalThis.fetch = realFetch; }
+  try { partial = await client.run(acc, calls, { dryRun: false }); } finally { ProviderHttp.prototype.fetch = realFetch; }
   expect(partial.map((r) => [r.change_id, r.ok, r.error?.kind])).toEqual([["c1", true, undefined], ["c2", false, "rate_limited"]]);
   expect(ms.keywordsOf(g2.id)).toEqual([]);
 

@@ -1,6 +1,9 @@
-import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest } from "@trendgate/connector-core";
+import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { pinterestAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
 import { startPinterestAdsServer, type PinterestAdsServer } from "../peers/pinterest-ads-server.ts";
+
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
 // The Pinterest Ads connector's client (issue 12) against the local Pinterest API v5, every request and answer checked
 // against Pinterest's published description (the stand-in's specViolations): campaigns and ad groups through
@@ -244,15 +247,15 @@ test("throttles, the Trial daily cap, 500s and token errors map onto the framewo
 
   // A throttle after the first ad group was written: the run reports that write and fails the rest, retryable.
   server.resetLog();
-  const realFetch = globalThis.fetch;
+  const realFetch = ProviderHttp.prototype.fetch;
   let armed = false;
-  globalThis.fetch = (async (...args: Parameters<typeof fetch>) => {
-    const res = await realFetch(...args);
+  ProviderHttp.prototype.fetch = async function (this: ProviderHttp, ...args: Parameters<ProviderHttp["fetch"]>) {
+    const res = await realFetch.apply(this, args);
     if (!armed && server.requests.filter((r) => r.method === "PATCH").length === 1) { armed = true; server.failNext("rate_limit", 1, { resetS: 3 }); }
     return res;
-  }) as typeof fetch;
+  };
   let partial;
-  try { partial = await client.run(ACCOUNT, calls, { dryRun: false }); } finally { globalThis.fetch = realFetch; }
+  try { partial = await client.run(ACCOUNT, calls, { dryRun: false }); } finally { ProviderHttp.prototype.fetch = realFetch; }
   expect(partial.map((r) => [r.change_id, r.ok, r.error?.kind])).toEqual([["c1", true, undefined], ["c2", false, "rate_limited"]]);
   expect(partial[1].error!.detail.retryAfterMs).toBe(3000);
   expect(server.targetingOf(bare.id)).toEqual(BARE);

@@ -2,6 +2,9 @@ import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManife
 import { snapAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
 import { startSnapAdsServer, SNAP_CODES, type SnapAdsServer } from "../peers/snap-ads-server.ts";
 
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+
 // The Snap Ads connector's client (issue 12) against the local Snap Marketing API: campaigns then ad squads through
 // Snap's pages (>= 50) cut to the caller's page size, interest targeting read from each ad squad's INCLUDE entries
 // with names from the Lifestyle Category lookup, trend phrases resolved through that lookup, one PUT of the whole

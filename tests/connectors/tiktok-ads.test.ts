@@ -1,6 +1,9 @@
-import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest } from "@trendgate/connector-core";
+import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { tiktokAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
 import { startTikTokAdsServer, type TikTokAdsServer } from "../peers/tiktok-ads-server.ts";
+
+// The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
+process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
 // The TikTok Ads connector's client (issue 12) against the local TikTok API for Business: campaigns and ad groups
 // through page numbers, interest categories and interest keywords read from each ad group (named through TikTok's
@@ -198,15 +201,15 @@ test("40100, 50000 and token errors map onto the framework's kinds, all answered
   expect(tt.writes).toEqual([]);
 
   // A throttle after the first ad group was written: the run reports that write and fails the rest, retryable.
-  const realFetch = globalThis.fetch;
+  const realFetch = ProviderHttp.prototype.fetch;
   let armed = false;
-  globalThis.fetch = (async (...args: Parameters<typeof fetch>) => {
-    const res = await realFetch(...args);
+  ProviderHttp.prototype.fetch = async function (this: ProviderHttp, ...args: Parameters<ProviderHttp["fetch"]>) {
+    const res = await realFetch.apply(this, args);
     if (!armed && tt.writes.length === 1) { armed = true; tt.failNext("rate_limit", 1); }
     return res;
-  }) as typeof fetch;
+  };
   let partial;
-  try { partial = await client.run(ADV, calls, { dryRun: false }); } finally { globalThis.fetch = realFetch; }
+  try { partial = await client.run(ADV, calls, { dryRun: false }); } finally { ProviderHttp.prototype.fetch = realFetch; }
   expect(partial.map((r) => [r.change_id, r.ok, r.error?.kind, r.error?.retryable])).toEqual([["c1", true, undefined, undefined], ["c2", false, "rate_limited", true]]);
   expect(tt.adGroup(bare.adgroup_id)!.interest_keyword_ids).toEqual([]);
 

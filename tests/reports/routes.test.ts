@@ -19,7 +19,7 @@ let workers: RunningWorkers;
 
 beforeAll(async () => {
   google = await startGoogleAdsServer({ pageSize: 500 });
-  gw = await startGateway({ GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url, REPORT_STREAM_MAX_ROWS: "100", REPORT_PREVIEW_MAX_ROWS: "50", REPORT_EXPORT_CHUNK_BYTES: "16384" });
+  gw = await startGateway({ OUTBOUND_ALLOWLIST: "127.0.0.1", GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url, REPORT_STREAM_MAX_ROWS: "100", REPORT_PREVIEW_MAX_ROWS: "50", REPORT_EXPORT_CHUNK_BYTES: "16384" });
   workers = startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["report-exports"]);
 });
 afterAll(async () => { await workers.close(); await gw.close(); await google.close(); });

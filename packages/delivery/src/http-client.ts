@@ -11,6 +11,14 @@ export interface OutboundOptions {
   userAgent: string;
 }
 
+export interface OutboundRequestInit {
+  body?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+}
+
 export interface OutboundResult {
   status: number | null;
   headers: Record<string, string | string[] | undefined>;
@@ -48,10 +56,14 @@ export class OutboundClient {
     });
   }
 
-  /** Sends a request and never throws: network failures come back as `error`. */
-  request(method: "POST" | "GET" | "PUT" | "PATCH" | "DELETE", url: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<OutboundResult> {
+  /**
+   * Sends a request and never throws: network failures come back as `error`. `timeoutMs` and `maxResponseBytes`
+   * override the client's for this request; an abort of `signal` ends it with an AbortError (code ABORT_ERR).
+   */
+  request(method: "POST" | "GET" | "PUT" | "PATCH" | "DELETE", url: string, init: OutboundRequestInit = {}): Promise<OutboundResult> {
     const start = performance.now();
-    const max = this.opts.maxResponseBytes;
+    const max = init.maxResponseBytes ?? this.opts.maxResponseBytes;
+    const timeoutMs = init.timeoutMs ?? this.opts.timeoutMs;
     return new Promise((resolve) => {
       let status: number | null = null;
       let headers: OutboundResult["headers"] = {};
@@ -65,10 +77,14 @@ export class OutboundClient {
         if (settled) return;
         settled = true;
         clearTimeout(total);
+        init.signal?.removeEventListener("abort", onAbort);
         const body = Buffer.concat(chunks).subarray(0, max).toString("utf8");
         resolve({ status, headers, body, truncated: size > max, durationMs: Math.round(performance.now() - start), error, sent });
       };
       const fail = (code: string, name: string, message: string) => { finish({ code, name, message: message.slice(0, 500) }); req?.destroy(); };
+      const onAbort = () => fail("ABORT_ERR", "AbortError", "the caller aborted the request");
+      if (init.signal?.aborted) return onAbort();
+      init.signal?.addEventListener("abort", onAbort, { once: true });
 
       let target: URL;
       try {
@@ -79,7 +95,7 @@ export class OutboundClient {
       }
       const lib = target.protocol === "https:" ? https : http;
       const body = init.body === undefined ? undefined : Buffer.from(init.body);
-      total = setTimeout(() => fail("ETIMEDOUT", "TimeoutError", `no complete answer within ${this.opts.timeoutMs} ms`), this.opts.timeoutMs);
+      total = setTimeout(() => fail("ETIMEDOUT", "TimeoutError", `no complete answer within ${timeoutMs} ms`), timeoutMs);
       req = lib.request(target, {
         method,
         agent: target.protocol === "https:" ? this.agents.https : this.agents.http,

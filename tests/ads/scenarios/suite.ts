@@ -64,7 +64,7 @@ export function adsScenarios(peer: AdsScenarioPeer) {
     const started = await peer.start();
     server = started;
     gw = await startGateway({
-      ...started.env, OUTBOX_RETRY_SCHEDULE_SECONDS: "0.2,0.2,0.2", EXECUTOR_SIGNING_KEY: await generateExecutorSigningKey(), PUBLIC_BASE_URL,
+      ...started.env, OUTBOUND_ALLOWLIST: "127.0.0.1", OUTBOX_RETRY_SCHEDULE_SECONDS: "0.2,0.2,0.2", EXECUTOR_SIGNING_KEY: await generateExecutorSigningKey(), PUBLIC_BASE_URL,
     });
     workers = startWorkers(gw.deps.config, createLogger({ level: "silent" }), ["ads-applies"]);
   });

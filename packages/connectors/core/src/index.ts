@@ -3,4 +3,4 @@ export * from "./manifest.ts";
 export * from "./tokens.ts";
 export * from "./provider-config.ts";
 export * from "./oauth/index.ts";
-export * from "./http.ts";
+export * from "./http/index.ts";

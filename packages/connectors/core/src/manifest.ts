@@ -17,6 +17,8 @@ export interface OAuthClientSettings {
   revocationUrl?: string;
   /** The provider's API base (for hooks that exchange through the provider's own API, e.g. Slack's oauth.v2.access). */
   baseUrl: string;
+  /** The configuration's environment: its OUTBOUND_ALLOWLIST decides which private addresses token calls may reach. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A provider's deviations from RFC 6749, each a named hook in its folder. */
@@ -59,7 +61,7 @@ export interface CredentialsAuth {
   mode: "credentials";
 }
 
-/** How a provider says when to come back (read by the provider's client; after Nango's proxy.retry). */
+/** How a provider says when to come back: read by its HTTP path (ProviderHttp) into each answer's wait (after Nango's proxy.retry). */
 export interface RateLimitRules {
   /** Header with seconds (or an HTTP date) to wait, e.g. `retry-after`. */
   retryAfterHeader?: string;

@@ -22,6 +22,7 @@ export function oauthClientOf(m: ProviderManifest, env: ProviderEnv): { client: 
       tokenUrl: (a.env.tokenUrl && env[a.env.tokenUrl]) || a.tokenUrl,
       revocationUrl: (a.env.revocationUrl && env[a.env.revocationUrl]) || a.revocationUrl,
       baseUrl: baseUrlOf(m, env),
+      env,
     },
   };
 }

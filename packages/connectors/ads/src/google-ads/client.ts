@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, codeOf, failuresOf, operationIndexOf, PROVIDER } from "./errors.ts";
 import { digits, googleApi } from "./api.ts";
@@ -41,7 +42,7 @@ export class GoogleAdsClient implements AdsClient {
   }
 
   private async post(path: string, body: unknown, what: string): Promise<{ status: number; body: any; requestId: string | null }> {
-    const r = await providerFetch(PROVIDER, what, new URL(path, this.base), { method: "POST", json: body, headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
+    const r = await http.fetch(what, new URL(path, this.base), { env: this.ctx.env, method: "POST", json: body, headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
     return { status: r.status, body: r.text ? r.body : {}, requestId: r.headers.get("request-id") };
   }
 
@@ -55,7 +56,7 @@ export class GoogleAdsClient implements AdsClient {
     // Resource names only: reading each customer's name would spend one operation per customer. (`./`: a bare
     // "customers:…" would parse as a URL scheme.)
     const what = "customers:listAccessibleCustomers";
-    const r = await providerFetch(PROVIDER, what, new URL(`./${what}`, this.base), { method: "GET", headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
+    const r = await http.fetch(what, new URL(`./${what}`, this.base), { env: this.ctx.env, method: "GET", headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
     const body = r.text ? r.body : {};
     if (r.status !== 200) throw callError(r.status, body, what, r.headers.get("request-id"));
     return ((body?.resourceNames ?? []) as string[]).map((n) => ({ id: String(n).split("/").pop()!, name: null }));

@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
 import { digits, googleApi } from "./api.ts";
@@ -58,8 +59,8 @@ export class GoogleAdsReportingClient implements ReportingClient {
     const cid = digits(accountId);
     if (!/^\d+$/.test(cid)) throw new ProviderError(PROVIDER, "bad_request", `customer id ${accountId}: digits expected`);
     // prettyPrint=false (Google's system parameter, approximate for Ads REST): a 10,000-row page is about a third smaller.
-    const res = await providerFetch(PROVIDER, "googleAds:search", new URL(`customers/${cid}/googleAds:search?prettyPrint=false`, this.base), {
-      method: "POST", signal, json: { query, ...(pageToken ? { pageToken } : {}) },
+    const res = await http.fetch("googleAds:search", new URL(`customers/${cid}/googleAds:search?prettyPrint=false`, this.base), {
+      env: this.ctx.env, method: "POST", signal, json: { query, ...(pageToken ? { pageToken } : {}) },
       headers: { authorization: `Bearer ${this.ctx.accessToken}`, ...(this.loginCustomerId ? { "login-customer-id": this.loginCustomerId } : {}) },
     });
     const body = res.text ? res.body : {};

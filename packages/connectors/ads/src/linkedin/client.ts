@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { criteriaProblems, FACETS, mergeInterests, planFacetOf, planUrns, type Criteria } from "./criteria.ts";
 import { callError, errorOf, kindOf, messageOf, PROVIDER, providerCodeOf } from "./errors.ts";
@@ -77,8 +78,8 @@ export class LinkedInAdsClient implements AdsClient {
 
   private async request(method: "GET" | "POST", path: string, what: string, opts: { query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
     const query = opts.query ? restliQuery(opts.query) : "";
-    const r = await providerFetch(PROVIDER, what, new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
-      method, json: opts.body, headers: { ...this.headers(), ...opts.headers, authorization: `Bearer ${this.ctx.accessToken}` },
+    const r = await http.fetch(what, new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
+      env: this.ctx.env, method, json: opts.body, headers: { ...this.headers(), ...opts.headers, authorization: `Bearer ${this.ctx.accessToken}` },
     });
     return { status: r.status, body: r.text ? r.body : {}, requestId: r.headers.get("x-li-uuid") };
   }

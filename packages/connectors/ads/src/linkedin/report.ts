@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { DEFAULT_VERSION } from "./client.ts";
 import { callError, PROVIDER } from "./errors.ts";
@@ -102,8 +103,8 @@ export class LinkedInAdsReporting implements ReportingClient {
 
   /** One GET; `query` is already encoded (Rest.li 2.0 plus the plain `fields` list). An abort stops it at once. */
   private async get(path: string, query: string, what: string, signal?: AbortSignal): Promise<any> {
-    const res = await providerFetch(PROVIDER, what, new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
-      method: "GET", signal, timeoutMs: TIMEOUT_MS,
+    const res = await http.fetch(what, new URL(`${path}${query ? `?${query}` : ""}`, this.base), {
+      env: this.ctx.env, method: "GET", signal, timeoutMs: TIMEOUT_MS,
       headers: { "Linkedin-Version": this.version, "X-Restli-Protocol-Version": "2.0.0", authorization: `Bearer ${this.ctx.accessToken}` },
     });
     const body = res.body;

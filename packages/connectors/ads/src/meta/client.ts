@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, graphErrorOf, graphMessage, kindOf, PROVIDER, providerCodeOf } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -52,7 +53,7 @@ export class MetaAdsClient implements AdsClient {
   private async send(method: "GET" | "POST", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
-    const r = await providerFetch(PROVIDER, what, url, { method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
+    const r = await http.fetch(what, url, { env: this.ctx.env, method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
     const body = r.text ? r.body : {};
     return { status: r.status, body, headers: r.headers, traceId: graphErrorOf(body)?.fbtrace_id ?? r.headers.get("x-fb-trace-id") };
   }

@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, type OAuthHooks, type ProviderEnv, type TokenSet } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import { callError, graphErrorOf, graphMessage, PROVIDER } from "./errors.ts";
 
 // Meta's OAuth deviates from RFC 6749 in two ways: the code is exchanged with a GET on the token endpoint (client id
@@ -8,10 +9,10 @@ import { callError, graphErrorOf, graphMessage, PROVIDER } from "./errors.ts";
 
 const TIMEOUT_MS = 15_000;
 
-async function tokenGet(tokenUrl: string, params: Record<string, string>, what: string): Promise<{ access_token: string; expires_in?: number; token_type?: string }> {
+async function tokenGet(tokenUrl: string, params: Record<string, string>, what: string, env: ProviderEnv | undefined): Promise<{ access_token: string; expires_in?: number; token_type?: string }> {
   const url = new URL(tokenUrl);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  const res = await providerFetch(PROVIDER, what, url, { method: "GET", timeoutMs: TIMEOUT_MS });
+  const res = await http.fetch(what, url, { env, method: "GET", timeoutMs: TIMEOUT_MS });
   const body = res.body;
   if (res.status !== 200 || typeof body?.access_token !== "string") {
     // The URL carries the client secret and the code: only Graph's error fields go into the message.
@@ -29,8 +30,8 @@ async function tokenGet(tokenUrl: string, params: Record<string, string>, what: 
 export const metaAdsOAuthHooks: OAuthHooks = {
   async exchangeCode({ code, redirectUri, client }): Promise<TokenSet> {
     const app = { client_id: client.clientId, client_secret: client.clientSecret };
-    const short = await tokenGet(client.tokenUrl, { ...app, redirect_uri: redirectUri, code }, "code exchange");
-    const long = await tokenGet(client.tokenUrl, { ...app, grant_type: "fb_exchange_token", fb_exchange_token: short.access_token }, "long-lived token exchange");
+    const short = await tokenGet(client.tokenUrl, { ...app, redirect_uri: redirectUri, code }, "code exchange", client.env);
+    const long = await tokenGet(client.tokenUrl, { ...app, grant_type: "fb_exchange_token", fb_exchange_token: short.access_token }, "long-lived token exchange", client.env);
     return {
       accessToken: long.access_token,
       // Without expires_in Meta issued a token that does not expire (e.g. a system user's).

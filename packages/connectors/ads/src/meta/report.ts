@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, graphErrorOf, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -125,9 +126,9 @@ export class MetaAdsReportingClient implements ReportingClient {
     signal?.throwIfAborted();
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
-    // The caller's abort is not a provider failure: providerFetch rethrows it, ending the work as an AbortError.
-    const res = await providerFetch(PROVIDER, what, url, {
-      method, signal, timeoutMs: TIMEOUT_MS, headers: { authorization: `Bearer ${this.ctx.accessToken}` }, ...(opts.body ? { json: opts.body } : {}),
+    // The caller's abort is not a provider failure: the provider path rethrows it, ending the work as an AbortError.
+    const res = await http.fetch(what, url, {
+      env: this.ctx.env, method, signal, timeoutMs: TIMEOUT_MS, headers: { authorization: `Bearer ${this.ctx.accessToken}` }, ...(opts.body ? { json: opts.body } : {}),
     });
     const body = res.text ? res.body : {};
     return { status: res.status, body, headers: res.headers, traceId: graphErrorOf(body)?.fbtrace_id ?? res.headers.get("x-fb-trace-id") };

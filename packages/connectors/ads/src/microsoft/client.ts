@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { checkAdds, checkDeletes, type AddBody, type DeleteBody, type KeywordRow } from "./checks.ts";
 import { callError, describe, faultOf, PROVIDER, type BatchError } from "./errors.ts";
@@ -81,8 +82,8 @@ export class MicrosoftAdsClient implements AdsClient {
   private async send(method: ProviderCall["method"], path: string, body: unknown, headers: Record<string, string>, what: string): Promise<Answer> {
     const developerToken = this.ctx.env?.[ENV.developerToken];
     if (!developerToken) throw bad(`${ENV.developerToken} is not set: every Microsoft Advertising call needs the developer token of the app's Microsoft Advertising account`);
-    const r = await providerFetch(PROVIDER, what, new URL(path, this.base), {
-      method, json: body, headers: { ...headers, authorization: `Bearer ${this.ctx.accessToken}`, DeveloperToken: developerToken },
+    const r = await http.fetch(what, new URL(path, this.base), {
+      env: this.ctx.env, method, json: body, headers: { ...headers, authorization: `Bearer ${this.ctx.accessToken}`, DeveloperToken: developerToken },
     });
     const parsed = r.text ? r.body : {};
     return { status: r.status, body: parsed, trackingId: faultOf(parsed)?.TrackingId ?? r.headers.get("trackingid") };

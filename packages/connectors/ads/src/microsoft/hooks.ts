@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, retryAfterMs, tokenSetOf, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, tokenSetOf, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import { PROVIDER } from "./errors.ts";
 
 // The Microsoft identity platform's refresh_token grant wants `scope` again (documented as required on the v2.0
@@ -13,8 +14,8 @@ export const SCOPES = ["https://ads.microsoft.com/msads.manage", "offline_access
 
 export const microsoftAdsOAuthHooks: OAuthHooks = {
   async refresh({ refreshToken, client }): Promise<TokenSet> {
-    const res = await providerFetch(PROVIDER, "token refresh", client.tokenUrl, {
-      method: "POST", timeoutMs: TIMEOUT_MS,
+    const res = await http.fetch("token refresh", client.tokenUrl, {
+      env: client.env, method: "POST", timeoutMs: TIMEOUT_MS,
       form: new URLSearchParams({ client_id: client.clientId, client_secret: client.clientSecret, grant_type: "refresh_token", refresh_token: refreshToken, scope: SCOPES.join(" ") }),
     });
     const body = res.body;
@@ -22,7 +23,7 @@ export const microsoftAdsOAuthHooks: OAuthHooks = {
     const code = typeof body?.error === "string" ? body.error : undefined;
     const said = `token refresh: ${code ?? `HTTP ${res.status}`}${typeof body?.error_description === "string" ? `: ${body.error_description.split(/\r?\n/)[0].slice(0, 200)}` : ""}`;
     const detail = { status: res.status, providerCode: code };
-    if (res.status === 429) throw new ProviderError(PROVIDER, "rate_limited", said, { ...detail, retryAfterMs: retryAfterMs(res.headers) });
+    if (res.status === 429) throw new ProviderError(PROVIDER, "rate_limited", said, { ...detail, retryAfterMs: res.waitMs });
     if (res.status >= 500 || res.status === 200) throw new ProviderError(PROVIDER, "unavailable", said, detail);
     // invalid_grant (revoked, expired after 90 days unused, password changed), invalid_client: a person must act.
     throw new ProviderError(PROVIDER, "unauthorized", said, detail);

@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, PROVIDER_TIMEOUT_MS, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, PROVIDER_TIMEOUT_MS, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import { Unzip, UnzipInflate } from "fflate";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { parseAccount } from "./client.ts";
@@ -235,8 +236,8 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
   private async call(url: string, a: Account, body: unknown, what: string, signal?: AbortSignal): Promise<any> {
     const developerToken = this.ctx.env?.[ENV.developerToken];
     if (!developerToken) throw bad(`${ENV.developerToken} is not set: every Microsoft Advertising call needs the developer token of the app's Microsoft Advertising account`);
-    const res = await providerFetch(PROVIDER, what, url, {
-      method: "POST", signal, json: body,
+    const res = await http.fetch(what, url, {
+      env: this.ctx.env, method: "POST", signal, json: body,
       headers: { authorization: `Bearer ${this.ctx.accessToken}`, DeveloperToken: developerToken, CustomerId: a.customerId, CustomerAccountId: a.accountId },
     });
     const parsed = res.text ? res.body : {};

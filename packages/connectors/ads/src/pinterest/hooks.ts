@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type OAuthClientSettings, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, type OAuthClientSettings, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import { errorOf, kindOf, PROVIDER, providerCodeOf } from "./errors.ts";
 
 // Pinterest's token endpoint (`POST /v5/oauth/token`) takes the client's credentials as HTTP Basic only and answers
@@ -15,7 +16,7 @@ const basic = (c: OAuthClientSettings) =>
   `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString("base64")}`;
 
 async function tokenPost(client: OAuthClientSettings, form: Record<string, string>, op: Op): Promise<TokenSet> {
-  const res = await providerFetch(PROVIDER, op, client.tokenUrl, { method: "POST", timeoutMs: TIMEOUT_MS, form: new URLSearchParams(form), headers: { authorization: basic(client) } });
+  const res = await http.fetch(op, client.tokenUrl, { env: client.env, method: "POST", timeoutMs: TIMEOUT_MS, form: new URLSearchParams(form), headers: { authorization: basic(client) } });
   const body = res.body;
   const rid = res.headers.get("x-pinterest-rid");
   if (res.status !== 200 || typeof body?.access_token !== "string") {

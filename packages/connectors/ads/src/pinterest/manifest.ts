@@ -1,5 +1,6 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 import { pinterestAdsOAuthHooks } from "./hooks.ts";
+import { RATE_LIMIT } from "./http.ts";
 
 // Pinterest as the image-pinboard ads provider, through API v5 (as Pinterest's published
 // description, pinterest/api-description, has it). Browser OAuth with
@@ -26,7 +27,7 @@ export const manifest: ProviderManifest<"ads"> = {
   },
   baseUrl: { default: "https://api.pinterest.com", env: "PINTEREST_ADS_API_URL" },
   // Envoy's rate-limit headers on every answer; the reset is in seconds (hours away for the Trial tier's daily cap).
-  rateLimit: { resetHeader: "x-ratelimit-reset", resetUnit: "seconds", remainingHeader: "x-ratelimit-remaining", limitHeader: "x-ratelimit-limit" },
+  rateLimit: RATE_LIMIT,
   schemas: {},
   // The first wait before polling an async report (report.ts; doubled up to 15 s).
   env: { reportPollMs: "PINTEREST_ADS_REPORT_POLL_MS" },

@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
 import { manifest } from "./manifest.ts";
@@ -179,8 +180,8 @@ class PinterestReportingClient implements ReportingClient {
   private async call(method: "GET" | "POST", path: string, what: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal } = {}): Promise<any> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) for (const x of Array.isArray(v) ? v : [v]) url.searchParams.append(k, x);
-    const res = await providerFetch(PROVIDER, what, url, {
-      method, signal: opts.signal, timeoutMs: TIMEOUT_MS, headers: { authorization: `Bearer ${this.ctx.accessToken}` }, ...(opts.body !== undefined ? { json: opts.body } : {}),
+    const res = await http.fetch(what, url, {
+      env: this.ctx.env, method, signal: opts.signal, timeoutMs: TIMEOUT_MS, headers: { authorization: `Bearer ${this.ctx.accessToken}` }, ...(opts.body !== undefined ? { json: opts.body } : {}),
     });
     const body = res.text ? res.body : {};
     if (res.status !== 200 || body === null) throw callError(res.status, body, res.headers, what, res.headers.get("x-pinterest-rid"));

@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, PROVIDER, reasonCode, type SnapEnvelope } from "./errors.ts";
 import { includedInterests, lifestyleIds, mergeInterests, squadProblems, type Squad } from "./targeting.ts";
@@ -53,7 +54,7 @@ export class SnapAdsClient implements AdsClient {
   private async request(method: "GET" | "PUT", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
-    const r = await providerFetch(PROVIDER, what, url, { method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
+    const r = await http.fetch(what, url, { env: this.ctx.env, method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
     return { status: r.status, body: r.body && typeof r.body === "object" ? r.body : null };
   }
 

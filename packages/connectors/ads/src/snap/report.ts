@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
 
@@ -118,8 +119,8 @@ export class SnapAdsReportingClient implements ReportingClient {
     signal?.throwIfAborted();
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    // The caller's abort stays an abort (providerFetch rethrows it), not a provider failure.
-    const res = await providerFetch(PROVIDER, what, url, { method: "GET", signal, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
+    // The caller's abort stays an abort (the provider path rethrows it), not a provider failure.
+    const res = await http.fetch(what, url, { env: this.ctx.env, method: "GET", signal, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
     const body = res.body;
     // A bare 429 (Snap sends no Retry-After) becomes rate_limited without retryAfterMs, as errors.ts maps it.
     if (res.status !== 200 || !body || typeof body !== "object" || body.request_status?.toUpperCase?.() !== "SUCCESS") throw callError(res.status, body, what);

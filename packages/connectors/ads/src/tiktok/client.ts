@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, envelopeOf, kindOf, PROVIDER, providerCodeOf, succeeded, tiktokMessage } from "./errors.ts";
 import { appEnv, env as ENV } from "./manifest.ts";
@@ -64,7 +65,7 @@ export class TikTokAdsClient implements AdsClient {
     const url = new URL(path, this.base);
     // GET parameters that are lists or objects go as JSON strings, as TikTok expects (e.g. filtering, fields).
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, typeof v === "string" ? v : JSON.stringify(v));
-    const r = await providerFetch(PROVIDER, what, url, { method, json: opts.body, headers: { "access-token": this.ctx.accessToken } });
+    const r = await http.fetch(what, url, { env: this.ctx.env, method, json: opts.body, headers: { "access-token": this.ctx.accessToken } });
     const rid = envelopeOf(r.body)?.request_id;
     return { status: r.status, body: r.body, requestId: typeof rid === "string" && rid ? rid : r.headers.get("x-tt-logid") };
   }

@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, type OAuthHooks, type ProviderEnv, type TokenSet } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import { callError, envelopeOf, PROVIDER, succeeded, TIKTOK_CODES, tiktokMessage } from "./errors.ts";
 
 // TikTok's advertiser authorization deviates from RFC 6749: the code (TikTok's `auth_code`) is exchanged with a JSON
@@ -9,8 +10,8 @@ import { callError, envelopeOf, PROVIDER, succeeded, TIKTOK_CODES, tiktokMessage
 
 const TIMEOUT_MS = 15_000;
 
-async function postJson(url: string, body: Record<string, string>, what: string): Promise<any> {
-  const res = await providerFetch(PROVIDER, what, url, { method: "POST", timeoutMs: TIMEOUT_MS, json: body });
+async function postJson(url: string, body: Record<string, string>, what: string, env: ProviderEnv | undefined): Promise<any> {
+  const res = await http.fetch(what, url, { env, method: "POST", timeoutMs: TIMEOUT_MS, json: body });
   const parsed: unknown = res.body;
   if (succeeded(res.status, parsed)) return envelopeOf(parsed)!.data ?? {};
   // The body sent carries the secret and the code: only TikTok's code, message and request_id go into the error.
@@ -27,7 +28,7 @@ async function postJson(url: string, body: Record<string, string>, what: string)
 
 export const tiktokAdsOAuthHooks: OAuthHooks = {
   async exchangeCode({ code, client }): Promise<TokenSet> {
-    const data = await postJson(client.tokenUrl, { app_id: client.clientId, secret: client.clientSecret, auth_code: code }, "code exchange");
+    const data = await postJson(client.tokenUrl, { app_id: client.clientId, secret: client.clientSecret, auth_code: code }, "code exchange", client.env);
     if (typeof data?.access_token !== "string" || !data.access_token) {
       throw new ProviderError(PROVIDER, "unavailable", "code exchange: TikTok answered without an access token", { providerCode: "no_token" });
     }
@@ -42,6 +43,6 @@ export const tiktokAdsOAuthHooks: OAuthHooks = {
   },
   async revoke({ tokens, client }): Promise<void> {
     const url = client.revocationUrl ?? new URL("/open_api/v1.3/oauth2/revoke_token/", client.baseUrl).href;
-    await postJson(url, { app_id: client.clientId, secret: client.clientSecret, access_token: tokens.accessToken }, "revocation");
+    await postJson(url, { app_id: client.clientId, secret: client.clientSecret, access_token: tokens.accessToken }, "revocation", client.env);
   },
 };

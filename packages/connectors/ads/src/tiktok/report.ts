@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, envelopeOf, PROVIDER, succeeded } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
@@ -126,8 +127,8 @@ export class TikTokReportingClient implements ReportingClient {
     signal?.throwIfAborted();
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, typeof v === "string" ? v : JSON.stringify(v));
-    // The caller's abort is not a provider failure: providerFetch rethrows it, ending the report as the caller asked.
-    const res = await providerFetch(PROVIDER, what, url, { method: "GET", signal, timeoutMs: TIMEOUT_MS, headers: { "access-token": this.ctx.accessToken } });
+    // The caller's abort is not a provider failure: the provider path rethrows it, ending the report as the caller asked.
+    const res = await http.fetch(what, url, { env: this.ctx.env, method: "GET", signal, timeoutMs: TIMEOUT_MS, headers: { "access-token": this.ctx.accessToken } });
     const body = res.body;
     if (!succeeded(res.status, body)) {
       const rid = envelopeOf(body)?.request_id;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { ProviderError, providerFetch, type ProviderErrorKind } from "@trendgate/connector-core";
+import { ProviderError, type ProviderEnv, type ProviderErrorKind } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 import type { ConversionPush, ConversionResult, ConversionsClient } from "../kind.ts";
 import type { TestIdPlacement } from "./config.ts";
 import { trackingTypeOf } from "./schemas.ts";
@@ -68,32 +69,19 @@ export function v3Body(events: ConversionPush[], testId?: string, placement: Tes
 
 type ErrorBody = { error?: { code?: unknown; message?: unknown; fields?: { field?: unknown; message?: unknown }[] } };
 
-function retryAfterMs(h: Headers): number | undefined {
-  const ra = h.get("retry-after");
-  if (ra) {
-    const s = Number(ra);
-    if (Number.isFinite(s) && s >= 0) return s * 1000;
-    const t = Date.parse(ra);
-    if (Number.isFinite(t)) return Math.max(0, t - Date.now());
-  }
-  const reset = Number(h.get("x-ratelimit-reset"));
-  if (Number.isFinite(reset) && reset > 0) return reset > 1e9 ? Math.max(0, reset * 1000 - Date.now()) : reset * 1000;
-  return undefined;
-}
-
 const kindOfStatus = (s: number): ProviderErrorKind =>
   s === 401 ? "unauthorized" : s === 404 ? "not_found" : s === 429 ? "rate_limited" : s >= 500 || s === 408 ? "unavailable" : "bad_request";
 
 export class RedditAdsConversionsClient implements ConversionsClient {
-  constructor(private readonly ctx: { baseUrl: string; accessToken: string; testIdPlacement?: TestIdPlacement }) {}
+  constructor(private readonly ctx: { baseUrl: string; accessToken: string; testIdPlacement?: TestIdPlacement; env?: ProviderEnv }) {}
 
   async sendBatch(pixelId: string, events: ConversionPush[], opts: { testId?: string } = {}): Promise<ConversionResult[]> {
     const url = new URL(`api/v3/pixels/${encodeURIComponent(pixelId)}/conversion_events`, this.ctx.baseUrl.endsWith("/") ? this.ctx.baseUrl : `${this.ctx.baseUrl}/`);
     const placement = this.ctx.testIdPlacement ?? "body";
     if (opts.testId && placement === "query") url.searchParams.set("test_id", opts.testId);
     const what = `conversion_events (${events.length} events)`;
-    const res = await providerFetch(PROVIDER, what, url, {
-      method: "POST", timeoutMs: TIMEOUT_MS, json: v3Body(events, opts.testId, placement),
+    const res = await http.fetch(what, url, {
+      env: this.ctx.env, method: "POST", timeoutMs: TIMEOUT_MS, json: v3Body(events, opts.testId, placement),
       headers: { authorization: `Bearer ${this.ctx.accessToken}`, "user-agent": USER_AGENT },
     });
     if (res.status >= 200 && res.status < 300) return events.map(() => ({ ok: true, status: res.status }));
@@ -124,7 +112,7 @@ export class RedditAdsConversionsClient implements ConversionsClient {
     }
     const extra = res.status === 403 ? " (the token has no access to this pixel)" : res.status === 404 ? " (unknown pixel)" : "";
     throw new ProviderError(PROVIDER, kind, `${what}: ${code}: ${message}${extra}`, {
-      status: res.status, providerCode: code, ...(kind === "rate_limited" ? { retryAfterMs: retryAfterMs(res.headers) } : {}),
+      status: res.status, providerCode: code, ...(kind === "rate_limited" ? { retryAfterMs: res.waitMs } : {}),
     });
   }
 }

@@ -1,4 +1,5 @@
-import { ProviderError, providerFetch, type OAuthHooks, type TokenSet } from "@trendgate/connector-core";
+import { ProviderError, type OAuthHooks, type ProviderEnv, type TokenSet } from "@trendgate/connector-core";
+import { http } from "./http.ts";
 
 // Reddit's token endpoint (https://www.reddit.com/api/v1/access_token) takes HTTP Basic client auth built from the raw
 // `client_id:client_secret` (as PRAW and Reddit's own examples do). The standard client (oauth4webapi) form-urlencodes
@@ -11,9 +12,9 @@ const PROVIDER = "reddit_ads";
 const USER_AGENT = "trendgate/0.1 (conversions connector)";
 const TIMEOUT_MS = 15_000;
 
-async function tokenRequest(url: string, clientId: string, clientSecret: string, form: Record<string, string>, what: string): Promise<TokenSet> {
-  const res = await providerFetch(PROVIDER, what, url, {
-    method: "POST", timeoutMs: TIMEOUT_MS, form: new URLSearchParams(form),
+async function tokenRequest(url: string, clientId: string, clientSecret: string, form: Record<string, string>, what: string, env: ProviderEnv | undefined): Promise<TokenSet> {
+  const res = await http.fetch(what, url, {
+    env, method: "POST", timeoutMs: TIMEOUT_MS, form: new URLSearchParams(form),
     headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`, "user-agent": USER_AGENT },
   });
   const body: Record<string, unknown> = res.body ?? {};
@@ -36,7 +37,7 @@ async function tokenRequest(url: string, clientId: string, clientSecret: string,
 
 export const redditAdsOAuthHooks: OAuthHooks = {
   exchangeCode: ({ code, redirectUri, client }) =>
-    tokenRequest(client.tokenUrl, client.clientId, client.clientSecret, { grant_type: "authorization_code", code, redirect_uri: redirectUri }, "code exchange"),
+    tokenRequest(client.tokenUrl, client.clientId, client.clientSecret, { grant_type: "authorization_code", code, redirect_uri: redirectUri }, "code exchange", client.env),
   refresh: ({ refreshToken, client }) =>
-    tokenRequest(client.tokenUrl, client.clientId, client.clientSecret, { grant_type: "refresh_token", refresh_token: refreshToken }, "refresh"),
+    tokenRequest(client.tokenUrl, client.clientId, client.clientSecret, { grant_type: "refresh_token", refresh_token: refreshToken }, "refresh", client.env),
 };

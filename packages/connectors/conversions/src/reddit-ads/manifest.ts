@@ -1,5 +1,6 @@
 import type { ProviderManifest } from "@trendgate/connector-core";
 import { redditAdsOAuthHooks } from "./hooks.ts";
+import { RATE_LIMIT } from "./http.ts";
 import { CommunityAdsSelectionBody, CommunityAdsTokenBody } from "./schemas.ts";
 
 // Reddit Ads as the community-ads (conversions) provider. Browser OAuth with
@@ -31,7 +32,7 @@ export const manifest: ProviderManifest<"conversions"> = {
     hooks: redditAdsOAuthHooks,
   },
   baseUrl: { default: "https://ads-api.reddit.com", env: "REDDIT_ADS_API_URL" },
-  rateLimit: { retryAfterHeader: "retry-after", resetHeader: "x-ratelimit-reset", remainingHeader: "x-ratelimit-remaining" },
+  rateLimit: RATE_LIMIT,
   schemas: { selection: CommunityAdsSelectionBody, connection: CommunityAdsTokenBody },
   env,
 };

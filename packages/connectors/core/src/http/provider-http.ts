@@ -1,16 +1,30 @@
-import { ProviderError } from "./errors.ts";
+import { OutboundClient, OutboundGuard, type OutboundResult } from "@trendgate/delivery";
+import { ProviderError } from "../errors.ts";
+import type { RateLimitRules } from "../manifest.ts";
+import type { ProviderEnv } from "../provider-config.ts";
+import { waitFromRules } from "./rate-limit.ts";
 
-// One HTTP call to a provider's API or token endpoint, for connectors that speak to it with fetch. It exists so that
-// every such call gets the same timeout, user agent and failure vocabulary: a request that never got an answer
-// (network error, timeout) is a ProviderError `unavailable` ("<what>: request failed (timeout|<errno>)"), while any
-// answer, whatever its status, comes back to the connector, which alone knows its provider's error shapes.
+// The one way a connector speaks to its provider's API, token endpoint or report files. It runs on the delivery
+// package's guarded client, so every call gets the SSRF guard (private, loopback and metadata addresses refused
+// unless OUTBOUND_ALLOWLIST names them), a response size cap, connect and total timeouts and our User-Agent, and
+// one failure vocabulary: a request that got no answer (network error, timeout) is a ProviderError `unavailable`
+// ("<what>: request failed (timeout|<errno>)"), a refused destination is `bad_request` (retrying will not help), an
+// answer over the cap is `unavailable`; any other answer, whatever its status, comes back to the connector, which
+// alone knows its provider's error shapes, with the wait the manifest's `rateLimit` headers ask for.
 // A caller's own abort (`signal`) is neither: its reason is rethrown as is, so a cancelled report stays a cancellation.
+//
+// Each provider folder makes one ProviderHttp (its http.ts) with the `rateLimit` rules its manifest declares (the
+// same constant), and every answer's wait is read by them (`waitMs`). Nothing paces requests ahead of a 429 yet:
+// `fetch` is the one place every provider request passes, where a limiter shared by the fleet would take a token.
 
 export const PROVIDER_TIMEOUT_MS = 30_000;
+export const PROVIDER_CONNECT_TIMEOUT_MS = 10_000;
+/** Large enough for a page of a synchronous report, small enough that a runaway answer cannot exhaust memory. */
+export const PROVIDER_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 export const PROVIDER_USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 
 export interface ProviderFetchInit {
-  method: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Sent as given (they replace the defaults: user-agent, accept, content-type). */
   headers?: Record<string, string>;
   /** A JSON body (content-type application/json). */
@@ -18,47 +32,88 @@ export interface ProviderFetchInit {
   /** A form body (content-type application/x-www-form-urlencoded). */
   form?: URLSearchParams;
   timeoutMs?: number;
+  maxResponseBytes?: number;
   /**
    * The caller's abort, combined with the timeout. An abort by the caller is not a provider failure: its reason (an
    * AbortError unless the caller gave another) is rethrown as is, never turned into `unavailable`.
    */
   signal?: AbortSignal;
+  /** The configuration's environment (config.PROVIDER_ENV): its OUTBOUND_ALLOWLIST picks the guard (else the process's). */
+  env?: ProviderEnv;
 }
 
 export interface ProviderResponse {
   status: number;
   headers: Headers;
-  /** The body as received ("" when there is none or it could not be read). */
+  /** The body as received ("" when there is none). */
   text: string;
   /** The body parsed as JSON; null when empty or not JSON. */
   body: any;
+  /** How long the provider asks us to wait (its manifest's rate-limit headers), when it says. */
+  waitMs?: number;
 }
 
-export async function providerFetch(provider: string, what: string, url: string | URL, init: ProviderFetchInit): Promise<ProviderResponse> {
-  const headers = new Headers({ "user-agent": PROVIDER_USER_AGENT, accept: "application/json" });
-  if (init.json !== undefined) headers.set("content-type", "application/json");
-  if (init.form) headers.set("content-type", "application/x-www-form-urlencoded");
-  for (const [k, v] of Object.entries(init.headers ?? {})) headers.set(k, v);
-  const caller = init.signal;
-  caller?.throwIfAborted();
-  const timeout = AbortSignal.timeout(init.timeoutMs ?? PROVIDER_TIMEOUT_MS);
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: init.method, headers, signal: caller ? AbortSignal.any([caller, timeout]) : timeout,
-      ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : init.form ? { body: init.form } : {}),
+/** One guarded client per allow-list: keep-alive sockets are shared by every provider of a process. */
+const clients = new Map<string, OutboundClient>();
+
+export function outboundClientFor(env?: ProviderEnv): OutboundClient {
+  const allow = env?.OUTBOUND_ALLOWLIST ?? process.env.OUTBOUND_ALLOWLIST ?? "";
+  let client = clients.get(allow);
+  if (!client) {
+    client = new OutboundClient({
+      guard: new OutboundGuard(allow.split(",")), connectTimeoutMs: PROVIDER_CONNECT_TIMEOUT_MS, timeoutMs: PROVIDER_TIMEOUT_MS,
+      maxResponseBytes: PROVIDER_MAX_RESPONSE_BYTES, userAgent: PROVIDER_USER_AGENT,
     });
-  } catch (err) {
-    if (caller?.aborted) throw caller.reason;
-    const e = err as Error & { cause?: { code?: string } };
-    const reason = /TimeoutError|AbortError/.test(e.name) ? "timeout" : e.cause?.code ?? "request_error";
-    throw new ProviderError(provider, "unavailable", `${what}: request failed (${reason})`, { status: null, providerCode: reason });
+    clients.set(allow, client);
   }
-  const text = await res.text().catch(() => {
+  return client;
+}
+
+function headersOf(raw: OutboundResult["headers"]): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(raw)) {
+    if (Array.isArray(v)) for (const x of v) h.append(k, x);
+    else if (v !== undefined) h.set(k, v);
+  }
+  return h;
+}
+
+export class ProviderHttp {
+  /** `rules`: the manifest's `rateLimit`; without them, the standard Retry-After header is read. */
+  constructor(readonly provider: string, private readonly rules?: RateLimitRules) {}
+
+  /** Milliseconds the answer's headers ask us to wait, by this provider's rules. */
+  waitOf(headers: Headers): number | undefined {
+    return waitFromRules(this.rules, (n) => headers.get(n));
+  }
+
+  async fetch(what: string, url: string | URL, init: ProviderFetchInit): Promise<ProviderResponse> {
+    const headers: Record<string, string> = { "user-agent": PROVIDER_USER_AGENT, accept: "application/json" };
+    if (init.json !== undefined) headers["content-type"] = "application/json";
+    if (init.form) headers["content-type"] = "application/x-www-form-urlencoded";
+    for (const [k, v] of Object.entries(init.headers ?? {})) headers[k.toLowerCase()] = v;
+    const caller = init.signal;
+    caller?.throwIfAborted();
+    const body = init.json !== undefined ? JSON.stringify(init.json) : init.form ? init.form.toString() : undefined;
+    const res = await outboundClientFor(init.env).request(init.method, String(url), {
+      headers, body, signal: caller, timeoutMs: init.timeoutMs ?? PROVIDER_TIMEOUT_MS, maxResponseBytes: init.maxResponseBytes,
+    });
     if (caller?.aborted) throw caller.reason;
-    return "";
-  });
-  let body: any = null;
-  try { body = text ? JSON.parse(text) : null; } catch { body = null; }
-  return { status: res.status, headers: res.headers, text, body };
+    if (res.error || res.status === null) {
+      const code = res.error?.code ?? "request_error";
+      if (code === "ERR_BLOCKED_DESTINATION") {
+        throw new ProviderError(this.provider, "bad_request", `${what}: request refused (${res.error!.message})`, { status: null, providerCode: code });
+      }
+      const reason = res.error?.name === "TimeoutError" || code === "ETIMEDOUT" ? "timeout" : code;
+      throw new ProviderError(this.provider, "unavailable", `${what}: request failed (${reason})`, { status: null, providerCode: reason });
+    }
+    if (res.truncated) {
+      const cap = init.maxResponseBytes ?? PROVIDER_MAX_RESPONSE_BYTES;
+      throw new ProviderError(this.provider, "unavailable", `${what}: the answer is larger than ${cap} bytes`, { status: res.status, providerCode: "response_too_large" });
+    }
+    let parsed: any = null;
+    try { parsed = res.body ? JSON.parse(res.body) : null; } catch { parsed = null; }
+    const h = headersOf(res.headers);
+    return { status: res.status, headers: h, text: res.body, body: parsed, waitMs: this.waitOf(h) };
+  }
 }

@@ -1,4 +1,5 @@
 import * as oauth from "oauth4webapi";
+import { ProviderHttp } from "../http/provider-http.ts";
 import type { OAuth2Auth, OAuthClientSettings, ProviderManifest } from "../manifest.ts";
 import type { TokenSet } from "../tokens.ts";
 import { oauthFailure } from "./errors.ts";
@@ -22,12 +23,14 @@ export class OAuth2Client {
   private readonly as: oauth.AuthorizationServer;
   private readonly client: oauth.Client;
   private readonly clientAuth: oauth.ClientAuth;
+  private readonly path: ProviderHttp;
 
   constructor(readonly manifest: OAuthManifest, readonly settings: OAuthClientSettings, private readonly opts: OAuthClientOptions = {}) {
     // No discovery: endpoints come from the manifest and configuration. The issuer only matters for ID tokens, which
     // we neither request nor keep (tolerantTokenFetch drops them).
     this.as = { issuer: new URL(settings.tokenUrl).origin, token_endpoint: settings.tokenUrl, revocation_endpoint: settings.revocationUrl };
     this.client = { client_id: settings.clientId };
+    this.path = new ProviderHttp(manifest.id, manifest.rateLimit);
     this.clientAuth = manifest.auth.clientAuth === "client_secret_post"
       ? oauth.ClientSecretPost(settings.clientSecret)
       : oauth.ClientSecretBasic(settings.clientSecret);
@@ -65,7 +68,7 @@ export class OAuth2Client {
       // our own store already, and `iss` (RFC 9207) is left out since manifests do not name an issuer.
       const params = oauth.validateAuthResponse(this.as, this.client, new URLSearchParams({ code: p.code }), oauth.expectNoState);
       const res = await oauth.authorizationCodeGrantRequest(this.as, this.client, this.clientAuth, params, p.redirectUri,
-        p.codeVerifier ?? oauth.nopkce, this.http(this.settings.tokenUrl));
+        p.codeVerifier ?? oauth.nopkce, this.http(this.settings.tokenUrl, "code exchange"));
       return tokenSetOf(await oauth.processAuthorizationCodeResponse(this.as, this.client, res));
     } catch (err) {
       throw oauthFailure(this.manifest.id, "exchange", err);
@@ -79,7 +82,7 @@ export class OAuth2Client {
       const hook = this.manifest.auth.hooks?.refresh;
       if (hook) next = await hook({ refreshToken, client: this.settings });
       else {
-        const res = await oauth.refreshTokenGrantRequest(this.as, this.client, this.clientAuth, refreshToken, this.http(this.settings.tokenUrl));
+        const res = await oauth.refreshTokenGrantRequest(this.as, this.client, this.clientAuth, refreshToken, this.http(this.settings.tokenUrl, "token refresh"));
         next = tokenSetOf(await oauth.processRefreshTokenResponse(this.as, this.client, res));
       }
     } catch (err) {
@@ -101,7 +104,7 @@ export class OAuth2Client {
       for (const [token, hint] of all) {
         if (!token) continue;
         const res = await oauth.revocationRequest(this.as, this.client, this.clientAuth, token,
-          { ...this.http(this.settings.revocationUrl), additionalParameters: { token_type_hint: hint } });
+          { ...this.http(this.settings.revocationUrl, "revocation"), additionalParameters: { token_type_hint: hint } });
         await oauth.processRevocationResponse(res);
       }
       return "revoked";
@@ -110,10 +113,9 @@ export class OAuth2Client {
     }
   }
 
-  private http(endpoint: string): oauth.TokenEndpointRequestOptions & oauth.RevocationRequestOptions {
+  private http(endpoint: string, what: string): oauth.TokenEndpointRequestOptions & oauth.RevocationRequestOptions {
     return {
-      signal: () => AbortSignal.timeout(this.opts.timeoutMs ?? 15_000),
-      [oauth.customFetch]: tolerantTokenFetch,
+      [oauth.customFetch]: tolerantTokenFetch(this.path, what, this.opts.timeoutMs ?? 15_000, this.settings.env),
       // oauth4webapi refuses http:// unless told; only a configured http:// endpoint (local tests) gets it.
       [oauth.allowInsecureRequests]: new URL(endpoint).protocol === "http:",
     };

@@ -1,5 +1,6 @@
 import * as oauth from "oauth4webapi";
 import { ProviderError } from "../errors.ts";
+import { waitFromRules } from "../http/rate-limit.ts";
 
 // Every failure of a token-endpoint or revocation call becomes a ProviderError, so the connection lifecycle decides
 // from `kind` alone: a refused grant means re-authorization, anything transient means back off. Messages are built
@@ -10,14 +11,8 @@ export type OAuthOperation = "exchange" | "refresh" | "revoke";
 
 const LABEL: Record<OAuthOperation, string> = { exchange: "code exchange", refresh: "token refresh", revoke: "revocation" };
 
-/** Retry-After as milliseconds (seconds or an HTTP date), when present. */
-export function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const v = headers?.get("retry-after")?.trim();
-  if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
+/** Retry-After as milliseconds, by the one reader of rate-limit headers. */
+const retryAfterMs = (headers: Headers): number | undefined => waitFromRules(undefined, (n) => headers.get(n));
 
 const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : s);
 

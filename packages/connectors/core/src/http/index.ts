@@ -1,0 +1,2 @@
+export * from "./provider-http.ts";
+export * from "./rate-limit.ts";
