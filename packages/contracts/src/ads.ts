@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, text, Timestamp } from "./common.ts";
+import { Id, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 import { SEVERITIES } from "./trend-events.ts";
 
@@ -52,7 +52,7 @@ export const AdsProvider = z.object({
 }).meta({ id: "AdsProvider" });
 export const AdsProviderList = z.object({ data: z.array(AdsProvider) });
 
-export const AdsEntitiesQuery = z.object({ cursor: text({ min: 1, max: 2000 }).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
+export const AdsEntitiesQuery = pageQuery({ limit: 50, max: 200, cursor: "opaque" });
 export const AdsEntityPage = z.object({ data: z.array(z.unknown()), next_cursor: z.string().nullable() }).meta({ id: "AdsEntityPage" });
 
 /** A plan's dry run: per change, the provider's verdict (or the connector's checks where the provider has none). */
@@ -80,9 +80,7 @@ export type AdsPlanView = z.infer<typeof AdsPlanView>;
 
 export const ADS_RUN_STATUSES = ["applying", "issued", "applied", "partially_applied", "failed", "refused"] as const;
 // Runs are ordered by run id: a plan's id for our applies, a run id for executor plans.
-export const AdsRunsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: text({ min: 1, max: 64 }).optional(),
+export const AdsRunsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["pln", "run"] } }).extend({
   status: z.enum(ADS_RUN_STATUSES).optional(),
 });
 export const AdsRunList = z.object({ data: z.array(AdsPlanView), next_cursor: z.string().nullable() }).meta({ id: "AdsRunList" });

@@ -3,6 +3,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { ApiError } from "./api-error.ts";
 import { clientAddress, type Authenticator } from "./auth.ts";
 import { IdempotencyStore } from "./idempotency.ts";
+import { assertPagingRule } from "./paging-rule.ts";
 import { toApiError } from "./problem.ts";
 import type { AuthFailureLimiter, RateLimits } from "./rate-limit.ts";
 import { expressPath, type Reply, type RouteDef } from "./route.ts";
@@ -23,6 +24,7 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
   const methodsByPath = new Map<string, string[]>();
 
   for (const route of routes) {
+    assertPagingRule(route);
     const chain: RequestHandler[] = [];
     if (route.auth === "apiKey") chain.push(mw.auth.middleware(), mw.rateLimits.middleware());
     if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN, deps.authFailures));

@@ -8,6 +8,7 @@ import {
 } from "@trendgate/contracts";
 import { connectionStates, findAccountPlan, listAdsMappings, listAdsRuns, replaceAdsMappings, saveConnectionSelection, type ConnectionRow, type OutboxRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
+import { invalidCursor, openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
@@ -128,9 +129,15 @@ function routesOf(c: AdsConnector): RouteDef[] {
         422: { description: "`ad_account_required`: no account_id selected and the connection reaches several ad accounts (named)" },
       },
       async handler({ deps, auth, query }) {
+        // The provider's cursor, sealed with the ad account it pages: a cursor we did not hand out is 422, never sent on.
+        const listing = `${m.id}-entities:${auth.accountId}`;
+        const cursor = query.cursor ? openCursor<{ a: string; c: string }>(deps.config.ENCRYPTION_KEY, listing, query.cursor) : undefined;
         const { conn, client, adAccountId } = await selected(deps, auth.accountId, "ad account is");
+        if (cursor && cursor.a !== adAccountId) throw invalidCursor();
         try {
-          return { status: 200, body: await client.listEntities(adAccountId, { cursor: query.cursor, limit: query.limit }) };
+          const page = await client.listEntities(adAccountId, { cursor: cursor?.c, limit: query.limit });
+          const next = page.next_cursor ? sealCursor(deps.config.ENCRYPTION_KEY, listing, { a: adAccountId, c: page.next_cursor }) : null;
+          return { status: 200, body: { data: page.data, next_cursor: next } };
         } catch (err) {
           return providerProblem(deps, conn, err, problem);
         }
