@@ -1,5 +1,5 @@
 import http from "node:http";
-import { ProviderError, ProviderHttp, PROVIDER_USER_AGENT, waitFromRules } from "@trendgate/connector-core";
+import { pollReport, ProviderError, ProviderHttp, PROVIDER_USER_AGENT, waitFromRules } from "@trendgate/connector-core";
 import { bodyServer, listenLocal } from "../peers/listen.ts";
 import { providerError } from "../helpers/provider.ts";
 
@@ -83,4 +83,28 @@ test("a manifest's rate-limit rules decide which headers say how long: a reset i
   expect(waitFromRules(both, headers({ "retry-after": "3", "x-ratelimit-reset": "60" }), now)).toBe(3000);
   expect(waitFromRules({ resetHeader: "x-ratelimit-reset", resetUnit: "seconds" }, headers({ "retry-after": "3" }), now)).toBeUndefined();
   expect(waitFromRules(undefined, headers({ "retry-after": "soon" }), now)).toBeUndefined();
+});
+
+test("the shared report poller: waits longer each time until ready, retries a throttled poll as asked, never a failed job", async () => {
+  const times: number[] = [];
+  const start = Date.now();
+  const answers = [{ pending: "RUNNING" }, { pending: "RUNNING" }, { ready: "https://files.example/r.csv" }];
+  const url = await pollReport(async () => { times.push(Date.now() - start); return answers.shift()!; }, { firstMs: 20, maxMs: 1000, budgetMs: 5000 }, () => new Error("late"));
+  expect(url).toBe("https://files.example/r.csv");
+  // Waits of 20, 40 and 80 ms: each poll comes later than the one before by more.
+  expect(times[1] - times[0]).toBeGreaterThanOrEqual(35);
+  expect(times[2] - times[1]).toBeGreaterThanOrEqual(75);
+
+  let polls = 0;
+  const throttled = new ProviderError("acme_ads", "rate_limited", "poll: slow down", { retryAfterMs: 10 });
+  const afterThrottle = await pollReport(async () => (++polls === 1 ? Promise.reject(throttled) : { ready: polls }), { firstMs: 0, maxMs: 100, budgetMs: 5000, retries: 1 }, () => new Error("late"));
+  expect(afterThrottle).toBe(2);
+
+  polls = 0;
+  const failed = new ProviderError("acme_ads", "unavailable", "report failed at the provider");
+  await expect(pollReport(async () => { polls++; return { failed }; }, { firstMs: 0, maxMs: 100, budgetMs: 5000, retries: 3 }, () => new Error("late"))).rejects.toBe(failed);
+  expect(polls).toBe(1);
+
+  const late = await pollReport(async () => ({ pending: "QUEUED" }), { firstMs: 10, maxMs: 40, budgetMs: 100 }, (ms, last) => new Error(`still ${last} after ${ms} ms`)).catch((e) => e);
+  expect((late as Error).message).toMatch(/^still QUEUED after \d+ ms$/);
 });

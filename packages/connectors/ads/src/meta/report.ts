@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pollReport, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, graphErrorOf, PROVIDER } from "./errors.ts";
@@ -190,22 +189,17 @@ export class MetaAdsReportingClient implements ReportingClient {
     const runId = String(submitted.report_run_id ?? "");
     if (!/^\d+$/.test(runId)) throw new ProviderError(PROVIDER, "unavailable", `${act}/insights (async): no report_run_id in Meta's answer`);
     const what = `report run ${runId} (${q.from}..${q.to})`;
-    const started = Date.now();
-    let wait = this.opts.pollFirstMs;
-    for (;;) {
-      // An aborted signal ends the wait at once; the run is left to Meta (abandoned, not waited for).
-      await sleep(wait, undefined, signal ? { signal } : undefined).catch((err) => { signal?.throwIfAborted(); throw err; });
+    // An aborted signal ends the wait at once; the run is left to Meta (abandoned, not waited for).
+    await pollReport(async () => {
       const s = this.ok(await this.send("GET", runId, what, signal, { query: { fields: "async_status,async_percent_completion" } }), what);
       // Meta can say Completed before the percentage reaches 100; the results are ready when both agree.
-      if (s.async_status === "Job Completed" && Number(s.async_percent_completion) >= 100) break;
+      if (s.async_status === "Job Completed" && Number(s.async_percent_completion) >= 100) return { ready: true };
       if (s.async_status === "Job Failed" || s.async_status === "Job Skipped") {
-        throw new ProviderError(PROVIDER, "unavailable", `${what}: ${s.async_status} at Meta (try again, or a shorter range)`, { providerCode: s.async_status === "Job Failed" ? "job_failed" : "job_skipped" });
+        return { failed: new ProviderError(PROVIDER, "unavailable", `${what}: ${s.async_status} at Meta (try again, or a shorter range)`, { providerCode: s.async_status === "Job Failed" ? "job_failed" : "job_skipped" }) };
       }
-      if (Date.now() - started + wait > this.opts.maxWaitMs) {
-        throw new ProviderError(PROVIDER, "unavailable", `${what}: still ${s.async_status ?? "pending"} (${s.async_percent_completion ?? 0} %) after ${Math.round((Date.now() - started) / 1000)} s`, { providerCode: "job_timeout" });
-      }
-      wait = Math.min(wait * 2, this.opts.pollMaxMs);
-    }
+      return { pending: `${s.async_status ?? "pending"} (${s.async_percent_completion ?? 0} %)` };
+    }, { firstMs: this.opts.pollFirstMs, maxMs: this.opts.pollMaxMs, budgetMs: this.opts.maxWaitMs },
+    (elapsed, last) => new ProviderError(PROVIDER, "unavailable", `${what}: still ${last} after ${Math.round(elapsed / 1000)} s`, { providerCode: "job_timeout" }), signal);
     let after: string | undefined;
     for (;;) {
       const page = this.ok(await this.send("GET", `${runId}/insights`, what, signal, { query: { limit: String(this.opts.pageSize), ...(after ? { after } : {}) } }), what);

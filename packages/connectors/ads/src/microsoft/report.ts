@@ -1,4 +1,4 @@
-import { ProviderError, PROVIDER_TIMEOUT_MS, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { pollReport, ProviderError, PROVIDER_TIMEOUT_MS, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import { Unzip, UnzipInflate } from "fflate";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
@@ -196,16 +196,6 @@ const isDate = (d: string) => /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(`${d}T00
 const todayIn = (zone: string) => new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
 const msDate = (d: string) => ({ Day: Number(d.slice(8, 10)), Month: Number(d.slice(5, 7)), Year: Number(d.slice(0, 4)) });
 
-/** Waits `ms`, or rejects at once when the signal aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => { signal?.removeEventListener("abort", onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(signal!.reason); };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 const secondsEnv = (env: ProviderEnv | undefined, name: string, fallbackMs: number, maxS: number): number => {
   const raw = env?.[name];
   if (!raw) return fallbackMs;
@@ -350,31 +340,16 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
   }
 
   /** Polls until Success (its download URL, null when there are no rows) or Error, waiting longer each time. */
-  private async ready(a: Account, id: string, signal?: AbortSignal, firstWaitMs = this.pollMs): Promise<string | null> {
-    const deadline = Date.now() + this.timeoutMs;
-    let step = this.pollMs;
-    let wait = firstWaitMs;
-    let retries = 0;
-    for (;;) {
-      if (wait > 0) await sleep(wait, signal);
-      let status: any;
-      try {
-        status = (await this.call(`${this.reporting}GenerateReport/Poll`, a, { ReportRequestId: id }, `PollGenerateReport ${id}`, signal))?.ReportRequestStatus;
-        retries = 0;
-      } catch (err) {
-        // A throttled or failed poll does not fail the job: wait (as long as Microsoft asks) and poll again.
-        if (!(err instanceof ProviderError) || (err.kind !== "rate_limited" && err.kind !== "unavailable") || ++retries > MAX_POLL_RETRIES) throw err;
-        if (Date.now() + (err.detail.retryAfterMs ?? step) > deadline) throw err;
-        wait = err.detail.retryAfterMs ?? step;
-        continue;
-      }
-      if (status?.Status === "Success") return typeof status.ReportDownloadUrl === "string" && status.ReportDownloadUrl ? status.ReportDownloadUrl : null;
-      if (status?.Status === "Error") throw unavailable(`report ${id}: Microsoft Advertising could not generate it (status Error)`, "report_error");
-      if (status?.Status !== "Pending") throw unavailable(`report ${id}: unexpected status ${JSON.stringify(status?.Status)}`, "report_status");
-      if (Date.now() + step > deadline) throw unavailable(`report ${id}: still Pending after ${Math.round(this.timeoutMs / 1000)} s`, "report_timeout");
-      wait = step;
-      step = Math.min(step * 2, Math.max(MAX_POLL_MS, this.pollMs));
-    }
+  private ready(a: Account, id: string, signal?: AbortSignal, firstWaitMs = this.pollMs): Promise<string | null> {
+    // A throttled or failed poll does not fail the job: wait (as long as Microsoft asks) and poll again.
+    return pollReport<string | null>(async () => {
+      const status = (await this.call(`${this.reporting}GenerateReport/Poll`, a, { ReportRequestId: id }, `PollGenerateReport ${id}`, signal))?.ReportRequestStatus;
+      if (status?.Status === "Success") return { ready: typeof status.ReportDownloadUrl === "string" && status.ReportDownloadUrl ? status.ReportDownloadUrl : null };
+      if (status?.Status === "Error") return { failed: unavailable(`report ${id}: Microsoft Advertising could not generate it (status Error)`, "report_error") };
+      if (status?.Status !== "Pending") return { failed: unavailable(`report ${id}: unexpected status ${JSON.stringify(status?.Status)}`, "report_status") };
+      return { pending: "Pending" };
+    }, { firstMs: firstWaitMs, stepMs: this.pollMs, maxMs: Math.max(MAX_POLL_MS, this.pollMs), budgetMs: this.timeoutMs, retries: MAX_POLL_RETRIES },
+    () => unavailable(`report ${id}: still Pending after ${Math.round(this.timeoutMs / 1000)} s`, "report_timeout"), signal);
   }
 
   /** GETs the signed URL without our credentials; a timeout covers the answer's head, not the (pulled) body. */

@@ -1,4 +1,4 @@
-import { ProviderError, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { pollReport, ProviderError, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
@@ -117,14 +117,6 @@ const count = (v: unknown) => {
 };
 const str = (v: unknown) => (v === undefined || v === null || v === "" ? null : String(v));
 
-function sleep(ms: number, signal?: AbortSignal) {
-  return new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => { signal?.removeEventListener("abort", onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(signal!.reason); };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /** RFC 4180 records from a byte stream, read only as far as the consumer pulls. */
 async function* csvRecords(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string[]> {
@@ -324,22 +316,14 @@ class PinterestReportingClient implements ReportingClient {
     const token = typeof job.token === "string" && job.token ? job.token : null;
     if (!token) throw new ProviderError(PROVIDER, "unavailable", `async report: no token (${String(job.report_status)}: ${String(job.message ?? "")})`);
     // Bounded backoff: 1 s doubling to 15 s, 15 minutes in all; an abort ends the wait at once (the job is left).
-    let wait = this.pollFirstMs;
-    let waited = 0;
-    let url: string | null = null;
-    for (;;) {
-      await sleep(wait, signal);
-      waited += wait;
+    const url = await pollReport<string | null>(async () => {
       const s = await this.call("GET", `ad_accounts/${account}/reports`, "async report status", { signal, query: { token } });
-      if (s.report_status === "FINISHED") {
-        if (typeof s.url !== "string" || !s.url) return; // no file: nothing to report (approximate)
-        url = s.url;
-        break;
-      }
-      if (s.report_status !== "IN_PROGRESS") throw new ProviderError(PROVIDER, "unavailable", `async report ${token}: ${String(s.report_status)}`, { providerCode: String(s.report_status) });
-      if (waited >= POLL_BUDGET_MS) throw new ProviderError(PROVIDER, "unavailable", `async report ${token}: not ready after ${Math.round(waited / 60_000)} minutes`);
-      wait = Math.min(POLL_MAX_MS, wait * 2);
-    }
+      if (s.report_status === "FINISHED") return { ready: typeof s.url === "string" && s.url ? s.url : null };
+      if (s.report_status !== "IN_PROGRESS") return { failed: new ProviderError(PROVIDER, "unavailable", `async report ${token}: ${String(s.report_status)}`, { providerCode: String(s.report_status) }) };
+      return { pending: "IN_PROGRESS" };
+    }, { firstMs: this.pollFirstMs, maxMs: POLL_MAX_MS, budgetMs: POLL_BUDGET_MS },
+    (waited) => new ProviderError(PROVIDER, "unavailable", `async report ${token}: not ready after ${Math.round(waited / 60_000)} minutes`), signal);
+    if (!url) return; // no file: nothing to report (approximate)
     // The link is pre-signed: our token must not go with it (to another host, and S3 refuses a second auth).
     let res: Response;
     try {

@@ -1,2 +1,3 @@
 export * from "./provider-http.ts";
 export * from "./rate-limit.ts";
+export * from "./report-poller.ts";
