@@ -73,7 +73,9 @@ function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: 
   const scored = model && scoreBucket(model, y, j, observed);
   if (!scored) return { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
   const projected = current / observed;
-  const severity = severityFor(scored.score, projected, cfg.minPerBucket);
+  // The volume floor, like the score, judges a bucket in progress as the bucket it becomes with the rest as expected:
+  // a clump projected from a few minutes must not lift a topic under the floor over it.
+  const severity = severityFor(scored.score, current + (1 - observed) * scored.baseline, cfg.minPerBucket);
   return {
     current,
     baseline: scored.baseline,

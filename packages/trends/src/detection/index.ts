@@ -24,8 +24,9 @@
  * 5. Severity: below 5 none, 5 low, 7 medium, 10 high, 20 critical; always "none" when the bucket's rate is below
  *    `minMentionsPerHour` (20 by default). With less than 6 h of history a bucket is not scored.
  * 6. A bucket in progress (`now` inside it, at least 5 minutes in) is scored as the closed bucket it becomes if the
- *    rest of it arrives at the expected rate: mentions do not arrive at a steady rate within a bucket, so what arrived
- *    so far must already be an anomaly for a whole bucket. The closed bucket is assessed again when it ends.
+ *    rest of it arrives one standard deviation short of the expected count: mentions do not arrive at a steady rate
+ *    within a bucket, so what arrived so far must already be an anomaly for a whole bucket. The volume floor judges
+ *    that same whole bucket. The closed bucket is assessed again when it ends.
  *
  * Units. velocity = (current / observed - baseline) * 3600 / bucketSeconds: mentions per hour above the expected
  * rate, whatever the bucket width. acceleration = velocity - previous bucket's velocity. windowVelocity (trends only):

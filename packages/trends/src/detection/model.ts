@@ -262,11 +262,11 @@ export interface BucketScore {
 /**
  * Scores bucket j (absolute index into y) against the model. `observed` is the fraction of bucket j that has elapsed
  * (1 for a closed bucket). A bucket in progress is scored as the closed bucket it becomes if the rest of it arrives
- * at the expected rate: what arrived so far must already make the whole bucket anomalous. Mentions do not arrive
- * evenly within a bucket (real five-minute counts vary 2-4 times, on spiky topics 30-70 times, more than a steady
- * rate would give), so an early clump judged against the elapsed fraction alone alerts on hours that end normal;
- * judged against the whole bucket's noise, which the topic's own history measured, it alerts only when the closed
- * bucket would confirm it unless the rest of the bucket falls below normal.
+ * one standard deviation short of its expectation: what arrived so far must already make the whole bucket anomalous.
+ * Mentions do not arrive evenly within a bucket (real five-minute counts vary 2-4 times, on spiky topics 30-70 times,
+ * more than a steady rate would give), so an early clump judged against the elapsed fraction alone alerts on hours
+ * that end normal; judged against the whole bucket's noise, which the topic's own history measured, it alerts only
+ * when the closed bucket would confirm it unless the rest of the bucket falls well below normal.
  */
 export function scoreBucket(model: Model, y: Float64Array, j: number, observed = 1): BucketScore | undefined {
   const i = j - model.from;
@@ -274,7 +274,10 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
   const one = model.scales[0];
   const expectedY = one.growth * model.levels[one.levelOf].at(i) * model.season[i]; // count + 1 expected of the whole bucket
   const baseline = Math.max(0, expectedY - 1);
-  const v = observed < 1 && !Number.isNaN(expectedY) ? y[j] + (1 - observed) * expectedY : y[j];
+  // The rest of a bucket in progress counted one standard deviation short of its expectation: after an early clump
+  // the rest of an hour tends to run low (arrivals bunch, they do not add), so the alert must hold even then.
+  const rest = observed < 1 && !Number.isNaN(expectedY) ? (1 - observed) * expectedY : 0;
+  const v = y[j] + Math.max(0, rest - one.dispersion * Math.sqrt(rest));
   let score = -Infinity;
   let excess = 0;
   for (const s of model.scales) {
