@@ -79,8 +79,8 @@ export const AdsPlanView = z.object({
 export type AdsPlanView = z.infer<typeof AdsPlanView>;
 
 export const ADS_RUN_STATUSES = ["applying", "issued", "applied", "partially_applied", "failed", "refused"] as const;
-// Runs are ordered by run id: a plan's id for our applies, a run id for executor plans.
-export const AdsRunsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["pln", "run"] } }).extend({
+// Runs are ordered by run id: the outbox message id (obx) for our applies, a run id (run) for executor plans.
+export const AdsRunsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["obx", "run"] } }).extend({
   status: z.enum(ADS_RUN_STATUSES).optional(),
 });
 export const AdsRunList = z.object({ data: z.array(AdsPlanView), next_cursor: z.string().nullable() }).meta({ id: "AdsRunList" });
