@@ -49,6 +49,8 @@ export const JOB_PAYLOADS = {
     attempt: z.number().int().min(1),
     trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
     body: z.string(),
+    // The trend event behind it (sent as headers; the body's fields are fixed). Absent: read from the delivery row.
+    event: z.object({ type: z.string(), trend_id: z.string() }).optional(),
   }),
   // A detection pass. {}: the scheduler's tick (fans out one job per account shard); {account_id}: one account, all
   // topics, now; {account_id, shard, shards}: the topics of that account whose id hashes to `shard` of `shards`.

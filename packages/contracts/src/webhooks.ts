@@ -7,6 +7,7 @@ export const TRIGGER_TYPES = {
   trend_velocity: "fires when a trend's velocity crosses threshold_value upwards (previous below, current at or above)",
   trend_detected: "fires for every newly detected trend whose velocity is at or above threshold_value (0 = every new trend)",
   severity_change: "fires when a trend's severity rises to at least threshold_value (1 low, 2 medium, 3 high, 4 critical)",
+  trend_ended: "fires once when a trend ends (trend.ended), if the severity it ended with is at least threshold_value (0 = every trend that ends)",
 } as const;
 export const TriggerType = documentedEnum(TRIGGER_TYPES);
 

@@ -13,7 +13,9 @@ import { renotifyAtFor } from "./state-machine.ts";
 //   channel is saved); an open critical item is re-notified after the delay until someone acknowledges it;
 // - any later event of the trend updates the item's figures (severity, velocity, summary) and counts an occurrence;
 //   its card is updated when velocity_alerts is on or the severity rose;
-// - an event that would open an item reopens a resolved one.
+// - an event that would open an item reopens a resolved one;
+// - trend.ended never opens or reopens one: it updates an open item's card to say the trend is over (the item stays
+//   for a person to resolve, with what it learned).
 // Each event is applied once per item (its id is kept in the history), so a re-run of an event batch counts nothing twice.
 
 export const trendDedupKey = (trendId: string) => `trend:${trendId}`;
@@ -41,7 +43,8 @@ export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: Tren
 /** One event in one transaction; returns the outbox rows it added, or null when nothing changed. */
 async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date): Promise<OutboxRow[] | null> {
   const s = setup.settings;
-  const opens = severityRank(e.severity) >= severityRank(s.minSeverity) && categoryMatches(s.categories, e.category);
+  const ended = e.type === "trend.ended";
+  const opens = !ended && severityRank(e.severity) >= severityRank(s.minSeverity) && categoryMatches(s.categories, e.category);
   const dedupKey = trendDedupKey(e.trend_id);
   const figures = { severity: e.severity, title: e.trend_name, category: e.category, summary: e.summary, velocity: e.velocity, briefingUrl: e.source_link || null };
   const eventData = { event_id: e.id, event_type: e.type, severity: e.severity, velocity: e.velocity };
@@ -76,12 +79,13 @@ async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date): Pr
 
   const rose = severityRank(e.severity) > severityRank(item.severity as TrendEvent["severity"]);
   // Re-notification follows the severity while the item is open: it starts when the trend turns critical.
-  const renotifyAt = item.state !== "open" ? item.renotifyAt
+  // Re-notification stops when the trend ends: nobody needs reminding of what is over.
+  const renotifyAt = ended ? null : item.state !== "open" ? item.renotifyAt
     : e.severity === "critical" ? item.renotifyAt ?? renotifyAtFor("open", "critical", now, s.renotifyMs) : null;
   const updated = await updateOperatorItem(tx, item.id, { ...figures, occurrences: { increment: 1 }, renotifyAt });
   await appendOperatorItemEvents(tx, [{
     itemId: item.id, accountId: item.accountId, action: "updated", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
     version: updated.version, data: { ...eventData, previous_severity: item.severity, previous_velocity: item.velocity },
   }]);
-  return show(updated, rose || s.velocityAlerts);
+  return show(updated, ended || rose || s.velocityAlerts);
 }

@@ -73,9 +73,13 @@ export const trendEvents: ProcessorFactory = {
         const jobs: { job: DeliveryJob; delayMs: number }[] = [];
         // Queued now only when pending and the subscription is active (per the row, not the cache); paused ones are
         // held until resume, disabled ones were recorded as failed.
+        const eventInfo = new Map(events.map((e) => [e.id, { type: e.type, trend_id: e.trend_id }]));
         const queue = (d: Fired | null, body: string) => {
-          if (d && d.status === "pending" && d.subscriptionStatus === "active")
-            jobs.push({ job: { delivery_id: d.id, webhook_id: d.subscriptionId, attempt: 1, trigger: "trend_event", body }, delayMs: d.dueAt.getTime() - Date.now() });
+          if (d && d.status === "pending" && d.subscriptionStatus === "active") {
+            // A held digest (body "") may still take a stronger event: its job reads body and event from the row.
+            const event = body ? eventInfo.get(d.eventId) : undefined;
+            jobs.push({ job: { delivery_id: d.id, webhook_id: d.subscriptionId, attempt: 1, trigger: "trend_event", body, event }, delayMs: d.dueAt.getTime() - Date.now() });
+          }
         };
         const { fired, throttled: rerouted } = await fireUnthrottled(db, unthrottled);
         for (const d of fired) queue(d, bodies.get(d.eventId)!);

@@ -1,7 +1,7 @@
 import { JOB_PAYLOADS, QUEUES, WebhookPayload } from "@trendgate/contracts";
-import { enqueueDelivery, serializePayload, WebhookSender } from "@trendgate/connector-webhook";
+import { enqueueDelivery, serializePayload, WebhookSender, type DeliveryEvent } from "@trendgate/connector-webhook";
 import {
-  isTransientDbError, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
+  isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
 import { BatchWriter, DestinationLimiter, nextRetryDelayMs, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@trendgate/delivery";
 import { AttemptFailedError } from "../outbox/attempt-failed.ts";
@@ -71,15 +71,20 @@ export const webhookDelivery: ProcessorFactory = {
             return { skipped: "attempt already recorded" };
           }
         }
-        const body = data.body || (await currentBody(data.delivery_id));
-        if (body === null) return { skipped: "delivery deleted" };
+        let { body, event }: { body: string; event?: DeliveryEvent | null } = data;
+        if (!body || (!event && data.trigger !== "test")) { // a digest, replay, recovery or sweep: read the row
+          const stored = await loadDeliveryContent(db, data.delivery_id);
+          if (!stored) return { skipped: "delivery deleted" };
+          body ||= serializePayload(WebhookPayload.parse(stored.payload));
+          event = stored.event;
+        }
 
         const host = new URL(entry.sub.url).host;
         if (!limiter.tryAcquire(entry.sub.id, host)) // this endpoint or host is busy: give the slot to others, try again shortly
           return deferJob(job, token, 100 + Math.round(Math.random() * 400));
         let sent;
         try {
-          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, body, data.trigger === "test");
+          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, body, data.trigger === "test", event);
         } finally {
           limiter.release(entry.sub.id, host);
         }
@@ -115,17 +120,12 @@ export const webhookDelivery: ProcessorFactory = {
         }
         if (verdict.gone) subs.delete(entry.sub.id);
         if (nextAt) {
-          await enqueueDelivery(queues, { ...data, body, attempt: data.attempt + 1 }, { delayMs: delay! })
+          await enqueueDelivery(queues, { ...data, body, event: event ?? undefined, attempt: data.attempt + 1 }, { delayMs: delay! })
             .catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "retry not queued; the sweeper will queue it"));
         }
         if (!verdict.ok) throw new AttemptFailedError(data.attempt, `${verdict.errorClass}: ${errorMessage}`, nextAt);
         return { outcome, status: result.status, attempt: data.attempt };
       },
     };
-
-    async function currentBody(deliveryId: string): Promise<string | null> {
-      const row = await db.webhookDelivery.findUnique({ where: { id: deliveryId }, select: { payload: true } });
-      return row ? serializePayload(WebhookPayload.parse(row.payload)) : null;
-    }
   },
 };

@@ -3,6 +3,12 @@ import type { SendableSubscription } from "@trendgate/db";
 import { classify, redactSignatures, signDelivery, type OutboundClient, type OutboundResult, type Verdict } from "@trendgate/delivery";
 import { TEST_HEADER } from "./payload.ts";
 
+// The body's fields are fixed by the API's contract, so what kind of event it is, and which trend (to close on
+// trend.ended what trend.detected opened), travel as headers.
+export const EVENT_TYPE_HEADER = "X-Webhook-Event-Type";
+export const TREND_ID_HEADER = "X-Webhook-Trend-Id";
+export type DeliveryEvent = { type: string; trend_id: string };
+
 export interface SendResult {
   result: OutboundResult;
   verdict: Verdict;
@@ -22,11 +28,12 @@ export class WebhookSender {
     return secrets;
   }
 
-  async send(sub: SendableSubscription, secrets: string[], deliveryId: string, body: string, isTest: boolean): Promise<SendResult> {
+  async send(sub: SendableSubscription, secrets: string[], deliveryId: string, body: string, isTest: boolean, event?: DeliveryEvent | null): Promise<SendResult> {
     const headers: Record<string, string> = {
       "Content-Type": "application/json",
       ...signDelivery(secrets, deliveryId, Math.floor(Date.now() / 1000), body),
       ...(isTest ? { [TEST_HEADER]: "true" } : {}),
+      ...(event ? { [EVENT_TYPE_HEADER]: event.type, [TREND_ID_HEADER]: event.trend_id } : {}),
     };
     const result = await this.client.request("POST", sub.url, { body, headers });
     return { result, verdict: classify(result), headersSent: redactSignatures(headers), bodyBytes: Buffer.byteLength(body) };

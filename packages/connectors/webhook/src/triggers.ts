@@ -14,6 +14,8 @@ export const categoryMatches = (filter: string | null, category: string) =>
 export function triggerFires(sub: TriggerSubscription, e: TrendEvent): boolean {
   if (!categoryMatches(sub.category, e.category)) return false;
   const t = sub.thresholdValue;
+  // An end is only ever a trend_ended firing: its figures are the closing ones, not a rise.
+  if (e.type === "trend.ended") return sub.triggerType === "trend_ended" && severityRank(e.severity) >= t;
   switch (sub.triggerType) {
     case "trend_velocity": // an upward crossing: below the threshold before (or unknown), at or above it now
       return e.velocity >= t && (e.previous_velocity === null || e.previous_velocity < t);
