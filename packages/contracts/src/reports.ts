@@ -70,3 +70,6 @@ export const ReportExportView = z.object({
 export type ReportExportView = z.infer<typeof ReportExportView>;
 
 export const ReportExportQuery = z.object({ mode: z.enum(["auto", "job"]).default("auto").meta({ description: "`job`: always run as a job (202), whatever the size" }) });
+
+/** A report as CSV (the streamed export and an export's file). */
+export const ReportCsv = z.string().meta({ description: `RFC 4180 CSV with a header line: ${REPORT_COLUMNS.join(", ")}` });

@@ -75,3 +75,47 @@ export const defineRoute = <B extends z.ZodType | undefined = undefined, Q exten
 ): RouteDef => r as RouteDef;
 
 export const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ":$1");
+
+// ---- Replies against their declared schema ------------------------------------------------------------------------
+// The OpenAPI document promises each answer's shape; in tests the router holds every reply to it, so a field a
+// handler adds without declaring it (or a value its schema does not allow) fails the test that provoked it.
+
+/** Route groups (tags) whose replies must match their schema exactly; REPLY_CHECK=all holds every route to it. */
+const STRICT_REPLY_TAGS = new Set(["Ads connectors", "Ads executor", "Ads reporting"]);
+export const strictReplies = (route: RouteDef) => process.env.REPLY_CHECK === "all" || STRICT_REPLY_TAGS.has(route.tag);
+
+/**
+ * What is wrong with a 2xx JSON reply by the schema its route declares for that status: values the schema refuses,
+ * and fields it does not declare (which zod would silently drop), each as `path: problem`. Empty when the reply is
+ * right, or has no declared schema or no JSON body.
+ */
+export function replyProblems(route: RouteDef, reply: Reply): string[] {
+  const schema = route.responses[reply.status]?.schema;
+  if (!schema || reply.body === undefined || reply.status < 200 || reply.status > 299) return [];
+  const sent: unknown = JSON.parse(JSON.stringify(reply.body)); // what the client receives
+  const parsed = schema.safeParse(sent);
+  if (!parsed.success) return parsed.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`);
+  return undeclaredFields(sent, parsed.data);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Keys of `sent` that parsing dropped (undeclared), at any depth. */
+function undeclaredFields(sent: unknown, parsed: unknown, at = ""): string[] {
+  if (Array.isArray(sent) && Array.isArray(parsed)) return sent.flatMap((v, i) => undeclaredFields(v, parsed[i], `${at}${i}.`));
+  if (!isPlainObject(sent) || !isPlainObject(parsed)) return [];
+  return Object.entries(sent).flatMap(([k, v]) => (k in parsed ? undeclaredFields(v, parsed[k], `${at}${k}.`) : [`${at}${k}: not declared in the response schema`]));
+}
+
+/**
+ * The reply, checked in tests (NODE_ENV=test): off its declared schema it throws (a 500 naming the fields) for the
+ * strict route groups, and is reported through `warn` for the others.
+ */
+export function checkedReply(route: RouteDef, reply: Reply, warn: (problems: string[]) => void): Reply {
+  if (process.env.NODE_ENV !== "test") return reply;
+  const problems = replyProblems(route, reply);
+  if (!problems.length) return reply;
+  if (strictReplies(route)) throw new Error(`${route.operationId} answered ${reply.status} off its declared schema: ${problems.slice(0, 10).join("; ")}`);
+  warn(problems);
+  return reply;
+}

@@ -6,7 +6,7 @@ import { IdempotencyStore } from "./idempotency.ts";
 import { assertPagingRule } from "./paging-rule.ts";
 import { toApiError } from "./problem.ts";
 import type { AuthFailureLimiter, RateLimits } from "./rate-limit.ts";
-import { expressPath, type Reply, type RouteDef } from "./route.ts";
+import { checkedReply, expressPath, type Reply, type RouteDef } from "./route.ts";
 import { validateRequest } from "./validate.ts";
 import type { Tx } from "@trendgate/db";
 import type { GatewayDeps } from "../app.ts";
@@ -58,7 +58,7 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
     const idemKey = route.idempotent ? IdempotencyStore.checkHeader(req.get("idempotency-key")) : undefined;
     if (!idemKey) {
       const reply = await route.handler({ ...base, params, query, body });
-      if (!res.headersSent) send(res, reply ?? { status: 204 }); // a handler that streamed its answer (CSV) sent it already
+      if (!res.headersSent) send(res, checked(route, deps, reply ?? { status: 204 })); // a handler that streamed its answer (CSV) sent it already
       return;
     }
 
@@ -92,9 +92,13 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
     // Also in Redis for committed answers: replays then need no database read.
     await deps.idempotency.complete(claim, reply).catch((err) =>
       deps.logger.warn({ err: String(err), request_id: req.id }, "idempotency record not saved"));
-    send(res, reply);
+    send(res, checked(route, deps, reply));
   };
 }
+
+/** In tests, the reply held to its declared schema (checkedReply). */
+const checked = (route: RouteDef, deps: GatewayDeps, reply: Reply) =>
+  checkedReply(route, reply, (problems) => deps.logger.warn({ operation: route.operationId, status: reply.status, problems }, "reply does not match its declared schema"));
 
 function send(res: Response, reply: Reply) {
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
-  IdParam, QUEUES, ReportCatalog, ReportExportQuery, ReportExportView, ReportPreview, ReportPreviewQuery, type ReportOutputRow as Row,
+  IdParam, QUEUES, ReportCatalog, ReportCsv, ReportExportQuery, ReportExportView, ReportPreview, ReportPreviewQuery, type ReportOutputRow as Row,
   ReportRequest, type ReportProviderOutcome,
 } from "@trendgate/contracts";
 import {
@@ -105,7 +105,7 @@ const createExportRoute = defineRoute({
     "when `ready`, kept REPORT_EXPORT_TTL_SECONDS. Columns: date, provider, account_id, campaign_id, campaign_name, ad_group_id, ad_group_name, ad_id, ad_name, impressions, clicks, " +
     "spend_micros, currency, conversions, ctr, cpc_micros (RFC 4180; cells that would start a spreadsheet formula are prefixed with `'`). A client that disconnects stops the reads.",
   body: ReportRequest, query: ReportExportQuery,
-  responses: { 200: { description: "The CSV (text/csv)" }, 202: { description: "The export job", schema: ReportExportView } },
+  responses: { 200: { description: "The CSV", content: { "text/csv": ReportCsv } }, 202: { description: "The export job", schema: ReportExportView } },
   async handler({ deps, auth, body, query, res, atomically }) {
     // Exports past their time go when the account starts a new one (no sweeper needed for per-account files).
     await deleteExpiredExports(deps.db, auth.accountId);
@@ -158,7 +158,7 @@ const downloadRoute = defineRoute({
   method: "get", path: `${BASE}/exports/{id}/download`, operationId: "downloadReportExport", tag: TAG, auth: "apiKey",
   summary: "The export's CSV file (when ready)",
   params: IdParam,
-  responses: { 200: { description: "text/csv, streamed" }, 409: { description: "`conflict`: not ready (yet)" } },
+  responses: { 200: { description: "The CSV file, streamed", content: { "text/csv": ReportCsv } }, 409: { description: "`conflict`: not ready (yet)" } },
   async handler({ deps, auth, params, res }) {
     const e = await exportOf(deps, auth.accountId, params.id);
     if (e.status !== "ready") throw new ApiError("conflict", `This export is ${e.status}${e.status === "running" ? ` (${e.rowsWritten} rows so far)` : ""}: download it when ready`);
