@@ -108,3 +108,20 @@ test("the shared report poller: waits longer each time until ready, retries a th
   const late = await pollReport(async () => ({ pending: "QUEUED" }), { firstMs: 10, maxMs: 40, budgetMs: 100 }, (ms, last) => new Error(`still ${last} after ${ms} ms`)).catch((e) => e);
   expect((late as Error).message).toMatch(/^still QUEUED after \d+ ms$/);
 });
+
+test("a report file comes through the same guard, and a file over its cap ends its stream as unavailable", async () => {
+  const refused = await providerError(() => path.download("report download", `${base}/files/r.csv`, { env: NONE }));
+  expect([refused.kind, refused.detail.providerCode]).toEqual(["bad_request", "ERR_BLOCKED_DESTINATION"]);
+  expect(seen).toHaveLength(0);
+
+  answer = (res) => res.end("a,b\n1,2\n");
+  const small = await path.download("report download", `${base}/files/r.csv`, { env: ALLOW });
+  expect([small.status, await new Response(small.body).text()]).toEqual([200, "a,b\n1,2\n"]);
+  expect(seen[0].authorization).toBeUndefined();
+
+  answer = (res) => res.end("x".repeat(64 * 1024));
+  const big = await path.download("report download", `${base}/files/big.csv`, { env: ALLOW, maxBytes: 1024 });
+  const err = await new Response(big.body).text().catch((e) => e);
+  expect(err).toBeInstanceOf(ProviderError);
+  expect([(err as ProviderError).kind, (err as ProviderError).detail.providerCode]).toEqual(["unavailable", "response_too_large"]);
+});

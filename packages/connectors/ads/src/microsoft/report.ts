@@ -1,4 +1,4 @@
-import { pollReport, ProviderError, PROVIDER_TIMEOUT_MS, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { pollReport, ProviderError, type ProviderDownload, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import { Unzip, UnzipInflate } from "fflate";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
@@ -278,13 +278,13 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
     let res = await this.download(url, signal);
     if (res.status === 403 || res.status === 404) {
       // The 5-minute URL expired (a slow consumer between polls): a new poll signs a fresh one.
-      await res.body?.cancel().catch(() => {});
+      await res.body.cancel().catch(() => {});
       url = await this.ready(a, id, signal, 0);
       if (!url) return;
       res = await this.download(url, signal);
     }
-    if (res.status !== 200 || !res.body) {
-      await res.body?.cancel().catch(() => {});
+    if (res.status !== 200) {
+      await res.body.cancel().catch(() => {});
       throw unavailable(`report ${id}: download answered HTTP ${res.status}`, `download_${res.status}`);
     }
     const rows = this.rows(res.body, q, groups, signal);
@@ -353,17 +353,8 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
   }
 
   /** GETs the signed URL without our credentials; a timeout covers the answer's head, not the (pulled) body. */
-  private async download(url: string, signal?: AbortSignal): Promise<Response> {
-    const head = new AbortController();
-    const timer = setTimeout(() => head.abort(new DOMException("download timed out", "TimeoutError")), PROVIDER_TIMEOUT_MS);
-    try {
-      return await fetch(url, { signal: signal ? AbortSignal.any([signal, head.signal]) : head.signal, headers: { "user-agent": PROVIDER_USER_AGENT } });
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      throw unavailable(`report download failed (${head.signal.aborted ? "timeout" : (err as Error & { cause?: { code?: string } }).cause?.code ?? "request_error"})`, "download_failed");
-    } finally {
-      clearTimeout(timer);
-    }
+  private download(url: string, signal?: AbortSignal): Promise<ProviderDownload> {
+    return http.download("report download", url, { signal, env: this.ctx.env });
   }
 
   /** The ZIP's CSV rows, normalised, in pages; bytes are read only when the consumer wants more rows. */

@@ -1,4 +1,4 @@
-import { pollReport, ProviderError, PROVIDER_USER_AGENT, type ProviderEnv } from "@trendgate/connector-core";
+import { pollReport, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
@@ -325,15 +325,9 @@ class PinterestReportingClient implements ReportingClient {
     (waited) => new ProviderError(PROVIDER, "unavailable", `async report ${token}: not ready after ${Math.round(waited / 60_000)} minutes`), signal);
     if (!url) return; // no file: nothing to report (approximate)
     // The link is pre-signed: our token must not go with it (to another host, and S3 refuses a second auth).
-    let res: Response;
-    try {
-      res = await fetch(url!, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(10 * TIMEOUT_MS)]) : AbortSignal.timeout(10 * TIMEOUT_MS), headers: { "user-agent": PROVIDER_USER_AGENT } });
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      throw new ProviderError(PROVIDER, "unavailable", `async report download failed (${(err as Error).name})`);
-    }
-    if (!res.ok || !res.body) {
-      await res.body?.cancel().catch(() => undefined);
+    const res = await http.download("async report download", url, { signal, env: this.ctx.env, timeoutMs: 10 * TIMEOUT_MS });
+    if (res.status < 200 || res.status >= 300) {
+      await res.body.cancel().catch(() => undefined);
       // The link lives five minutes; an expired one is a job to run again.
       throw new ProviderError(PROVIDER, "unavailable", `async report download: HTTP ${res.status}`, { status: res.status });
     }

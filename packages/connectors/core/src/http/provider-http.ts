@@ -1,3 +1,4 @@
+import { Readable, Transform } from "node:stream";
 import { OutboundClient, OutboundGuard, type OutboundResult } from "@trendgate/delivery";
 import { ProviderError } from "../errors.ts";
 import type { RateLimitRules } from "../manifest.ts";
@@ -21,6 +22,8 @@ export const PROVIDER_TIMEOUT_MS = 30_000;
 export const PROVIDER_CONNECT_TIMEOUT_MS = 10_000;
 /** Large enough for a page of a synchronous report, small enough that a runaway answer cannot exhaust memory. */
 export const PROVIDER_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+/** A report file is read as it is consumed, never held whole; this bounds what one download may send. */
+export const PROVIDER_MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024;
 export const PROVIDER_USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
 
 export interface ProviderFetchInit {
@@ -40,6 +43,21 @@ export interface ProviderFetchInit {
   signal?: AbortSignal;
   /** The configuration's environment (config.PROVIDER_ENV): its OUTBOUND_ALLOWLIST picks the guard (else the process's). */
   env?: ProviderEnv;
+}
+
+export interface ProviderDownloadInit {
+  /** Until the answer's head arrives; the body is pulled by the consumer at its own pace. */
+  timeoutMs?: number;
+  maxBytes?: number;
+  signal?: AbortSignal;
+  env?: ProviderEnv;
+}
+
+/** A report file: its status and headers, and the body as a stream read only as far as the consumer reads it. */
+export interface ProviderDownload {
+  status: number;
+  headers: Headers;
+  body: ReadableStream<Uint8Array>;
 }
 
 export interface ProviderResponse {
@@ -115,5 +133,45 @@ export class ProviderHttp {
     try { parsed = res.body ? JSON.parse(res.body) : null; } catch { parsed = null; }
     const h = headersOf(res.headers);
     return { status: res.status, headers: h, text: res.body, body: parsed, waitMs: this.waitOf(h) };
+  }
+
+  /**
+   * GETs a file (a report's signed URL) without our credentials, through the same guard; failures before an answer
+   * map as in fetch. A body over `maxBytes` ends the stream with `unavailable`.
+   */
+  async download(what: string, url: string | URL, init: ProviderDownloadInit = {}): Promise<ProviderDownload> {
+    const caller = init.signal;
+    caller?.throwIfAborted();
+    const max = init.maxBytes ?? PROVIDER_MAX_DOWNLOAD_BYTES;
+    const source = outboundClientFor(init.env).got.stream(String(url), {
+      timeout: { connect: PROVIDER_CONNECT_TIMEOUT_MS, secureConnect: PROVIDER_CONNECT_TIMEOUT_MS, response: init.timeoutMs ?? PROVIDER_TIMEOUT_MS },
+      ...(caller ? { signal: caller } : {}),
+    });
+    let res: { statusCode: number; headers: OutboundResult["headers"] };
+    try {
+      res = await new Promise((resolve, reject) => { source.once("response", resolve); source.once("error", reject); });
+    } catch (err) {
+      source.destroy();
+      if (caller?.aborted) throw caller.reason;
+      const e = err as { code?: string; name?: string; message?: string };
+      if (e.code === "ERR_BLOCKED_DESTINATION" || /OUTBOUND_ALLOWLIST/.test(String(e.message))) {
+        throw new ProviderError(this.provider, "bad_request", `${what}: request refused (${e.message})`, { status: null, providerCode: "ERR_BLOCKED_DESTINATION" });
+      }
+      const reason = e.name === "TimeoutError" || e.code === "ETIMEDOUT" ? "timeout" : e.code ?? "request_error";
+      throw new ProviderError(this.provider, "unavailable", `${what}: request failed (${reason})`, { status: null, providerCode: reason });
+    }
+    let size = 0;
+    const provider = this.provider;
+    const capped = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > max) return done(new ProviderError(provider, "unavailable", `${what}: the file is larger than ${max} bytes`, { status: res.statusCode, providerCode: "response_too_large" }));
+        done(null, chunk);
+      },
+    });
+    source.on("error", (e) => capped.destroy(caller?.aborted ? caller.reason : e));
+    capped.on("close", () => source.destroy());
+    source.pipe(capped);
+    return { status: res.statusCode, headers: headersOf(res.headers), body: Readable.toWeb(capped) as ReadableStream<Uint8Array> };
   }
 }
