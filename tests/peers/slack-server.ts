@@ -16,6 +16,9 @@ import { SlackSpec } from "./slack-spec.ts";
  *   slack.addChannel({ id: "C0GENERAL01", name: "general", botMember: true });
  *   const token = slack.issueToken();            // a bot token without the browser (or: slack.authorize() -> code)
  *   slack.inject("chat.postMessage", { status: 429, retryAfter: 3 });   // the next call to it is throttled
+ *   slack.inject("chat.postMessage", { error: "service_unavailable" }, 2);  // Slack's own outage answers
+ *   slack.inject("chat.postMessage", { delayMs: 12_000 }); // posted at once, answered late (past the client's timeout)
+ *   await slack.restart(1500);                  // refuses connections for 1.5 s, then answers again (same port)
  *   slack.messages("C0GENERAL01");              // what was posted (and edited) there
  *   slack.calls("chat.update");                 // recorded calls: params, token, status, response body
  *   await slack.close();
@@ -72,7 +75,11 @@ export interface RecordedCall {
 export type SlackInjection =
   | { status: 429; retryAfter?: number | string | null }
   | { error: string }
-  | { status: 500 | 502 | 503 | 504 };
+  | { status: 500 | 502 | 503 | 504 }
+  /** The call is done as usual (a post is in the channel), then its answer is held this long: a slow write. */
+  | { delayMs: number }
+  /** The connection is dropped before anything is done (ECONNRESET at the caller). */
+  | { reset: true };
 
 export interface SlackServerOptions {
   team?: { id: string; name: string };
@@ -414,7 +421,10 @@ export async function startSlackServer(opts: SlackServerOptions = {}) {
 
     let answer: Answer;
     const queued = injected.get(method);
-    const inj = queued?.shift();
+    let inj = queued?.shift();
+    let holdMs = 0;
+    if (inj && "reset" in inj) { call.status = 0; req.socket.destroy(); return; }
+    if (inj && "delayMs" in inj) { holdMs = inj.delayMs; inj = undefined; }
     if (inj && "error" in inj) answer = fail(inj.error);
     else if (inj && inj.status === 429) {
       answer = { status: 429, body: { ok: false, error: "ratelimited" }, headers: inj.retryAfter === null ? {} : { "retry-after": String(inj.retryAfter ?? 1) } };
@@ -434,9 +444,12 @@ export async function startSlackServer(opts: SlackServerOptions = {}) {
     if (wrong.length) return violation(res, wrong);
     call.status = answer.status;
     call.response = answer.body;
-    send(res, answer);
+    if (!holdMs) return send(res, answer);
+    // Slack has acted; the caller may give up waiting meanwhile (its answer is then dropped).
+    setTimeout(() => { if (!res.destroyed) send(res, answer); }, holdMs);
   }
   const origin = await listenLocal(server, opts.port);
+  const port = Number(new URL(origin).port);
 
   const api = {
     /** The Web API base (slackApiUrl / SLACK_API_URL), ending in "/api/". */
@@ -533,6 +546,15 @@ export async function startSlackServer(opts: SlackServerOptions = {}) {
       channels.clear(); tokens.clear(); codes.clear(); refreshTokens.clear(); messagesByChannel.clear(); injected.clear();
       recorded.length = 0; violations.length = 0; pageCap = null; authorizeOutcome = "approve";
       rotation = opts.rotation ?? false; expiresIn = opts.expiresIn ?? 43_200;
+    },
+    /**
+     * A restart: open connections are dropped and new ones refused (ECONNREFUSED) for `downMs`, then the same port
+     * answers again with everything kept. Resolves once it is listening again.
+     */
+    async restart(downMs: number) {
+      await new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+      await new Promise((r) => setTimeout(r, downMs));
+      await listenLocal(server, port);
     },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };

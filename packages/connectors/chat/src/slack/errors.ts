@@ -56,7 +56,10 @@ export function slackError(e: unknown, what: string): ProviderError {
         // Network failures and our own timeout (AbortSignal.timeout): nothing reached Slack, or no answer came back.
         const original = e.original as Error & { cause?: { code?: string } };
         const code = /TimeoutError/.test(`${original.name} ${original.message}`) ? "timeout" : original.cause?.code ?? "request_error";
-        return new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${code})`, { status: null, providerCode: code });
+        // A post sent in full and not answered may be in the channel already, and chat.postMessage has no
+        // idempotency key: sending it again would show a second message. Edits (chat.update) are safe to repeat.
+        const mayHaveActed = code === "timeout" && what === "chat.postMessage";
+        return new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${code})${mayHaveActed ? ", it may have been posted" : ""}`, { status: null, providerCode: code, ...(mayHaveActed ? { mayHaveActed } : {}) });
       }
     }
   }
