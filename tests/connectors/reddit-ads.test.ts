@@ -223,7 +223,8 @@ test("GET events lists the account's pushed events newest first, page by page, f
 describe("test_id placement (REDDIT_ADS_TEST_ID_PLACEMENT)", () => {
   const events = (conversion_id: string) => [{ event_name: "purchase", data: { conversion_id, event_at: Date.now() - 60_000 } }];
   const clientWith = (env: Record<string, string>) => {
-    const ctx = { baseUrl: reddit.url, accessToken: reddit.addConversionToken(), env };
+    // The stand-in is on loopback: the configuration that reaches it allows it, as the stack's does.
+    const ctx = { baseUrl: reddit.url, accessToken: reddit.addConversionToken(), env: { OUTBOUND_ALLOWLIST: "127.0.0.1", ...env } };
     return redditAds.client(ctx);
   };
 

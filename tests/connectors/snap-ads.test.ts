@@ -1,4 +1,4 @@
-import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest } from "@trendgate/connector-core";
+import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { snapAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
 import { startSnapAdsServer, SNAP_CODES, type SnapAdsServer } from "../peers/snap-ads-server.ts";
 
@@ -204,15 +204,15 @@ test("a bare 429, outages and token errors map onto the framework's kinds", asyn
 
   // A throttle after the first ad squad was written: the run reports that write and fails the rest, retryable.
   server.resetLog();
-  const realFetch = globalThis.fetch;
+  const realFetch = ProviderHttp.prototype.fetch;
   let armed = false;
-  globalThis.fetch = (async (...args: Parameters<typeof fetch>) => {
-    const res = await realFetch(...args);
+  ProviderHttp.prototype.fetch = async function (this: ProviderHttp, ...args: Parameters<ProviderHttp["fetch"]>) {
+    const res = await realFetch.apply(this, args);
     if (!armed && server.writes.length === 1) { armed = true; server.failNext("throttle"); }
     return res;
-  }) as typeof fetch;
+  };
   let partial;
-  try { partial = await client.run(account, calls, { dryRun: false }); } finally { globalThis.fetch = realFetch; }
+  try { partial = await client.run(account, calls, { dryRun: false }); } finally { ProviderHttp.prototype.fetch = realFetch; }
   expect(partial.map((r) => [r.change_id, r.ok, r.error?.kind])).toEqual([["c1", true, undefined], ["c2", false, "rate_limited"]]);
   expect(server.adSquad(bare.id)!.targeting).toEqual(BARE);
 
