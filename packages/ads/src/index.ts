@@ -17,3 +17,4 @@ export * from "./preview.ts";
 export * from "./rollback.ts";
 export * from "./apply.ts";
 export * from "./executor-plan.ts";
+export * from "./executor-results.ts";

@@ -1,15 +1,15 @@
-import { claimPreviewedPlan, executorSteps, finishRun, loadExecutorSigningKey, signExecutorPlan, verifyExecutorPlan, type ExecutorSigningKey, type StoredResult } from "@trendgate/ads";
+import { claimPreviewedPlan, executorReportProblem, executorSteps, loadExecutorSigningKey, recordExecutorResults, signExecutorPlan, verifyExecutorPlan, type ExecutorSigningKey } from "@trendgate/ads";
 import type { AdsConnector } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import { registry } from "@trendgate/connectors";
 import { AdsApplyRequest, AdsExecutorPlan, AdsExecutorResults, AdsPlanView, ExecutorKeys, type AdsExecutorPlanDocument } from "@trendgate/contracts";
-import { findAdsPlanById, lockAdsPlan, markPlanIssued, markPlanRefused, newId, type OutboxRow } from "@trendgate/db";
+import { markPlanIssued, newId, type OutboxRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { connectorOf, planReply } from "./ads.ts";
-import { adsProblem } from "./ads-problem.ts";
+import { planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 
 // Executor plans (issue 11, item 5): for callers that make provider writes from their own runtime and credential
@@ -56,7 +56,7 @@ function issueRoute(c: AdsConnector): RouteDef {
       const connector = connectorOf(deps, m.id);
       return atomically(async (tx) => {
         const p = await claimPreviewedPlan(tx, { accountId: auth.accountId, connector, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
-          .catch((err) => adsProblem(deps, undefined, err, { name: m.displayName, reconnect: `authorize via GET ${base}/auth` }));
+          .catch(planProblem);
         // Requests are built, never sent: the client needs no token here.
         const client = connector.client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken: "", env: deps.config.PROVIDER_ENV });
         const steps = executorSteps(connector, client, p);
@@ -107,38 +107,18 @@ const resultsRoute = defineRoute({
       throw bad("executor_plan", `does not verify (${(err as { code?: string }).code ?? (err as Error).message}): report with the token exactly as issued, within its report window`);
     }
     const doc = verified.plan as unknown as AdsExecutorPlanDocument;
-    const seqs = new Set(doc.steps.map((s) => s.seq));
-    const seen = new Set<number>();
-    body.steps.forEach((s, i) => {
-      if (!seqs.has(s.seq)) throw bad(`steps.${i}.seq`, `the plan has no step ${s.seq}`);
-      if (seen.has(s.seq)) throw bad(`steps.${i}.seq`, `step ${s.seq} is reported twice`);
-      seen.add(s.seq);
-      for (const [j, ch] of (s.changes ?? []).entries())
-        if (!doc.steps.find((x) => x.seq === s.seq)!.change_ids.includes(ch.change_id)) throw bad(`steps.${i}.changes.${j}.change_id`, `not a change of step ${s.seq}`);
-    });
-    const missing = [...seqs].filter((s) => !seen.has(s));
-    if (missing.length) throw bad("steps", `steps ${missing.join(", ")} are not reported (report skipped steps as skipped)`);
+    const problem = executorReportProblem(doc, body.steps);
+    if (problem) throw new ApiError("validation_failed", `${problem.path}: ${problem.message}`, { errors: [problem] });
 
     let outbox: OutboxRow[] = [];
     const reply = await atomically(async (tx) => {
-      const p = verified.jti ? await lockAdsPlan(tx, { id: verified.jti, accountId: auth.accountId }) : null;
-      if (!p) throw notFound("Plan");
-      if (p.status !== "issued") throw new ApiError("conflict", `This plan is ${p.status}: results are accepted once, for a plan issued to an executor`);
-      const connector = deps.registry.ofKind("ads").find((x) => x.manifest.id === p.provider);
-      const stale = body.steps.filter((s) => s.precondition_held === false);
-      const wrote = body.steps.some((s) => s.status === "succeeded" || (s.changes ?? []).some((x) => x.ok));
-      if (stale.length && !wrote) {
-        await markPlanRefused(tx, p.id, `stale plan: the executor found the targets of step ${stale.map((s) => s.seq).join(", ")} changed since the preview; preview again`, new Date());
-      } else {
-        const results: StoredResult[] = body.steps.flatMap((s) => doc.steps.find((x) => x.seq === s.seq)!.change_ids.map((id): StoredResult => {
-          const one = s.changes?.find((x) => x.change_id === id);
-          const ok = one ? one.ok : s.status === "succeeded";
-          const error = ok ? null : one?.error ?? s.error ?? (s.status === "skipped" ? `step ${s.seq} skipped by the executor` : `step ${s.seq} failed (HTTP ${s.http_status ?? "?"})`);
-          return { change_id: id, ok, error, request_id: s.request_id ?? null, resource: one?.resource ?? null, note: "reported by the caller's executor", ...(ok ? {} : { review: true }) };
-        }));
-        outbox = (await finishRun(tx, deps, { plan: p, providerName: connector?.manifest.displayName ?? p.provider, results, publicBaseUrl: deps.config.PUBLIC_BASE_URL })).outbox;
-      }
-      return { status: 200, body: planReply(deps, (await findAdsPlanById(tx, p.id))!) };
+      if (!verified.jti) throw notFound("Plan");
+      const recorded = await recordExecutorResults(tx, deps, {
+        accountId: auth.accountId, planId: verified.jti, doc, steps: body.steps, publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+        providerName: (id) => deps.registry.ofKind("ads").find((x) => x.manifest.id === id)?.manifest.displayName ?? id,
+      }).catch(planProblem);
+      outbox = recorded.outbox;
+      return { status: 200, body: planReply(deps, recorded.plan) };
     });
     await dispatchAfterCommit(deps, outbox);
     return reply;

@@ -10,9 +10,14 @@ import { providerProblem } from "./provider-problem.ts";
  * is known); anything else is rethrown.
  */
 export async function adsProblem(deps: GatewayDeps, conn: ConnectionRow | undefined, err: unknown, p: { name: string; reconnect: string }): Promise<never> {
-  if (err instanceof AdsPlanError) throw new ApiError(err.code, err.message, err.errors ? { errors: err.errors } : {});
-  if (!conn) throw err;
+  if (!conn || err instanceof AdsPlanError) return planProblem(err);
   return providerProblem(deps, conn, err, p);
+}
+
+/** A plan that may not be run or recorded as asked, with its code and fields; anything else is rethrown. */
+export function planProblem(err: unknown): never {
+  if (err instanceof AdsPlanError) throw new ApiError(err.code, err.message, err.errors ? { errors: err.errors } : {});
+  throw err;
 }
 
 /** No ad account is selected and the connection does not reach exactly one: 422 naming the ones it reaches. */

@@ -12,7 +12,7 @@ import { invalidCursor, openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../app.ts";
 import { dispatchAfterCommit } from "../operator.ts";
-import { adAccountRequired, adsProblem } from "./ads-problem.ts";
+import { adAccountRequired, adsProblem, planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
 
@@ -215,7 +215,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
         let outbox: OutboxRow[] = [];
         const reply = await atomically(async (tx) => {
           const run = await queueApply(tx, { accountId: auth.accountId, connector: connectorOf(deps, m.id), planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
-            .catch((err) => adsProblem(deps, undefined, err, problem));
+            .catch(planProblem);
           outbox = run.outbox;
           return { status: 202, body: { plan_id: run.planId, run_id: run.runId, status: "applying" as const } };
         });
