@@ -88,3 +88,10 @@ export const recordPlanFinal = (db: Db | Tx, id: string, f: { status: string; st
 /** An apply the outbox gave up on ends failed (unless it reached an end of its own first). */
 export const failApplyingPlan = (db: Db | Tx, id: string, statusReason: string) =>
   db.adsPlan.updateMany({ where: { id, status: "applying" }, data: { status: "failed", statusReason } });
+
+/** The account's applied plans (or the one `planId`), with what each changed and how it went: what reports filter on. */
+export const appliedPlanChanges = (db: Db | Tx, accountId: string, planId?: string) =>
+  db.adsPlan.findMany({
+    where: { accountId, status: { in: ["applied", "partially_applied"] }, ...(planId ? { id: planId } : {}) },
+    select: { provider: true, changes: true, results: true },
+  });
