@@ -56,6 +56,8 @@ export interface RedditAdsServer {
   inFlight(): number;
   /** Access-token lifetime in seconds (default 3600). */
   accessTokenTtl: number;
+  /** A restart: open connections dropped, new ones refused for downMs, then the same port answers with all kept. */
+  restart(downMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -192,6 +194,11 @@ export async function startRedditAdsServer(opts: StandInOptions & { consentPage?
     revokeAll() { access.clear(); refresh.clear(); },
     failNext(n, status) { failures = { n, status }; },
     refuseConversion(id) { refused.add(id); },
+    async restart(downMs) {
+      await new Promise<void>((r) => { http.closeAllConnections(); http.close(() => r()); });
+      await new Promise((r) => setTimeout(r, downMs));
+      await listenLocal(http, Number(new URL(base).port));
+    },
     close: () => new Promise((r) => { http.closeAllConnections(); http.close(() => r()); }),
   };
   return server;
