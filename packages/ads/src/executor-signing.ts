@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
 
-// Executor plans (issue 11, item 5) are signed so a caller that runs the provider writes from its own runtime can
+// Executor plans are signed so a caller that runs the provider writes from its own runtime can
 // check, before spending its own credentials, that the plan came from this service, unaltered and still fresh. A
 // plan is a JWT signed with Ed25519 (EdDSA, RFC 8037) by jose: any JWT library verifies it against the published
 // public key (a JWKS), and the caller uses the verified payload, never a plain copy. `jti` is the plan id (single

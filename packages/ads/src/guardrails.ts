@@ -1,7 +1,7 @@
 import { ADS_SAFETY_DEFAULTS, severityRank, type Severity } from "@trendgate/contracts";
 
-// strict_safety (issue 11): what a targeting plan may contain, decided per change with a reason a person can read.
-// The rules follow the design anchors (connector-anchors.md §3): a wrong apply spends a customer's money on the
+// strict_safety: what a targeting plan may contain, decided per change with a reason a person can read.
+// The rules: a wrong apply spends a customer's money on the
 // wrong audience, so with strict_safety on (the default) a plan only ever adds targeting, in small numbers, from
 // trends that are severe enough, not negative and not about sensitive topics. Off, it may also remove targeting
 // this service added earlier. Budgets, bids and schedules are never touched, whatever the setting.
@@ -62,7 +62,7 @@ export const DEFAULT_BLOCKLIST: readonly string[] = [
 
 export const DEFAULT_SAFETY: SafetySettings = { strict: true, ...ADS_SAFETY_DEFAULTS, blocklist: DEFAULT_BLOCKLIST };
 
-/** Fields a plan never writes: money and time are decided by people (connector-anchors.md §3). */
+/** Fields a plan never writes: money and time are decided by people. */
 const FORBIDDEN_FIELD = /budget|bid|schedule|spend|pacing|start_time|end_time|cpc|cpm|price/i;
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 
-// A plan is applied only against the state it was computed from (terraform's stale-plan rule,
-// connector-anchors.md §3): the entities' targeting read at preview is hashed, read again before writing, and a
+// A plan is applied only against the state it was computed from (terraform's stale-plan rule):
+// the entities' targeting read at preview is hashed, read again before writing, and a
 // different hash refuses the plan. The hash is over a canonical JSON (object keys sorted, arrays kept in order), so
 // the same state always hashes the same whatever order a provider returns an object's fields in.
 

@@ -2,7 +2,7 @@ import type { EntityTargeting, TargetingChange, TargetingField, TargetingItem } 
 import { applyGuardrails, type PlanTrend, type ProposedChange, type Refusal, type SafetySettings } from "./guardrails.ts";
 import { stateHash } from "./plan-hash.ts";
 
-// From trends to a plan's changes (issue 11, item 2): for each mapped entity, the targeting items the category's
+// From trends to a plan's changes: for each mapped entity, the targeting items the category's
 // current trends resolve to (most severe trends first), less what the entity already targets, through the
 // guardrails. The result is what a preview shows: each change with the trend that caused it, a per-entity diff
 // (before, after), the refusals with their reasons, and the hash of the state it was computed from (an apply reads

@@ -1,8 +1,8 @@
 import type { EntityTargeting, TargetingChange } from "@trendgate/connector-ads";
 
-// Before an apply writes anything it reads the targets again (issue 11, item 3). Comparing what it reads with the
+// Before an apply writes anything it reads the targets again. Comparing what it reads with the
 // plan's prior state and its "after" tells four cases apart, which also makes an apply idempotent across retries
-// and crashes (no provider here offers an idempotency key: read before write, providers.md §6):
+// and crashes (no provider here offers an idempotency key, so it reads before it writes):
 // - fresh: the targets are as previewed: make every change;
 // - already applied: the targets are the plan's "after" (an earlier attempt wrote everything): write nothing;
 // - partially applied: the targets are the prior state plus some of the plan's changes (an attempt cut short):

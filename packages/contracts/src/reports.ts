@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Id, pageQuery, storableText, text } from "./common.ts";
 
-// Ads reporting (issue 13): the report request shared by the preview, the streamed export and the export job, and
+// Ads reporting: the report request shared by the preview, the streamed export and the export job, and
 // the normalised row every provider's rows become. Provider-specific report shapes live in the providers' folders.
 
 export const REPORT_DIMENSIONS = ["date", "provider", "account_id", "campaign", "ad_group", "ad"] as const;

@@ -16,7 +16,7 @@ import { defineRoute, type RouteDef } from "../http/route.ts";
 import type { GatewayDeps } from "../app.ts";
 import { dispatchAfterCommit } from "./operator.ts";
 
-// Ads reporting (issue 13): the catalog, a report preview (the first rows, a page at a time) and CSV exports. An
+// Ads reporting: the catalog, a report preview (the first rows, a page at a time) and CSV exports. An
 // export answers in the response when the report is small (REPORT_STREAM_MAX_ROWS, read within
 // REPORT_STREAM_MAX_SECONDS); otherwise it becomes a job on the reports queue (the shared outbox), written in chunks
 // as the providers' pages stream in, with its progress readable and its file downloadable when ready.

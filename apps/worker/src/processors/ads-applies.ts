@@ -7,7 +7,7 @@ import { dispatchOutbox } from "@trendgate/queues";
 import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
-// Ads applies (issue 11, item 3) on the shared outbox (QUEUES.adsApplies): one message per applied plan (dedup on
+// Ads applies on the shared outbox (QUEUES.adsApplies): one message per applied plan (dedup on
 // the plan id, so a plan is applied by one run). The worker reads the targets again and reconciles them with the
 // plan (@trendgate/ads reconcile): stale -> refused, nothing written; already applied -> done; otherwise it makes
 // the changes that remain, with the calls the provider builds from the plan's changes and the targets as read (the

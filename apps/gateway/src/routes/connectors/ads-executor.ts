@@ -12,7 +12,7 @@ import { connectorOf, planReply } from "./ads.ts";
 import { planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 
-// Executor plans (issue 11, item 5): for callers that make provider writes from their own runtime and credential
+// Executor plans: for callers that make provider writes from their own runtime and credential
 // vault. A previewed plan is issued instead of applied: the exact provider requests without credentials, each step
 // with the precondition it assumes (the targets as read at preview, and their hash), its validate-only variant where
 // the provider has a dry run, and the requests that undo it. The plan is a JWT signed with Ed25519 (packages/ads
