@@ -17,7 +17,8 @@ let reddit: RedditAdsServer;
 beforeEach(async () => { reddit = await startRedditAdsServer(); });
 afterEach(async () => { await runCleanups(); await reddit.close(); });
 
-const ENV = { OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1,1", SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_SECONDS: "1" };
+// The Reddit stand-in is on loopback: the gateway and the worker processes are configured to reach it.
+const ENV = { OUTBOUND_ALLOWLIST: "127.0.0.1", OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1,1", SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_SECONDS: "1" };
 const providerEnv = () => ({
   REDDIT_ADS_CLIENT_ID: reddit.app.clientId, REDDIT_ADS_CLIENT_SECRET: reddit.app.clientSecret, REDDIT_ADS_AUTHORIZE_URL: reddit.authorizeUrl,
   REDDIT_ADS_TOKEN_URL: reddit.tokenUrl, REDDIT_ADS_API_URL: reddit.url,
