@@ -91,3 +91,21 @@ test("a post Slack stored but answered after our timeout is never sent again: on
   expect(msg.status).toBe("unknown");
   expect((await postAttempts(it.id)).map((x) => [x.outcome, x.errorClass])).toEqual([["unknown", "unavailable"]]);
 }, 60_000);
+
+test("an edit Slack made but answered after our timeout is sent again: harmless, still one card showing the latest state", async () => {
+  const a = await start();
+  const first = event(a.accountId, { severity: "high" });
+  const it = await publishAndWait(stack, a, first);
+  const shown = await posted(stack, a, it.id);
+  slack.inject("chat.update", { delayMs: 12_000 });
+  await publishAndWait(stack, a, event(a.accountId, { trend_id: first.trend_id, severity: "critical" })); // the card changes
+  await waitFor(async () => slack.calls("chat.update").filter((c) => c.status === 200).length >= 2 ? true : null, { timeoutMs: 30_000, everyMs: 200 });
+  await waitFor(async () => {
+    const m = await stack.gw.deps.db.outboxMessage.findMany({ where: { subjectId: it.id, queue: QUEUES.chatMessages } });
+    return m.every((x) => x.status === "succeeded") ? m : null;
+  }, { timeoutMs: 30_000, everyMs: 200 });
+
+  expect(slack.calls("chat.postMessage")).toHaveLength(1);
+  expect(cardsPerItem(slack, [a.channelId]).get(it.id)).toEqual([shown.chat.message_ts]);
+  expect(slack.message(a.channelId, shown.chat.message_ts)!.text).toMatch(/^Critical:/);
+}, 60_000);
