@@ -2,7 +2,7 @@ import { QUEUES } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
 import { cardsPerItem } from "../faults/chat-outbox-kit.ts";
-import { connectedAccount, event, posted, publishAndWait, startChatStack } from "../operator/helpers.ts";
+import { connectedAccount, event, item, posted, publishAndWait, startChatStack } from "../operator/helpers.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 
 // Slack as it fails in production, through the product's real path (trend event -> operator item -> chat outbox ->
@@ -90,6 +90,9 @@ test("a post Slack stored but answered after our timeout is never sent again: on
   expect(cardsPerItem(slack, [a.channelId]).get(it.id)).toHaveLength(1); // the one Slack stored
   expect(msg.status).toBe("unknown");
   expect((await postAttempts(it.id)).map((x) => [x.outcome, x.errorClass])).toEqual([["unknown", "unavailable"]]);
+  // The item's history tells an operator to look in the channel rather than wait for a card.
+  const history = (await item(stack.gw, a, it.id)).history.map((h: { action: string }) => h.action);
+  expect(history).toContain("delivery_unknown");
 }, 60_000);
 
 test("an edit Slack made but answered after our timeout is sent again: harmless, still one card showing the latest state", async () => {

@@ -106,14 +106,14 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler {
 
     /** A message that failed for good is kept in the item's history (the API shows it as chat.delivery_error). */
     async onFinal(message, outcome, error) {
-      if (outcome !== "failed") return;
+      if (outcome !== "failed" && outcome !== "unknown") return;
       const payload = ChatMessagePayload.safeParse(message.payload);
       if (!payload.success) return;
       const item = await findOperatorItem(db, payload.data.item_id);
       if (!item) return;
       await db.$transaction((tx) => appendOperatorItemEvents(tx, [{
-        itemId: item.id, accountId: item.accountId, action: "delivery_failed", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
-        version: item.version, data: { message_id: message.id, type: payload.data.type, error: error?.message ?? message.lastError ?? "failed" },
+        itemId: item.id, accountId: item.accountId, action: outcome === "failed" ? "delivery_failed" : "delivery_unknown", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
+        version: item.version, data: { message_id: message.id, type: payload.data.type, error: error?.message ?? message.lastError ?? outcome },
       }]));
     },
   };
