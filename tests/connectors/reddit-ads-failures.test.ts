@@ -57,7 +57,8 @@ test("429 and 5xx answers delay a conversion event; it reaches Reddit once and i
   reddit.failNext(1, 429);
   const id = await push(a, "outage-1");
   work();
-  await waitFor(async () => ((await stack.gw.deps.db.outboxAttempt.count()) >= 1 ? true : null), { timeoutMs: 10_000, everyMs: 50 }); // the 429 is recorded
+  // the 429 is recorded (this account's: earlier files in this jest worker's database left attempts of their own)
+  await waitFor(async () => ((await stack.gw.deps.db.outboxAttempt.count({ where: { accountId: a.accountId } })) >= 1 ? true : null), { timeoutMs: 10_000, everyMs: 50 });
   reddit.failNext(2, 503);
   const done = await settled(a, id);
 
