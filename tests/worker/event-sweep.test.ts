@@ -15,6 +15,9 @@ test("one sweep re-queues every undispatched trend event, page by page, not only
   const account = await createAccount(deps.db, "event sweep", "free");
   const queue = deps.queues.get(QUEUES.trendEvents);
   try {
+    // Events other test files in this jest worker's database left undispatched (passes run without a fan-out worker)
+    // would be swept too: count only this test's.
+    await deps.db.trendEventRecord.updateMany({ where: { dispatchedAt: null }, data: { dispatchedAt: new Date() } });
     const n = 1_234; // over two pages of 500
     const events: TrendEvent[] = Array.from({ length: n }, () => trendEvent(account.id, { id: newId("evt") }));
     const createdAt = new Date(Date.now() - 60_000);
