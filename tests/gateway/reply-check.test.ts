@@ -6,7 +6,7 @@ import { problemHandler } from "../../apps/gateway/src/http/problem.ts";
 import { checkedReply, defineRoute, replyProblems, strictReplies, type RouteDef } from "../../apps/gateway/src/http/route.ts";
 import { mountRoutes } from "../../apps/gateway/src/http/router.ts";
 import { allRoutes } from "../../apps/gateway/src/routes/index.ts";
-import type { GatewayDeps } from "../../apps/gateway/src/app.ts";
+import type { GatewayDeps } from "../../apps/gateway/src/deps.ts";
 
 // Replies are held to the response schemas the OpenAPI document publishes: in tests the router turns a 2xx reply
 // with an undeclared field (or a value its schema refuses) into a failure naming it, for the strict route groups

@@ -13,23 +13,10 @@ import { requestId } from "./http/request-id.ts";
 import { DASHBOARD_CSP, securityHeaders } from "./http/security-headers.ts";
 import { adminAuth, mountRoutes } from "./http/router.ts";
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts";
-import type { Deps } from "./deps.ts";
+import type { Deps, GatewayDeps } from "./deps.ts";
 import { allRoutes } from "./routes/index.ts";
 import { withOAuthRoutesOf } from "./routes/connectors/oauth.ts";
 import { docsAssets } from "./routes/ops.ts";
-
-export interface GatewayDeps extends Deps {
-  authenticator: Authenticator;
-  /** Failed authentications per client address (API keys and the admin token). */
-  authFailures: AuthFailureLimiter;
-  idempotency: IdempotencyStore;
-  secrets: SecretBox;
-  guard: OutboundGuard;
-  rateLimits: RateLimits;
-  registry: ConnectorRegistry;
-  /** Browser-OAuth connections: auth, callback, status, disconnect, access tokens. */
-  connections: Connections;
-}
 
 export interface Gateway {
   app: Express;

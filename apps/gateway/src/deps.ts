@@ -1,8 +1,15 @@
 import { Registry, collectDefaultMetrics } from "prom-client";
 import type { Config } from "@trendgate/config";
+import type { Connections } from "@trendgate/connections";
+import type { ConnectorRegistry } from "@trendgate/connectors";
+import type { SecretBox } from "@trendgate/crypto";
 import { createDb, type Db } from "@trendgate/db";
+import type { OutboundGuard } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { createRedis, Queues, type RedisConnection } from "@trendgate/queues";
+import type { Authenticator } from "./http/auth.ts";
+import type { IdempotencyStore } from "./http/idempotency.ts";
+import type { AuthFailureLimiter, RateLimits } from "./http/rate-limit.ts";
 
 /** Everything a request handler may touch. Built once per process (and once per test app). */
 export interface Deps {
@@ -13,6 +20,20 @@ export interface Deps {
   queues: Queues;
   metrics: Registry;
   close(): Promise<void>;
+}
+
+/** What the gateway adds for its routes (built by createGateway). */
+export interface GatewayDeps extends Deps {
+  authenticator: Authenticator;
+  /** Failed authentications per client address (API keys and the admin token). */
+  authFailures: AuthFailureLimiter;
+  idempotency: IdempotencyStore;
+  secrets: SecretBox;
+  guard: OutboundGuard;
+  rateLimits: RateLimits;
+  registry: ConnectorRegistry;
+  /** Browser-OAuth connections: auth, callback, status, disconnect, access tokens. */
+  connections: Connections;
 }
 
 export function createDeps(config: Config, logger: Logger): Deps {

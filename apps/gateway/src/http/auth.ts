@@ -4,7 +4,7 @@ import type { Logger } from "@trendgate/logger";
 import { createRedis, type RedisConnection } from "@trendgate/queues";
 import { ApiError } from "./api-error.ts";
 import type { AuthFailureLimiter } from "./rate-limit.ts";
-import type { AuthContext } from "./route.ts";
+import type { AuthContext } from "./auth-context.ts";
 
 type CachedKey = { row: ApiKeyRow & { account: { plan: string } }; fetchedAt: number };
 

@@ -1,4 +1,4 @@
-import type { AuthContext } from "./route.ts";
+import type { AuthContext } from "./auth-context.ts";
 
 declare global {
   namespace Express {

@@ -5,7 +5,7 @@ import type { SecretBox } from "@trendgate/crypto";
 import { findCommittedAnswer, purgeExpiredIdempotencyKeys, recordCommittedAnswer, type Tx } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import { ApiError } from "./api-error.ts";
-import type { Reply } from "./route.ts";
+import type { Reply } from "./reply.ts";
 
 // Idempotency-Key handling, after the IETF httpapi draft and Stripe: per account, keyed by the caller's key, bound
 // to a fingerprint of the request (method, path, raw body), kept IDEMPOTENCY_TTL_SECONDS.

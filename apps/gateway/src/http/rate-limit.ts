@@ -2,7 +2,7 @@ import type { RedisConnection } from "@trendgate/queues";
 import type { NextFunction, Request, Response } from "express";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { ApiError } from "./api-error.ts";
-import type { AuthContext } from "./route.ts";
+import type { AuthContext } from "./auth-context.ts";
 
 /**
  * Fixed-window quota per account, shared by all its keys (minting keys adds no quota), counted in Redis so every

@@ -1,21 +1,13 @@
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import type { Tx } from "@trendgate/db";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
+import type { AuthContext } from "./auth-context.ts";
+import type { Reply } from "./reply.ts";
+
+export type { AuthContext, Reply };
 
 export type AuthKind = "apiKey" | "admin" | "public";
-
-export interface AuthContext {
-  accountId: string;
-  keyId: string;
-  plan: string;
-}
-
-export interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 

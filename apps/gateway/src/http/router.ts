@@ -9,7 +9,7 @@ import type { AuthFailureLimiter, RateLimits } from "./rate-limit.ts";
 import { checkedReply, expressPath, type Reply, type RouteDef } from "./route.ts";
 import { validateRequest } from "./validate.ts";
 import type { Tx } from "@trendgate/db";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 
 const BODY_METHODS = new Set(["post", "put", "patch"]);
 

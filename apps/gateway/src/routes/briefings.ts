@@ -4,7 +4,7 @@ import { Problem, storableText } from "@trendgate/contracts";
 import { BRIEFING_PAGE_HEADERS, briefingLinkKey, loadBriefing, renderBriefing, renderBriefingError, verifyBriefingToken, type BriefingKey } from "@trendgate/trends";
 import { ApiError } from "../http/api-error.ts";
 import { defineRoute } from "../http/route.ts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 
 // Trend briefings: the page a trend event's source_link opens, for whoever received the alert (no API key), and the
 // account's switch that ends every link issued so far. The JSON of a trend stays at GET /api/trends/{id}.

@@ -8,7 +8,7 @@ import { dispatchOutbox } from "@trendgate/queues";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 
 // The operator queue over REST (spec section 1): list, read (with history) and act on items. Actions go through the
 // same state machine as chat buttons (packages/operator), with the version check; a card update is queued in the

@@ -13,7 +13,7 @@ import { chunkReader, csvStringifier, DIMENSIONS, METRICS, providerCatalog, repo
 import { ApiError, notFound } from "../http/api-error.ts";
 import { invalidCursor, openCursor, sealCursor } from "../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../http/route.ts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import { dispatchAfterCommit } from "./operator.ts";
 
 // Ads reporting: the catalog, a report preview (the first rows, a page at a time) and CSV exports. An

@@ -10,7 +10,7 @@ import { assertPublicDestination } from "../http/outbound-url.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 
 const BASE = "/api/integrations/webhooks";
 const TAG = "Webhooks";

@@ -6,7 +6,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { parseKey } from "@trendgate/db";
 import { createRedis } from "@trendgate/queues";
 import { trendStreamKey } from "@trendgate/trends";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import { ApiError } from "../http/api-error.ts";
 import { toApiError } from "../http/problem.ts";
 import { toEntries } from "./account-reader.ts";

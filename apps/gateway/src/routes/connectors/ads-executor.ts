@@ -6,7 +6,7 @@ import { AdsApplyRequest, AdsExecutorPlan, AdsExecutorResults, AdsPlanView, Exec
 import { markPlanIssued, newId, type OutboxRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { connectorOf, planReply } from "./ads.ts";
 import { planProblem } from "./ads-problem.ts";

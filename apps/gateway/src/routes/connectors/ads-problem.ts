@@ -1,7 +1,7 @@
 import { AdAccountChoiceError, AdsPlanError } from "@trendgate/ads";
 import type { ConnectionRow } from "@trendgate/db";
 import { ApiError } from "../../http/api-error.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { providerProblem } from "./provider-problem.ts";
 
 /**

@@ -10,7 +10,7 @@ import { connectionStates, findAccountPlan, listAdsMappings, listAdsRuns, replac
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { invalidCursor, openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { adAccountRequired, adsProblem, planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";

@@ -8,7 +8,7 @@ import { applyActionIn, chatActor, queueCardRefresh } from "@trendgate/operator"
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";

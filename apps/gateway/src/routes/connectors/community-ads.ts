@@ -5,7 +5,7 @@ import { Id, QUEUES } from "@trendgate/contracts";
 import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxMessage, type OutboxRow, type Prisma } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { OUTBOX_STATUSES, OutboxListQuery, outboxPage, type OutboxAttemptRow } from "./outbox-list.ts";
 import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { pageQuery } from "@trendgate/contracts";
 import type { OutboxMessage } from "@trendgate/db";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 
 // One page of an account's outbox messages of one queue, newest first, with their attempts: the listings of what a
 // connector sent (workflow executions, conversion events) share the query and the paging; each maps the rows itself.

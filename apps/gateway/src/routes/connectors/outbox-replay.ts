@@ -2,7 +2,7 @@ import { z } from "zod";
 import { replayOutboxMessage, type OutboxRow, type Tx } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import type { Reply } from "../../http/route.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 
 // Replay of an outbox message a connector sent (a workflow push, a conversion event), like a webhook execution's:

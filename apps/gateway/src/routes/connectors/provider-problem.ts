@@ -1,7 +1,7 @@
 import { ProviderError } from "@trendgate/connector-core";
 import type { ConnectionRow } from "@trendgate/db";
 import { ApiError } from "../../http/api-error.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 
 /**
  * A provider's failure during a request, as the caller's problem (one mapping for every connector route):

@@ -6,7 +6,7 @@ import { newId, Prisma } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { basePathOf } from "./paths.ts";
 
 // Social and search connectors, generated from the registry: for each provider under

@@ -9,7 +9,7 @@ import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import type { GatewayDeps } from "../../app.ts";
+import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
 import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
 import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";

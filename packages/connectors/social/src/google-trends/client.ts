@@ -1,7 +1,7 @@
 import type { ProviderContext } from "../types.ts";
 import { ProviderError } from "../types.ts";
 import { trendsHttpError, trendsOperationError } from "./errors.ts";
-import { assessMomentum, type MomentumResult, type MomentumRule } from "./momentum.ts";
+import { assessMomentum, type MomentumResult, type MomentumRule, type TrendPoint } from "./momentum.ts";
 
 // The official Google Trends API (alpha since July 2025, approved testers only; the caller keeps it behind a
 // feature flag). No public reference exists, so the wire format below is an ASSUMPTION taken from one public tester
@@ -27,17 +27,6 @@ export interface TimeSeriesQuery {
   start: Date;
   end: Date;
   resolution: TrendsResolution;
-}
-
-export interface TrendPoint {
-  /** Start of the period. */
-  time: Date;
-  /** Relative interest, consistently scaled across requests (comparable between terms and calls). */
-  searchInterest: number;
-  /** The same series scaled within this response. */
-  scaledSearchInterest: number | null;
-  /** The current period, not finished: its value will still change. */
-  isPartial: boolean;
 }
 
 export interface TrendsPollOptions {

@@ -1,4 +1,14 @@
-import type { TrendPoint } from "./client.ts";
+/** One period of a term's interest over time, as the client reads it from the provider. */
+export interface TrendPoint {
+  /** Start of the period. */
+  time: Date;
+  /** Relative interest, consistently scaled across requests (comparable between terms and calls). */
+  searchInterest: number;
+  /** The same series scaled within this response. */
+  scaledSearchInterest: number | null;
+  /** The current period, not finished: its value will still change. */
+  isPartial: boolean;
+}
 
 export type MomentumVerdict = "confirmed" | "refuted" | "inconclusive";
 
