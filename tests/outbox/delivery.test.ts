@@ -3,7 +3,7 @@ import { dispatchOutbox, outboxJobId } from "@trendgate/queues";
 import { testConfig, waitFor } from "../helpers/config.ts";
 import { onCleanup, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
-import { addAndDispatch, message, newAccount, posted, QUEUE, startOutboxWorker, type OutboxWorker } from "./kit.ts";
+import { addAndDispatch, message, newAccount, posted, QUEUE, startOutboxWorker, type OutboxWorker, type TestPayload } from "./kit.ts";
 
 // The shared outbox (issue 9, item 3), through the real outbox processor with a small handler posting to a local
 // server: every message is recorded before its job, every attempt is logged once, retries follow the one retry
@@ -108,6 +108,27 @@ test("terminal failures (bad request, unauthorized, not found) are recorded once
   expect(job?.failedReason).toBe("attempt 1 failed: bad_request: test: HTTP 400; no retry (final)");
   expect((await db.outboxMessage.findUnique({ where: { id: ids[1] } }))!.lastError).toBe("test: HTTP 401");
   expect(w.finals.sort((a, b) => a.id.localeCompare(b.id))).toEqual(ids.map((id, i) => ({ id, outcome: "failed", error: `test: HTTP ${[400, 401, 404][i]}`, attempts: 1 })));
+});
+
+test("a message whose payload does not match its queue's schema fails at once (invalid_payload), unsent and never retried", async () => {
+  const { rx, w, accountId } = await setup();
+  // A row written by hand or by a producer out of step with the contract: `path` is not a string.
+  const [bad, good] = await addAndDispatch(db, w.deps.queues, [
+    message(accountId, { path: 42 } as unknown as TestPayload), message(accountId, { path: "/fine" }),
+  ]);
+
+  expect(await finished(bad)).toMatchObject({ status: "failed", attempts: 1, lastError: expect.stringMatching(/^not a chat-messages payload \(path: .*string/) });
+  expect(await finished(good)).toMatchObject({ status: "succeeded" });
+  await sleep(1500); // a retry (0.2 s) or the sweeper (grace 1 s) would have run it again by now
+  const attempts = await attemptsOf(bad);
+  expect(attempts.map((a) => [a.attempt, a.outcome, a.errorClass, a.nextRetryAt])).toEqual([[1, "failed", "invalid_payload", null]]);
+  expect(w.calls).not.toContain(bad); // the handler never saw it
+  expect(rx.received.map((r) => r.path)).toEqual(["/fine"]);
+  const job = await w.deps.queues.get(QUEUE).getJob(outboxJobId(bad, 1));
+  expect(await job?.getState()).toBe("failed");
+  expect(job?.attemptsMade).toBe(1); // BullMQ did not run it again
+  expect(job?.failedReason).toMatch(/^attempt 1 failed: invalid_payload: not a chat-messages payload .*; no retry \(final\)$/);
+  expect(await w.deps.queues.get(QUEUE).getJob(outboxJobId(bad, 2))).toBeUndefined();
 });
 
 test("a message failing every attempt ends failed after the last one in the schedule", async () => {

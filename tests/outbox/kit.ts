@@ -1,7 +1,8 @@
 import { Worker } from "bullmq";
+import { z } from "zod";
 import { ProviderError, type ProviderErrorKind } from "@trendgate/connector-core";
 import type { Config } from "@trendgate/config";
-import { QUEUES } from "@trendgate/contracts";
+import { QUEUES, type OutboxPayload } from "@trendgate/contracts";
 import { addOutboxMessages, createAccount, type Db, type NewOutboxMessage } from "@trendgate/db";
 import { createLogger, type Logger } from "@trendgate/logger";
 import { createRedis, dispatchOutbox, queuePrefix } from "@trendgate/queues";
@@ -15,15 +16,16 @@ import type { Received } from "../helpers/receiver.ts";
 
 export const QUEUE = QUEUES.chatMessages;
 
-/** What a test message asks the test handler to do. */
-export interface TestPayload {
+/** What a test message asks the test handler to do (the processor parses it with this schema, not the chat one). */
+export const TestPayload = z.object({
   /** Posted to the receiver at this path. */
-  path: string;
+  path: z.string(),
   /** Defer (DeferError) this many times before sending. */
-  defer?: number;
+  defer: z.number().int().optional(),
   /** Throw a plain TypeError (a bug, not a ProviderError) this many times before sending. */
-  explode?: number;
-}
+  explode: z.number().int().optional(),
+});
+export type TestPayload = z.infer<typeof TestPayload>;
 
 export interface FinalSeen { id: string; outcome: FinalOutcome; error: string | null; attempts: number }
 
@@ -32,7 +34,7 @@ const kindOf = (status: number): ProviderErrorKind =>
   status === 429 ? "rate_limited" : status >= 500 ? "unavailable" : status === 401 ? "unauthorized" : status === 404 ? "not_found" : "bad_request";
 
 /** The test handler: POSTs {message_id, attempt} to `baseUrl` + payload.path. */
-export function httpHandler(baseUrl: string, finals: FinalSeen[] = [], calls: string[] = []): OutboxHandler {
+export function httpHandler(baseUrl: string, finals: FinalSeen[] = [], calls: string[] = []): OutboxHandler<TestPayload> {
   const deferred = new Map<string, number>();
   const exploded = new Map<string, number>();
   const count = (m: Map<string, number>, id: string) => { const n = (m.get(id) ?? 0) + 1; m.set(id, n); return n; };
@@ -40,7 +42,7 @@ export function httpHandler(baseUrl: string, finals: FinalSeen[] = [], calls: st
     concurrency: 20,
     async send(message, ctx) {
       calls.push(message.id);
-      const p = message.payload as unknown as TestPayload;
+      const p = message.payload;
       if (p.defer && count(deferred, message.id) <= p.defer) throw new DeferError(100);
       if (p.explode && count(exploded, message.id) <= p.explode) throw new TypeError("handler bug");
       let res: Response;
@@ -72,7 +74,7 @@ export function startOutboxWorker(config: Config, baseUrl: string, opts: { sweep
   const deps = createWorkerDeps(config, logger);
   const finals: FinalSeen[] = [];
   const calls: string[] = [];
-  const processor = outboxProcessor(QUEUE, () => httpHandler(baseUrl, finals, calls)).create(deps);
+  const processor = outboxProcessor(QUEUE, () => httpHandler(baseUrl, finals, calls), TestPayload).create(deps);
   const connection = createRedis(config.REDIS_URL, "worker");
   const worker = new Worker(QUEUE, (job, token) => processor.process(job, token), {
     connection, prefix: queuePrefix(config.QUEUE_PREFIX, QUEUE), concurrency: processor.concurrency,
@@ -104,8 +106,9 @@ export async function addAndDispatch(db: Db, queues: Parameters<typeof dispatchO
   return rows.map((r) => r.id);
 }
 
-export const message = (accountId: string, payload: TestPayload, over: Partial<NewOutboxMessage> = {}): NewOutboxMessage =>
-  ({ queue: QUEUE, accountId, payload, ...over });
+/** A test message on the chat-messages queue; its TestPayload is not a chat payload, hence the cast (the row is JSON). */
+export const message = (accountId: string, payload: TestPayload, over: Omit<Partial<NewOutboxMessage<typeof QUEUE>>, "queue" | "payload"> = {}): NewOutboxMessage =>
+  ({ queue: QUEUE, accountId, ...over, payload: payload as unknown as OutboxPayload<typeof QUEUE> });
 
 export const newAccount = async (db: Db) => (await createAccount(db, "outbox test", "free")).id;
 

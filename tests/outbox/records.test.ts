@@ -10,7 +10,7 @@ afterAll(() => db.$disconnect());
 
 async function messages(n: number) {
   const accountId = await newAccount(db);
-  return db.$transaction((tx) => addOutboxMessages(tx, Array.from({ length: n }, (_, i) => ({ queue: QUEUE, accountId, payload: { i } }))));
+  return db.$transaction((tx) => addOutboxMessages(tx, Array.from({ length: n }, (_, i) => ({ queue: QUEUE, accountId, payload: { type: "post_item" as const, item_id: `item_${i}` } }))));
 }
 
 test("one call records each message's attempt and answers per record, in order", async () => {

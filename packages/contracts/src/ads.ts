@@ -94,9 +94,6 @@ export const AdsApplyRequest = z.object({
 }).meta({ id: "AdsApplyRequest" });
 export const AdsApplyAccepted = z.object({ plan_id: z.string(), run_id: z.string(), status: z.literal("applying") }).meta({ id: "AdsApplyAccepted" });
 
-/** The ads-applies outbox message: one per applied plan. */
-export interface AdsApplyPayload { plan_id: string }
-
 // ---- Executor plans ------------------------------------------------------------------------------------------------
 
 export const AdsExecutorStep = z.object({

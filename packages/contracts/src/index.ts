@@ -13,3 +13,4 @@ export * from "./chat.ts";
 export * from "./connections.ts";
 export * from "./reports.ts";
 export * from "./ads.ts";
+export * from "./outbox.ts";

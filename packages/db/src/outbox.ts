@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { OutboxPayload, OutboxQueueName } from "@trendgate/contracts";
 import type { Db, Tx } from "./client.ts";
 import type { OutboxMessage } from "./generated/client.ts";
 import { newId } from "./ids.ts";
@@ -12,15 +13,16 @@ export type { OutboxMessage };
 /** `unknown`: the last attempt may have reached the peer's action (e.g. a workflow that ran and failed); not retried. */
 export type OutboxStatus = "pending" | "succeeded" | "failed" | "unknown" | "cancelled";
 
-export interface NewOutboxMessage {
-  queue: string;
+/** A message to add: its payload typed by its queue (OUTBOX_PAYLOADS), as the worker will parse it. */
+export type NewOutboxMessage<Q extends OutboxQueueName = OutboxQueueName> = { [K in Q]: NewOutboxFields & { queue: K; payload: OutboxPayload<K> } }[Q];
+
+interface NewOutboxFields {
   accountId: string;
   connectionId?: string | null;
   /** What the message is about (an operator item, ...): cancelOutboxMessages finds it by this. */
   subjectId?: string | null;
   /** A second message with the same (queue, dedupKey) is not added (and not returned). */
   dedupKey?: string | null;
-  payload: unknown;
   /** Not sent before this time (default: now). */
   notBefore?: Date | null;
 }

@@ -1,10 +1,10 @@
-import { QUEUES, severityRank, type TrendEvent } from "@trendgate/contracts";
+import { QUEUES, severityRank, type ChatMessageType, type TrendEvent } from "@trendgate/contracts";
 import {
   addOutboxMessages, appendOperatorItemEvents, hasPendingChatPost, insertOperatorItemIfAbsent, lockOperatorItemByDedupKey,
   operatorItemSawEvent, updateOperatorItem, type Db, type OperatorItemRow, type OutboxRow, type Tx,
 } from "@trendgate/db";
 import { commitTransition, SYSTEM_ACTOR, type OperatorDeps } from "./apply.ts";
-import { chatMessage, hasCard, type ChatMessageType } from "./messages.ts";
+import { chatMessage, hasCard } from "./messages.ts";
 import { categoryMatches, chatSetups, type ChatSetup } from "./settings.ts";
 import { renotifyAtFor } from "./state-machine.ts";
 

@@ -1,5 +1,6 @@
 import type { Job } from "bullmq";
-import { OutboxJob, type OutboxQueueName } from "@trendgate/contracts";
+import type { z } from "zod";
+import { OUTBOX_PAYLOADS, OutboxJob, type OutboxPayload, type OutboxQueueName } from "@trendgate/contracts";
 import { isTransientDbError, loadOutboxMessage, recordOutboxAttempts, type OutboxAttemptRecord, type OutboxMessage, type RecordedAttempt } from "@trendgate/db";
 import { BatchWriter, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
@@ -7,6 +8,7 @@ import { queueOutboxAttempt } from "@trendgate/queues";
 import type { ProcessorFactory, WorkerDeps } from "../processors/types.ts";
 import { AttemptFailedError } from "./attempt-failed.ts";
 import { DeferError, deferJob, HandedOffError } from "./defer.ts";
+import { InvalidPayloadError } from "./invalid-payload.ts";
 import { AttemptSpool } from "./spool.ts";
 import { judgeFailure } from "./verdict.ts";
 
@@ -20,7 +22,10 @@ export type SendOutcome =
   | { ok: true; result?: Record<string, unknown> | void; durationMs: number; /** The peer's HTTP status. */ responseStatus?: number | null }
   | { ok: false; error: unknown; durationMs: number };
 
-export interface OutboxContext {
+/** A message whose payload parsed with its queue's schema (OUTBOX_PAYLOADS). */
+export type OutboxMessageOf<P> = Omit<OutboxMessage, "payload"> & { payload: P };
+
+export interface OutboxContext<P> {
   /** The running job and its lock token (for handlers that manage the job themselves). */
   job: Job;
   token?: string;
@@ -34,7 +39,7 @@ export interface OutboxContext {
    * records its own: the attempt row, the next attempt queued, onFinal. Only applies while that message has fewer
    * attempts (a message recorded meanwhile is left as it is).
    */
-  settle(message: OutboxMessage, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt>;
+  settle(message: OutboxMessageOf<P>, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt>;
   /** Tells the peer's HTTP status of a send that succeeded, for its attempt record (a failure's is on its ProviderError). */
   responded(status: number): void;
 }
@@ -43,21 +48,20 @@ export interface OutboxContext {
 export type FinalOutcome = "succeeded" | "failed" | "unknown";
 
 /**
- * Sends the messages of one outbox queue. `send` throws a ProviderError to say how it failed (its kind decides retry
- * or not), a DeferError to run the same attempt later without counting it, or a HandedOffError when another job
- * carries the attempt; what it returns is kept on the message
- * (`result`).
+ * Sends the messages of one outbox queue, their payloads already parsed. `send` throws a ProviderError to say how it
+ * failed (its kind decides retry or not), a DeferError to run the same attempt later without counting it, or a
+ * HandedOffError when another job carries the attempt; what it returns is kept on the message (`result`).
  */
-export interface OutboxHandler {
+export interface OutboxHandler<P> {
   /** Jobs this process runs at once (defaults to OUTBOX_CONCURRENCY). */
   concurrency?: number;
-  send(message: OutboxMessage, ctx: OutboxContext): Promise<Record<string, unknown> | void>;
+  send(message: OutboxMessageOf<P>, ctx: OutboxContext<P>): Promise<Record<string, unknown> | void>;
   /**
    * Called once a message's final outcome is recorded (not for cancelled ones), with the message as recorded, e.g. to
    * show a delivery error on the operator item it was about. Errors are logged; the outcome stands. Not called again
-   * if the process dies between the record and the call.
+   * if the process dies between the record and the call, nor for a message whose payload does not parse.
    */
-  onFinal?(message: OutboxMessage, outcome: FinalOutcome, error: Error | null): Promise<void> | void;
+  onFinal?(message: OutboxMessageOf<P>, outcome: FinalOutcome, error: Error | null): Promise<void> | void;
   /** Shutdown, after the worker stopped taking jobs. */
   close?(): Promise<void>;
 }
@@ -70,14 +74,24 @@ export interface OutboxHandler {
  * exists, so an attempt is sent once unless a crash falls between the send and its record (then at least once). A job
  * whose attempt failed ends failed (AttemptFailedError) once that attempt is recorded and its retry queued. A record
  * that cannot be written (Postgres down) is kept in Redis (AttemptSpool) and written by the message's next job before
- * anything else: an attempt is never sent again for want of its record.
+ * anything else: an attempt is never sent again for want of its record. The payload is parsed once, before `send`,
+ * with the queue's schema (OUTBOX_PAYLOADS, or `schema`): one that does not parse fails its message at once
+ * (InvalidPayloadError, error class `invalid_payload`) without reaching the handler.
  */
-export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: WorkerDeps) => OutboxHandler): ProcessorFactory {
+export function outboxProcessor<Q extends OutboxQueueName>(queue: Q, createHandler: (deps: WorkerDeps) => OutboxHandler<OutboxPayload<Q>>): ProcessorFactory;
+export function outboxProcessor<P>(queue: OutboxQueueName, createHandler: (deps: WorkerDeps) => OutboxHandler<P>, schema: z.ZodType<P>): ProcessorFactory;
+export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: WorkerDeps) => OutboxHandler<unknown>, schema: z.ZodType = OUTBOX_PAYLOADS[queue]): ProcessorFactory {
   return {
     queue,
     create(deps) {
       const { config, db, queues, logger } = deps;
       const handler = createHandler(deps);
+      type Typed = OutboxMessageOf<unknown>;
+      /** The message with its payload parsed, or the reason it does not parse. */
+      const parse = (m: OutboxMessage): Typed | InvalidPayloadError => {
+        const p = schema.safeParse(m.payload);
+        return p.success ? { ...m, payload: p.data } : new InvalidPayloadError(queue, p.error);
+      };
       const schedule: RetrySchedule = {
         delaysSeconds: config.OUTBOX_RETRY_SCHEDULE_SECONDS,
         jitter: OUTBOX_RETRY_JITTER,
@@ -107,7 +121,7 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
        * Records one attempt (durably, before the next one is queued), queues the next one, runs onFinal. `failure`: what
        * ends the job of an attempt that failed and was recorded here.
        */
-      async function settle(message: OutboxMessage, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
+      async function settle(message: Typed | OutboxMessage, attempt: number, outcome: SendOutcome, typed = true): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
         let record: OutboxAttemptRecord;
         let error: Error | null = null;
         if (outcome.ok) {
@@ -124,11 +138,14 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
             errorClass: v.errorClass, errorMessage: v.errorMessage, nextRetryAt: v.delayMs === null ? null : new Date(Date.now() + v.delayMs),
           };
         }
-        return after(message, record, error, outcome.ok, await write(record));
+        return after(message, typed, record, error, outcome.ok, await write(record));
       }
 
-      /** What follows a written record: the next attempt queued, onFinal, and what ends the job of a failed attempt. */
-      async function after(message: OutboxMessage, record: OutboxAttemptRecord, error: Error | null, ok: boolean, saved: RecordedAttempt): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
+      /**
+       * What follows a written record: the next attempt queued, onFinal (for a message whose payload parsed: `typed`),
+       * and what ends the job of a failed attempt.
+       */
+      async function after(message: Typed | OutboxMessage, typed: boolean, record: OutboxAttemptRecord, error: Error | null, ok: boolean, saved: RecordedAttempt): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
         const attempt = record.attempt;
         if (!saved.recorded) return { ...saved, failure: null }; // a duplicate run recorded it first
         if (saved.status === "pending" && record.nextRetryAt) {
@@ -137,12 +154,12 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
         }
         if (saved.status === "succeeded" || saved.status === "failed" || saved.status === "unknown") {
           if (saved.status === "failed") log.warn({ message_id: message.id, attempt, error_class: record.errorClass }, "outbox message failed");
-          const final: OutboxMessage = {
+          const final: Typed = {
             ...message, status: saved.status, attempts: attempt, lastError: record.errorMessage ?? null,
             result: (record.result ?? message.result) as OutboxMessage["result"], completedAt: new Date(),
           };
           try {
-            await handler.onFinal?.(final, saved.status, error);
+            if (typed) await handler.onFinal?.(final, saved.status, error);
           } catch (err) {
             log.warn({ message_id: message.id, err: String(err) }, "outbox onFinal hook failed");
           }
@@ -161,7 +178,9 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
           let message = loaded;
           if (kept && message) { // an attempt sent earlier whose record could not be written: written first
             const saved = await writer.add(kept);
-            await after(message, kept, kept.errorMessage ? new Error(kept.errorMessage) : null, kept.outcome === "succeeded", saved);
+            const parsed = parse(message);
+            await after(parsed instanceof InvalidPayloadError ? message : parsed, !(parsed instanceof InvalidPayloadError), kept,
+              kept.errorMessage ? new Error(kept.errorMessage) : null, kept.outcome === "succeeded", saved);
             await spool.written(kept);
             message = await loadOutboxMessage(db, data.message_id);
           } else if (kept) await spool.written(kept);
@@ -173,23 +192,30 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
             return { skipped: "attempt already recorded" };
           }
           if (message.attempts < data.attempt - 1) return { skipped: "an earlier attempt is not recorded" }; // its own job sends it
+          const typed = parse(message);
+          if (typed instanceof InvalidPayloadError) { // sending it again would not change it: failed for good, never retried
+            log.error({ message_id: message.id, err: typed.message }, "outbox message with an invalid payload failed");
+            const saved = await settle(message, data.attempt, { ok: false, error: typed, durationMs: 0 }, false);
+            if (!saved.recorded) return { skipped: "attempt already recorded" };
+            throw saved.failure!;
+          }
 
           let responseStatus: number | null = null;
           // A batched send records this job's own attempt through settle: if that attempt failed, so does this job.
           let ownFailure = null as AttemptFailedError | null;
-          const settleOwn = async (m: OutboxMessage, attempt: number, outcome: SendOutcome) => {
+          const settleOwn = async (m: Typed, attempt: number, outcome: SendOutcome) => {
             const saved = await settle(m, attempt, outcome);
             if (m.id === message.id && attempt === data.attempt) ownFailure = saved.failure;
             return saved;
           };
-          const ctx: OutboxContext = {
+          const ctx: OutboxContext<unknown> = {
             job, token, attempt: data.attempt, lastAttempt: data.attempt > schedule.delaysSeconds.length, logger: log, settle: settleOwn,
             responded: (status) => { responseStatus = status; },
           };
           const started = Date.now();
           let outcome: SendOutcome;
           try {
-            const result = await handler.send(message, ctx);
+            const result = await handler.send(typed, ctx);
             outcome = { ok: true, result, durationMs: Date.now() - started, responseStatus };
           } catch (err) {
             if (err instanceof DeferError) return deferJob(job, token, err.ms);
@@ -199,7 +225,7 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
             }
             outcome = { ok: false, error: err, durationMs: Date.now() - started };
           }
-          const saved = await settle(message, data.attempt, outcome);
+          const saved = await settle(typed, data.attempt, outcome);
           if (!saved.recorded) return { skipped: "attempt already recorded" };
           if (saved.failure) throw saved.failure;
           return { outcome: "succeeded", attempt: data.attempt };

@@ -1,5 +1,6 @@
 import { ProviderError } from "@trendgate/connector-core";
 import { nextRetryDelayMs, type RetrySchedule } from "@trendgate/delivery";
+import { InvalidPayloadError } from "./invalid-payload.ts";
 
 export interface FailureVerdict {
   /** `unknown`: the peer may have acted on the send (ProviderError mayHaveActed); not retried, left to the user to replay. */
@@ -18,9 +19,12 @@ export interface FailureVerdict {
  * Retry or give up after a failed send, for every outbox queue: the error's kind says whether it is worth trying again
  * (ProviderError.retryable), and the retry policy (nextRetryDelayMs, shared with webhooks) when, honouring the
  * provider's Retry-After or quota reset; once the schedule is exhausted the message fails. A failure after which the
- * peer may have acted (the connector says so: mayHaveActed) is never resent blindly: its outcome is `unknown`.
+ * peer may have acted (the connector says so: mayHaveActed) is never resent blindly: its outcome is `unknown`. A
+ * message whose payload does not parse (InvalidPayloadError) fails at once.
  */
 export function judgeFailure(err: unknown, schedule: RetrySchedule, attempt: number, now = Date.now()): FailureVerdict {
+  if (err instanceof InvalidPayloadError)
+    return { outcome: "failed", delayMs: null, errorClass: err.code, errorMessage: err.message, responseStatus: null, unexpected: false };
   const known = err instanceof ProviderError;
   const kind = known ? err.kind : "unavailable";
   const uncertain = known && err.detail.mayHaveActed === true;

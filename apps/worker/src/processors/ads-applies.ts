@@ -1,5 +1,5 @@
 import { finishRun, readTargets, reconcile, type StoredResult } from "@trendgate/ads";
-import type { AdsConnector, ChangeResult, EntityTargeting, TargetingChange } from "@trendgate/connector-ads";
+import type { ChangeResult, EntityTargeting, TargetingChange } from "@trendgate/connector-ads";
 import { baseUrlOf, ProviderError } from "@trendgate/connector-core";
 import { QUEUES, type AdsApplyPayload } from "@trendgate/contracts";
 import { failApplyingPlan, findAdsPlanById, findConnectionById, markPlanRefused, recordPlanFinal, recordPlanProgress } from "@trendgate/db";
@@ -17,15 +17,15 @@ import type { WorkerDeps } from "./types.ts";
 
 const FINAL = new Set(["applied", "partially_applied", "failed", "refused"]);
 
-export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
+export function adsApplyHandler(deps: WorkerDeps): OutboxHandler<AdsApplyPayload> {
   const { db, config } = deps;
   return {
     async send(message) {
-      const { plan_id } = message.payload as unknown as AdsApplyPayload;
+      const { plan_id } = message.payload;
       const plan = await findAdsPlanById(db, plan_id);
       if (!plan) throw new ProviderError("ads", "not_found", `plan ${plan_id} was deleted`);
       if (FINAL.has(plan.status)) return { plan_id, status: plan.status, skipped: "already final" };
-      const connector = deps.registry.ofKind("ads").find((c) => c.manifest.id === plan.provider) as AdsConnector | undefined;
+      const connector = deps.registry.find("ads", plan.provider);
       if (!connector) throw new ProviderError(plan.provider, "bad_request", "this provider is no longer configured");
       const conn = await findConnectionById(db, plan.connectionId);
       if (!conn) throw new ProviderError(plan.provider, "bad_request", "the connection was removed before the plan was applied");
@@ -67,7 +67,7 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler {
     },
     async onFinal(message, outcome, error) {
       if (outcome !== "failed") return;
-      const { plan_id } = message.payload as unknown as AdsApplyPayload;
+      const { plan_id } = message.payload;
       await failApplyingPlan(db, plan_id, error?.message ?? message.lastError ?? "apply failed");
     },
   };

@@ -1,10 +1,10 @@
 import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatClient, ChatMessageRef, OperatorCard } from "@trendgate/connector-chat";
-import { QUEUES } from "@trendgate/contracts";
+import { QUEUES, type ChatMessagePayload } from "@trendgate/contracts";
 import {
-  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, type OperatorItemRow, type OutboxMessage,
+  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, type OperatorItemRow,
 } from "@trendgate/db";
-import { ChatMessagePayload, chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, type ChatSetup } from "@trendgate/operator";
+import { chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, type ChatSetup } from "@trendgate/operator";
 import { DeferError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import { Pacer } from "../outbox/pacer.ts";
 import type { WorkerDeps } from "./types.ts";
@@ -22,13 +22,13 @@ const skip = (why: string): Skipped => ({ skipped: why });
 /** Cards rendered from the same state (dates as instants). */
 const sameCard = (a: OperatorCard, b: OperatorCard) => JSON.stringify(a) === JSON.stringify(b);
 
-export function chatMessageHandler(deps: WorkerDeps): OutboxHandler {
+export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessagePayload> {
   const { db, config, logger } = deps;
   const redis = deps.queues.connection;
 
   const pacer = new Pacer(redis, config.QUEUE_PREFIX, config.CHAT_POST_INTERVAL_MS);
   /** One post per interval per channel, fleet-wide; a message that must wait is deferred until its own slot. */
-  async function pace(message: OutboxMessage, connectionId: string, channelId: string) {
+  async function pace(message: { id: string }, connectionId: string, channelId: string) {
     const wait = await pacer.reserve(`chat:${connectionId}:${channelId}`, message.id);
     if (wait > 0) throw new DeferError(wait);
   }
@@ -59,10 +59,8 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler {
   }
 
   return {
-    async send(message: OutboxMessage, ctx) {
-      const parsed = ChatMessagePayload.safeParse(message.payload);
-      if (!parsed.success) return skip("not a chat message payload"); // retrying would not change it
-      const payload = parsed.data;
+    async send(message, ctx) {
+      const payload = message.payload;
       const item = await findOperatorItem(db, payload.item_id);
       if (!item) return skip("item deleted");
       const setup = await chatSetupOf(db, deps.registry, item.accountId, config.OPERATOR_RENOTIFY_SECONDS);
@@ -107,13 +105,11 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler {
     /** A message that failed for good is kept in the item's history (the API shows it as chat.delivery_error). */
     async onFinal(message, outcome, error) {
       if (outcome !== "failed" && outcome !== "unknown") return;
-      const payload = ChatMessagePayload.safeParse(message.payload);
-      if (!payload.success) return;
-      const item = await findOperatorItem(db, payload.data.item_id);
+      const item = await findOperatorItem(db, message.payload.item_id);
       if (!item) return;
       await db.$transaction((tx) => appendOperatorItemEvents(tx, [{
         itemId: item.id, accountId: item.accountId, action: outcome === "failed" ? "delivery_failed" : "delivery_unknown", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
-        version: item.version, data: { message_id: message.id, type: payload.data.type, error: error?.message ?? message.lastError ?? outcome },
+        version: item.version, data: { message_id: message.id, type: message.payload.type, error: error?.message ?? message.lastError ?? outcome },
       }]));
     },
   };

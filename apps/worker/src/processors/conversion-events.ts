@@ -1,8 +1,8 @@
 import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
-import { conversionBatchGroup, type ConversionMessagePayload, type ConversionResult, type ConversionsConnector } from "@trendgate/connector-conversions";
-import { QUEUES } from "@trendgate/contracts";
+import { conversionBatchGroup, type ConversionResult, type ConversionsConnector } from "@trendgate/connector-conversions";
+import { ConversionMessagePayload, QUEUES } from "@trendgate/contracts";
 import { countOutboxGroup, findOutboxBatch, type OutboxMessage } from "@trendgate/db";
-import { DeferError, HandedOffError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
+import { DeferError, HandedOffError, outboxProcessor, type OutboxHandler, type OutboxMessageOf } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
 // Conversion events (community ads, spec 4.3) on the shared outbox (QUEUES.conversionEvents), sent in batches per
@@ -36,14 +36,18 @@ const DRAIN_BUDGET_MS = 5_000;
 /** Deletes the group's batch lock and member set only if this job still holds the lock. */
 const UNLOCK_LUA = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1], KEYS[2]) else return 0 end";
 
-const payloadOf = (m: { payload: unknown }): ConversionMessagePayload | null => {
-  const p = m.payload as Partial<ConversionMessagePayload> | null;
-  return p && typeof p.pixel_id === "string" && p.event && typeof p.event === "object" ? (p as ConversionMessagePayload) : null;
-};
+type Member = OutboxMessageOf<ConversionMessagePayload>;
 
-type Member = { message: OutboxMessage; payload: ConversionMessagePayload };
+/**
+ * The batch's rows with their payloads parsed. A row whose payload does not parse is left out: its own job records
+ * it as failed (invalid_payload).
+ */
+const membersOf = (rows: OutboxMessage[]): Member[] => rows.flatMap((m) => {
+  const p = ConversionMessagePayload.safeParse(m.payload);
+  return p.success ? [{ ...m, payload: p.data }] : [];
+});
 
-export function conversionEventHandler(deps: WorkerDeps): OutboxHandler {
+export function conversionEventHandler(deps: WorkerDeps): OutboxHandler<ConversionMessagePayload> {
   const { db, config, logger } = deps;
   const redis = deps.queues.connection;
   const batchWaitMs = config.CONVERSION_BATCH_WAIT_MS;
@@ -53,8 +57,7 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler {
 
   return {
     async send(message, ctx) {
-      const p = payloadOf(message);
-      if (!p) throw new ProviderError("conversions", "bad_request", "not a conversion event payload");
+      const p = message.payload;
       const connector = deps.registry.single("conversions");
       const { limits } = connector;
       const conn = message.connectionId ? await db.connection.findUnique({ where: { id: message.connectionId } }) : null;
@@ -109,22 +112,22 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler {
         for (let rows = first; rows.length; ) {
           const ids = rows.map((m) => m.id);
           await redis.multi().sadd(membersKey, ...ids).pexpire(membersKey, BATCH_LOCK_TTL_MS).pexpire(lockKey, BATCH_LOCK_TTL_MS).exec();
-          const members: Member[] = rows.flatMap((m) => { const mp = payloadOf(m); return mp ? [{ message: m, payload: mp }] : []; });
+          const members = membersOf(rows);
           const started = Date.now();
           const results = await sendBatch(client, connector, conn.id, p, members);
           const ms = Date.now() - started;
           const outcomeOf = (m: Member) => {
-            const r = results.get(m.message.id)!;
+            const r = results.get(m.id)!;
             return r.ok
               ? { ok: true as const, result: { pixel_id: p.pixel_id, batch_leader: message.id, batch_size: members.length }, responseStatus: r.status ?? null, durationMs: ms }
               : { ok: false as const, error: r.error, durationMs: ms };
           };
           for (const id of ids) inFlight.add(id);
           recording.push(Promise.all(members.map((m) => {
-            const attempt = m.message.id === message.id ? ctx.attempt : m.message.attempts + 1;
-            const saved = ctx.settle(m.message, attempt, outcomeOf(m));
-            if (m.message.id === message.id) { ownRecord = saved; return saved.catch(() => undefined); } // its failure fails the job
-            return saved.catch((err) => logger.warn({ message_id: m.message.id, err: String(err) }, "batch member's attempt not recorded; the outbox sweeper re-queues it"));
+            const attempt = m.id === message.id ? ctx.attempt : m.attempts + 1;
+            const saved = ctx.settle(m, attempt, outcomeOf(m));
+            if (m.id === message.id) { ownRecord = saved; return saved.catch(() => undefined); } // its failure fails the job
+            return saved.catch((err) => logger.warn({ message_id: m.id, err: String(err) }, "batch member's attempt not recorded; the outbox sweeper re-queues it"));
           })).finally(() => { for (const id of ids) inFlight.delete(id); }));
           if (rows.length < limits.maxBatchSize || Date.now() > deadline) break;
           rows = (await findOutboxBatch(db, group, null, limits.maxBatchSize, [...inFlight]))!;
@@ -149,9 +152,9 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler {
     const { limits } = connector;
     const results = new Map<string, ConversionResult>();
     const tooOld = (m: Member) => m.payload.event.data.event_at < Date.now() - limits.maxEventAgeMs;
-    for (const m of all) if (tooOld(m)) results.set(m.message.id, { ok: false, error: new ProviderError(connector.manifest.id, "bad_request", "event_at is now more than 7 days old: the provider refuses it") });
+    for (const m of all) if (tooOld(m)) results.set(m.id, { ok: false, error: new ProviderError(connector.manifest.id, "bad_request", "event_at is now more than 7 days old: the provider refuses it") });
     for (let round = 0; round < 2; round++) {
-      const batch = all.filter((m) => !results.has(m.message.id) || (round > 0 && isBatchRefused(results.get(m.message.id)!)));
+      const batch = all.filter((m) => !results.has(m.id) || (round > 0 && isBatchRefused(results.get(m.id)!)));
       if (!batch.length) break;
       let out: ConversionResult[];
       try {
@@ -162,11 +165,11 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler {
           throw new DeferError(reauthWaitMs); // the messages wait for re-authorization
         }
         const error = err instanceof ProviderError ? err : new ProviderError(connector.manifest.id, "unavailable", String(err));
-        for (const m of batch) results.set(m.message.id, { ok: false, error });
+        for (const m of batch) results.set(m.id, { ok: false, error });
         break;
       }
-      batch.forEach((m, i) => results.set(m.message.id, out[i]));
-      if (!batch.some((m) => isBatchRefused(results.get(m.message.id)!))) break;
+      batch.forEach((m, i) => results.set(m.id, out[i]));
+      if (!batch.some((m) => isBatchRefused(results.get(m.id)!))) break;
     }
     return results;
   }

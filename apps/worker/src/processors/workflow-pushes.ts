@@ -1,7 +1,7 @@
-import { bindPush, EVENT_ID_HEADER, pushBody, WorkflowPushPayload, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { bindPush, EVENT_ID_HEADER, pushBody, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { ProviderError } from "@trendgate/connector-core";
-import { QUEUES, type TrendEvent } from "@trendgate/contracts";
-import { addOutboxMessages, clearDeliveryFailure, findConnectionById, noteDeliveryFailure, recordAccountEvents, type Db, type NewOutboxMessage, type OutboxMessage, type OutboxRow } from "@trendgate/db";
+import { QUEUES, type TrendEvent, type WorkflowPushPayload } from "@trendgate/contracts";
+import { addOutboxMessages, clearDeliveryFailure, findConnectionById, noteDeliveryFailure, recordAccountEvents, type Db, type NewOutboxMessage, type OutboxRow } from "@trendgate/db";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import { TtlCache } from "../ttl-cache.ts";
@@ -32,7 +32,7 @@ function targetOf(p: WorkflowPushPayload, sel: Selection | null): Target | null 
 
 const failed = (provider: string, why: string) => new ProviderError(provider, "bad_request", why);
 
-export function workflowPushHandler(deps: WorkerDeps): OutboxHandler {
+export function workflowPushHandler(deps: WorkerDeps): OutboxHandler<WorkflowPushPayload> {
   const { db, logger } = deps;
   const connections = new TtlCache<Awaited<ReturnType<typeof openConnection>>>(CONNECTION_CACHE_MS);
   async function openConnection(id: string) {
@@ -71,17 +71,15 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler {
   }
 
   return {
-    async send(message: OutboxMessage, ctx) {
-      const connector = deps.registry.single("workflow");
-      const provider = connector.manifest.id;
-      const parsed = WorkflowPushPayload.safeParse(message.payload);
-      if (!parsed.success) throw failed(provider, "not a workflow push payload"); // retrying would not change it
+    async send(message, ctx) {
+      const provider = deps.registry.single("workflow").manifest.id;
+      const payload = message.payload;
       const conn = message.connectionId ? await connections.get(message.connectionId, () => openConnection(message.connectionId!)) : null;
       if (!conn) throw failed(provider, "the workflow connection was removed before the push was sent");
-      const target = targetOf(parsed.data, conn.selection);
+      const target = targetOf(payload, conn.selection);
       if (!target) throw failed(provider, "no workflow selected: PUT /api/integrations/workflow/selection first");
-      const body = pushBody(parsed.data, { includeMetadata: conn.includeMetadata, accountId: message.accountId, sentAt: new Date() });
-      const headers = { [EVENT_ID_HEADER]: parsed.data.event_id };
+      const body = pushBody(payload, { includeMetadata: conn.includeMetadata, accountId: message.accountId, sentAt: new Date() });
+      const headers = { [EVENT_ID_HEADER]: payload.event_id };
       let url = target.url;
       let r;
       try {
@@ -106,12 +104,12 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler {
       if (outcome === "succeeded") return clearDeliveryFailure(db, message.connectionId);
       const why = error?.message ?? message.lastError ?? outcome;
       if (!(await noteDeliveryFailure(db, message.connectionId, why))) return;
-      const p = WorkflowPushPayload.safeParse(message.payload);
+      const p = message.payload;
       await recordAccountEvents(db, [{
         accountId: message.accountId, type: "connector.delivery_failing",
         data: {
           connection_id: message.connectionId, provider: deps.registry.single("workflow").manifest.id, message_id: message.id,
-          event_id: p.success ? p.data.event_id : null, workflow_id: p.success ? (p.data.workflow_id ?? null) : null, outcome, error: why,
+          event_id: p.event_id, workflow_id: p.workflow_id ?? null, outcome, error: why,
         },
       }]);
     },

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { ProviderEnv, ProviderError, ProviderManifest } from "@trendgate/connector-core";
+import type { ConversionMessagePayload, ConversionPush } from "@trendgate/contracts";
 
 // The conversions connector kind: send conversion events (a purchase, a sign-up, ...) to an ads platform's
 // conversions API, in batches per pixel. A provider (packages/connectors/conversions/src/<provider>/) implements
@@ -8,17 +9,6 @@ import type { ProviderEnv, ProviderError, ProviderManifest } from "@trendgate/co
 // own request body. A failure of the whole
 // request is thrown as a ProviderError (@trendgate/connector-core); a failure the provider names per event comes back
 // in that event's result, so the other events of the batch still go through.
-
-/** One queued conversion event, as accepted at push time (the provider's push schema, already validated). */
-export interface ConversionPush {
-  /** The event name as the user gave it (or the selection's default); the provider maps it to its own types. */
-  event_name: string;
-  /** The event's fields (`data` of the push body, normalised by the push schema; `event_at` in epoch ms). */
-  data: Record<string, unknown> & { conversion_id: string; event_at: number };
-}
-
-/** A queued conversion event: the outbox message's payload (written by the push route, read by the worker). */
-export interface ConversionMessagePayload { pixel_id: string; ad_account_id: string; test_id: string | null; event: ConversionPush }
 
 /**
  * The batch a queued event belongs to, kept in the message's subject_id: events are sent together only for the same

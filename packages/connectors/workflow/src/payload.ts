@@ -1,27 +1,7 @@
-import { z } from "zod";
+import type { WorkflowPushPayload } from "@trendgate/contracts";
 
-// What a workflow push carries through the shared outbox (QUEUES.workflowPushes), and the body the workflow gets.
-// A push is bound to the workflow selected when it was made (`workflow_id`, `push_url`, `push_method`): a retry goes
-// there even if another workflow is selected meanwhile; while that workflow is still the selected one, its current
-// URL (a new override, a followed webhook path) is used. include_metadata is read when the push is sent.
-
-export const WorkflowPushPayload = z.object({
-  /** Our event id: sent as X-Trendgate-Event-Id (and in metadata) so the workflow can drop duplicates. */
-  event_id: z.string(),
-  event: z.string(),
-  data: z.record(z.string(), z.unknown()),
-  /** The trend a trend-event push is about. */
-  trend_id: z.string().optional(),
-  /** `api` (POST …/push) or `trend_event` (automatic). */
-  source: z.enum(["api", "trend_event"]),
-  /** The workflow the push is for, and its trigger then (absent on pushes queued before pushes were bound). */
-  workflow_id: z.string().optional(),
-  push_url: z.string().optional(),
-  push_method: z.string().optional(),
-  /** push_url was the user's override (then a changed webhook path in n8n is not followed). */
-  push_url_overridden: z.boolean().optional(),
-});
-export type WorkflowPushPayload = z.infer<typeof WorkflowPushPayload>;
+// The body a workflow push sends (its outbox payload, WorkflowPushPayload, is in @trendgate/contracts), and how a new
+// push is bound to the workflow selected when it is made.
 
 /** The part of a new push that binds it to the selected workflow (see WorkflowPushPayload). */
 export function bindPush(sel: { workflow_id?: string; push_url?: string; push_method?: string; push_url_overridden?: boolean }) {

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { conversionBatchGroup, type ConversionMessagePayload, type ConversionsConnector } from "@trendgate/connector-conversions";
+import { conversionBatchGroup, type ConversionsConnector } from "@trendgate/connector-conversions";
 import { registry } from "@trendgate/connectors";
-import { Id, QUEUES } from "@trendgate/contracts";
+import { ConversionMessagePayload, Id, QUEUES } from "@trendgate/contracts";
 import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxMessage, type OutboxRow, type Prisma } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -62,7 +62,7 @@ const selectionOf = (conn: ConnectionRow): Selection | null => {
 
 /** A queued conversion event as the API shows it (one event, and each item of the listing). */
 function eventOf(m: OutboxMessage, attempts: OutboxAttemptRow[]): z.infer<typeof CommunityAdsEvent> {
-  const p = m.payload as unknown as ConversionMessagePayload;
+  const p = ConversionMessagePayload.parse(m.payload);
   return {
     id: m.id, status: m.status, event_name: p.event.event_name, conversion_id: p.event.data.conversion_id, pixel_id: p.pixel_id, test_id: p.test_id,
     attempts: attempts.map((a) => ({ attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, error: a.errorMessage, at: a.createdAt.toISOString() })),

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { ProviderError } from "@trendgate/connector-core";
-import { bindPush, instanceBase, WorkflowPushPayload, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { bindPush, instanceBase, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { registry } from "@trendgate/connectors";
-import { pageQuery, QUEUES, text } from "@trendgate/contracts";
+import { pageQuery, QUEUES, text, WorkflowPushPayload } from "@trendgate/contracts";
 import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
 import { OutboundClient } from "@trendgate/delivery";
 import { ApiError, notFound } from "../../http/api-error.ts";

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { ProviderError, type ProviderEnv, type ProviderErrorKind } from "@trendgate/connector-core";
 import { http } from "./http.ts";
-import type { ConversionPush, ConversionResult, ConversionsClient } from "../kind.ts";
+import type { ConversionPush } from "@trendgate/contracts";
+import type { ConversionResult, ConversionsClient } from "../kind.ts";
 import type { TestIdPlacement } from "./config.ts";
 import { trackingTypeOf } from "./schemas.ts";
 
