@@ -106,7 +106,7 @@ test("every ads provider has a case here", () => {
 test.each(cases)("$provider lists exactly the ad accounts the token reaches, as account_id takes them", async (c) => {
   const peer = await c.start();
   try {
-    const connector = registry.ofKind("ads").find((x) => x.manifest.id === c.provider)!;
+    const connector = registry.find("ads", c.provider)!;
     const client = (token: string): AdsClient => connector.client({ baseUrl: peer.baseUrl, accessToken: token, env: peer.env });
     expect((await client(peer.one).listAccounts()).map((a) => a.id)).toEqual([peer.ids[0]]);
     expect((await client(peer.both).listAccounts()).map((a) => a.id).sort()).toEqual([...peer.ids].sort());

@@ -31,6 +31,15 @@ test("every provider has a unique, well-formed id and the registry accepts the l
   expect(() => new ConnectorRegistry([...CONNECTORS, CONNECTORS[0]])).toThrow(/registered twice/);
 });
 
+test("a provider is found by kind and id, and not under another kind", () => {
+  for (const c of CONNECTORS) {
+    expect(registry.find(c.manifest.kind, c.manifest.id)).toBe(c);
+    const other = c.manifest.kind === "ads" ? "social" : "ads";
+    expect(registry.find(other, c.manifest.id)).toBeUndefined();
+  }
+  expect(registry.find("ads", "removed_provider")).toBeUndefined();
+});
+
 test("every configuration variable a manifest names is documented in .env.example", () => {
   const missing: string[] = [];
   for (const { manifest: m } of CONNECTORS) {

@@ -1,4 +1,5 @@
 import supertest from "supertest";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import { createAccount, createApiKey } from "@trendgate/db";
 import { createLogger, type Logger } from "@trendgate/logger";
 import { whenReady } from "@trendgate/queues";
@@ -13,12 +14,18 @@ export interface TestGateway extends Gateway {
   close(): Promise<void>;
 }
 
-/** `logger`: where the gateway logs (silent by default; a test of the logs passes one writing to memory). */
-export async function startGateway(env: Record<string, string> = {}, { logger = createLogger({ level: "silent" }) }: { logger?: Logger } = {}): Promise<TestGateway> {
+/**
+ * `logger`: where the gateway logs (silent by default; a test of the logs passes one writing to memory).
+ * `registry`: the connectors it serves (default: every registered provider).
+ */
+export async function startGateway(
+  env: Record<string, string> = {},
+  { logger = createLogger({ level: "silent" }), registry }: { logger?: Logger; registry?: ConnectorRegistry } = {},
+): Promise<TestGateway> {
   const config = testConfig(env);
   const deps = createDeps(config, logger);
   await whenReady(deps.redis, 10_000);
-  const gw = await createGateway(deps);
+  const gw = await createGateway(deps, { registry });
   return {
     ...gw,
     http: supertest(gw.app),

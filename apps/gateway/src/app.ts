@@ -14,8 +14,7 @@ import { DASHBOARD_CSP, securityHeaders } from "./http/security-headers.ts";
 import { adminAuth, mountRoutes } from "./http/router.ts";
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts";
 import type { Deps, GatewayDeps } from "./deps.ts";
-import { allRoutes } from "./routes/index.ts";
-import { withOAuthRoutesOf } from "./routes/connectors/oauth.ts";
+import { routesFor } from "./routes/index.ts";
 import { docsAssets } from "./routes/ops.ts";
 
 export interface Gateway {
@@ -24,7 +23,10 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-/** `registry`: the connectors this gateway serves (default: every registered provider; tests pass fixtures). */
+/**
+ * `registry`: the connectors this gateway serves (default: every registered provider; tests pass fixtures). Its
+ * routes, the OpenAPI document and the handlers all come from this one registry.
+ */
 export async function createGateway(base: Deps, opts: { registry?: ConnectorRegistry } = {}): Promise<Gateway> {
   const { config } = base;
   const registry = opts.registry ?? defaultRegistry;
@@ -60,8 +62,9 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
   app.use(requestId);
   app.use(securityHeaders());
   app.use(observe(base.metrics, base.logger));
-  mountRoutes(app, withOAuthRoutesOf(allRoutes, registry), deps, { auth: authenticator, rateLimits: deps.rateLimits });
-  app.use("/docs", docsAssets()); // Swagger UI's static files, after the /docs page route
+  const { routes, openApi } = routesFor(registry);
+  mountRoutes(app, routes, deps, { auth: authenticator, rateLimits: deps.rateLimits });
+  app.use("/docs", docsAssets(openApi)); // Swagger UI's static files, after the /docs page route
   app.use(QUEUE_DASHBOARD_PATH, securityHeaders(DASHBOARD_CSP), adminAuth(config.ADMIN_TOKEN, authFailures), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });
   app.use(problemHandler(base.logger));

@@ -1,10 +1,12 @@
+import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/connectors";
 import type { RouteDef } from "../http/route.ts";
+import { buildOpenApiDocument } from "../openapi/document.ts";
 import { briefingRoutes } from "./briefings.ts";
 import { keyRoutes } from "./keys.ts";
-import { opsRoutes } from "./ops.ts";
+import { opsRoutes, type OpenApiOf } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
 import { socialRoutes } from "./connectors/social.ts";
-import { connectionRoutes } from "./connectors/oauth.ts";
+import { oauthRoutes } from "./connectors/oauth.ts";
 import { chatRoutes } from "./connectors/chat.ts";
 import { adsRoutes } from "./connectors/ads.ts";
 import { adsExecutorRoutes } from "./connectors/ads-executor.ts";
@@ -16,5 +18,32 @@ import { statusRoutes } from "./status.ts";
 import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
-/** Every route the gateway serves. The OpenAPI document is generated from this list. */
-export const allRoutes: RouteDef[] = [...statusRoutes, ...opsRoutes, ...keyRoutes, ...signalRoutes, ...trendRoutes, ...briefingRoutes, ...webhookRoutes, ...socialRoutes, ...connectionRoutes, ...chatRoutes, ...communityAdsRoutes, ...adsRoutes, ...adsExecutorRoutes, ...reportRoutes, ...workflowRoutes, ...operatorRoutes];
+export interface GatewayRoutes {
+  routes: RouteDef[];
+  /** The OpenAPI document of exactly these routes. */
+  openApi: OpenApiOf;
+}
+
+// One set per registry: gateways (and tests) sharing a registry share its routes and build its document once.
+const built = new WeakMap<ConnectorRegistry, GatewayRoutes>();
+
+/** Every route a gateway serves with `registry`: the connector routes are generated from its providers. */
+export function routesFor(registry: ConnectorRegistry): GatewayRoutes {
+  let set = built.get(registry);
+  if (!set) {
+    const routes: RouteDef[] = [];
+    let doc: ReturnType<OpenApiOf> | undefined;
+    const openApi = () => (doc ??= buildOpenApiDocument(routes));
+    routes.push(
+      ...statusRoutes, ...opsRoutes(openApi), ...keyRoutes, ...signalRoutes, ...trendRoutes, ...briefingRoutes, ...webhookRoutes,
+      ...socialRoutes(registry), ...oauthRoutes(registry), ...chatRoutes(registry), ...communityAdsRoutes(registry), ...adsRoutes(registry),
+      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes,
+    );
+    set = { routes, openApi };
+    built.set(registry, set);
+  }
+  return set;
+}
+
+/** Every route of the default registry (what production serves; tests walk them). */
+export const allRoutes: RouteDef[] = routesFor(defaultRegistry).routes;

@@ -1,16 +1,15 @@
 import swaggerUi from "swagger-ui-express";
 import { z } from "zod";
-import { defineRoute } from "../http/route.ts";
+import { defineRoute, type RouteDef } from "../http/route.ts";
 import { DOCS_CSP } from "../http/security-headers.ts";
-import { buildOpenApiDocument } from "../openapi/document.ts";
-import { allRoutes } from "./index.ts";
+import type { buildOpenApiDocument } from "../openapi/document.ts";
 
-let doc: ReturnType<typeof buildOpenApiDocument> | undefined;
-const openApi = () => (doc ??= buildOpenApiDocument(allRoutes));
+/** The document of the routes a gateway serves (built on first use). */
+export type OpenApiOf = () => ReturnType<typeof buildOpenApiDocument>;
 
-export const docsAssets = () => swaggerUi.serveFiles(openApi(), { customSiteTitle: "Trendgate API" });
+export const docsAssets = (openApi: OpenApiOf) => swaggerUi.serveFiles(openApi(), { customSiteTitle: "Trendgate API" });
 
-export const opsRoutes = [
+export const opsRoutes = (openApi: OpenApiOf): RouteDef[] => [
   defineRoute({
     method: "get", path: "/openapi.json", operationId: "getOpenApiDocument", tag: "Operations", auth: "public",
     summary: "This OpenAPI 3.1 document", raw: true,

@@ -3,7 +3,7 @@ import { baseUrlOf } from "@trendgate/connector-core";
 import {
   ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
 } from "@trendgate/connector-social";
-import { registry } from "@trendgate/connectors";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import { insertSignals, newId, type Prisma } from "@trendgate/db";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
@@ -33,7 +33,7 @@ const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3_600_000;
 
 /** The registered social provider of a connection, or undefined (a provider removed from the registry). */
-const connectorOf = (conn: Row) => registry.ofKind("social").find((c) => c.manifest.id === conn.provider);
+const connectorOf = (registry: ConnectorRegistry, conn: Row) => registry.find("social", conn.provider);
 
 export const socialPoll: ProcessorFactory = {
   queue: QUEUES.socialPoll,
@@ -45,7 +45,7 @@ export const socialPoll: ProcessorFactory = {
         if (!data.connection_id) return tick(deps);
         const conn = await db.socialConnection.findUnique({ where: { id: data.connection_id } });
         if (!conn) return { skipped: "connection deleted" };
-        const connector = connectorOf(conn);
+        const connector = connectorOf(deps.registry, conn);
         const action = data.action && connector?.actions.find((a) => a.name === data.action);
         if (!connector || (data.action && !action)) {
           const why = connector ? `${connector.manifest.displayName} has no action ${data.action}` : `provider ${conn.provider} is not registered`;

@@ -6,8 +6,9 @@ import { googleTrends, reddit, x, youtube, type SocialConnector } from "@trendga
 import { n8n, type WorkflowConnector } from "@trendgate/connector-workflow";
 
 // The registry: every provider, one line each. Routes, the OpenAPI document, provider lists and worker dispatch
-// are generated from it (no `if (provider === ...)` outside a provider's folder). Adding a provider: add its folder
-// under packages/connectors/<kind>/src/<provider>/, export it from its kind's index, and add it here.
+// are generated from the registry a gateway or worker is given (this one by default, a test's own otherwise), so
+// no `if (provider === ...)` sits outside a provider's folder. Adding a provider: add its folder under
+// packages/connectors/<kind>/src/<provider>/, export it from its kind's index, and add it here.
 
 export type Connector = SocialConnector | ChatConnector | ConversionsConnector | WorkflowConnector | AdsConnector;
 
@@ -49,6 +50,12 @@ export class ConnectorRegistry {
 
   get(id: string): Connector | undefined {
     return this.byId.get(id);
+  }
+
+  /** The provider `id` when it is one of `kind` (a stored row names its provider; a removed one is undefined). */
+  find<K extends ConnectorKind>(kind: K, id: string): ConnectorsByKind[K] | undefined {
+    const c = this.byId.get(id);
+    return c?.manifest.kind === kind ? (c as ConnectorsByKind[K]) : undefined;
   }
 
   ofKind<K extends ConnectorKind>(kind: K): ConnectorsByKind[K][] {

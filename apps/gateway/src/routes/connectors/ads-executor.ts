@@ -1,14 +1,14 @@
 import { claimPreviewedPlan, executorReportProblem, executorSteps, loadExecutorSigningKey, recordExecutorResults, signExecutorPlan, verifyExecutorPlan, type ExecutorSigningKey } from "@trendgate/ads";
 import type { AdsConnector } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
-import { registry } from "@trendgate/connectors";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import { AdsApplyRequest, AdsExecutorPlan, AdsExecutorResults, AdsPlanView, ExecutorKeys, type AdsExecutorPlanDocument } from "@trendgate/contracts";
 import { markPlanIssued, newId, type OutboxRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
-import { connectorOf, planReply } from "./ads.ts";
+import { planReply } from "./ads.ts";
 import { planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 
@@ -53,13 +53,12 @@ function issueRoute(c: AdsConnector): RouteDef {
     },
     async handler({ deps, auth, body, atomically }) {
       const key = await signingKey(deps);
-      const connector = connectorOf(deps, m.id);
       return atomically(async (tx) => {
-        const p = await claimPreviewedPlan(tx, { accountId: auth.accountId, connector, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
+        const p = await claimPreviewedPlan(tx, { accountId: auth.accountId, connector: c, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
           .catch(planProblem);
         // Requests are built, never sent: the client needs no token here.
-        const client = connector.client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken: "", env: deps.config.PROVIDER_ENV });
-        const steps = executorSteps(connector, client, p);
+        const client = c.client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken: "", env: deps.config.PROVIDER_ENV });
+        const steps = executorSteps(c, client, p);
         if (!steps) throw new ApiError("conflict", `${m.displayName} plans cannot be executed by a caller yet: apply them with POST ${base}/apply`);
         const now = Date.now();
         const expiresAt = new Date(now + deps.config.EXECUTOR_PLAN_TTL_SECONDS * 1000);
@@ -115,7 +114,7 @@ const resultsRoute = defineRoute({
       if (!verified.jti) throw notFound("Plan");
       const recorded = await recordExecutorResults(tx, deps, {
         accountId: auth.accountId, planId: verified.jti, doc, steps: body.steps, publicBaseUrl: deps.config.PUBLIC_BASE_URL,
-        providerName: (id) => deps.registry.ofKind("ads").find((x) => x.manifest.id === id)?.manifest.displayName ?? id,
+        providerName: (id) => deps.registry.find("ads", id)?.manifest.displayName ?? id,
       }).catch(planProblem);
       outbox = recorded.outbox;
       return { status: 200, body: planReply(deps, recorded.plan) };
@@ -137,4 +136,5 @@ const keysRoute = defineRoute({
   },
 });
 
-export const adsExecutorRoutes: RouteDef[] = [...registry.ofKind("ads").map(issueRoute), resultsRoute, keysRoute];
+/** One issue route per ads provider of the registry, and the routes every provider shares. */
+export const adsExecutorRoutes = (registry: ConnectorRegistry): RouteDef[] => [...registry.ofKind("ads").map(issueRoute), resultsRoute, keysRoute];

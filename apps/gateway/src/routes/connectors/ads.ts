@@ -1,7 +1,7 @@
 import { AdAccountChoiceError, checkMappedEntities, planView, previewPlan, previewRollback, queueApply, resolveAdAccount } from "@trendgate/ads";
 import type { AdsConnector, TargetingField } from "@trendgate/connector-ads";
 import { baseUrlOf, oauthClientOf } from "@trendgate/connector-core";
-import { registry } from "@trendgate/connectors";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import {
   AdsAccountList, AdsApplyAccepted, AdsApplyRequest, AdsEntitiesQuery, AdsEntityPage, AdsMappingsBody, AdsPlanView, AdsProviderList, AdsRunList,
   AdsRunsQuery, AdsSelectionBody, IdParam, type AdsSelection,
@@ -23,12 +23,10 @@ import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
 // routes validate, call it and shape the reply.
 
 const TAG = "Ads connectors";
-const PROVIDERS = registry.ofKind("ads");
-export const connectorOf = (deps: GatewayDeps, id: string): AdsConnector => deps.registry.ofKind("ads").find((c) => c.manifest.id === id)!;
 
 /** A stored plan as the API shows it (its provider's capabilities say whether it needs an acknowledgement). */
 export const planReply = (deps: GatewayDeps, p: Parameters<typeof planView>[0]) =>
-  planView(p, deps.registry.ofKind("ads").find((c) => c.manifest.id === p.provider)?.capabilities);
+  planView(p, deps.registry.find("ads", p.provider)?.capabilities);
 
 function routesOf(c: AdsConnector): RouteDef[] {
   const m = c.manifest;
@@ -46,7 +44,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
     } catch (err) {
       return providerProblem(deps, conn, err, problem);
     }
-    const client = connectorOf(deps, m.id).client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV });
+    const client = c.client({ baseUrl: baseUrlOf(m, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV });
     return { conn, selection: parsed.success ? parsed.data : null, client };
   }
 
@@ -191,7 +189,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
       async handler({ deps, auth }) {
         const { conn, selection, client, adAccountId } = await selected(deps, auth.accountId, "ad account and category are");
         const plan = await previewPlan(deps, {
-          accountId: auth.accountId, connector: connectorOf(deps, m.id), client, connectionId: conn.id, adAccountId, selection, planTtlSeconds: deps.config.ADS_PLAN_TTL_SECONDS,
+          accountId: auth.accountId, connector: c, client, connectionId: conn.id, adAccountId, selection, planTtlSeconds: deps.config.ADS_PLAN_TTL_SECONDS,
         }).catch((err) => adsProblem(deps, conn, err, problem));
         return { status: 201, body: planReply(deps, plan) };
       },
@@ -214,7 +212,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
       async handler({ deps, auth, body, atomically }) {
         let outbox: OutboxRow[] = [];
         const reply = await atomically(async (tx) => {
-          const run = await queueApply(tx, { accountId: auth.accountId, connector: connectorOf(deps, m.id), planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
+          const run = await queueApply(tx, { accountId: auth.accountId, connector: c, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
             .catch(planProblem);
           outbox = run.outbox;
           return { status: 202, body: { plan_id: run.planId, run_id: run.runId, status: "applying" as const } };
@@ -240,7 +238,7 @@ function routesOf(c: AdsConnector): RouteDef[] {
           conn = s.conn;
           return { connectionId: s.conn.id, client: s.client };
         };
-        const plan = await previewRollback(deps, { accountId: auth.accountId, connector: connectorOf(deps, m.id), planId: params.id, connect, planTtlSeconds: deps.config.ADS_PLAN_TTL_SECONDS })
+        const plan = await previewRollback(deps, { accountId: auth.accountId, connector: c, planId: params.id, connect, planTtlSeconds: deps.config.ADS_PLAN_TTL_SECONDS })
           .catch((err) => adsProblem(deps, conn, err, problem));
         return { status: 201, body: planReply(deps, plan) };
       },
@@ -292,4 +290,5 @@ const providersRoute = defineRoute({
   },
 });
 
-export const adsRoutes: RouteDef[] = [providersRoute, ...PROVIDERS.flatMap(routesOf)];
+/** The ads routes: the providers list, and one set per ads provider of the registry. */
+export const adsRoutes = (registry: ConnectorRegistry): RouteDef[] => [providersRoute, ...registry.ofKind("ads").flatMap(routesOf)];

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
-import { registry } from "@trendgate/connectors";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import { ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
 import { findOperatorItem, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
 import { applyActionIn, chatActor, queueCardRefresh } from "@trendgate/operator";
@@ -19,200 +19,201 @@ import { connectionOrConflict, providerProblem as sharedProviderProblem } from "
 // The interactivity endpoint never calls the provider: it answers at once (Slack allows 3 s) and the card update
 // goes through the outbox.
 
-const CHAT = registry.single("chat"); // body schemas are needed to define the routes; handlers use deps.registry
-const BASE = basePathOf(CHAT.manifest);
 const TAG = "Chat connector";
-const NAME = CHAT.manifest.displayName;
-const SelectionBody = CHAT.manifest.schemas.selection ?? z.object({ channel_id: z.string() }).strict();
-const SettingsBody = CHAT.manifest.schemas.settings ?? z.object({}).strict();
 
-const connectorOf = (deps: GatewayDeps): ChatConnector => deps.registry.single("chat");
-const authorizeAgain = `authorize via GET ${BASE}/auth`;
-
-/** The account's chat connection (409 `not_connected` without one), in whatever state: settings need no provider call. */
-async function connectionRowOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ChatConnector; conn: ConnectionRow }> {
-  const connector = connectorOf(deps);
-  const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: connector.manifest.displayName, reconnect: authorizeAgain, usable: false });
-  return { connector, conn };
+/** The chat routes of the registry's chat provider (none when it has none). */
+export function chatRoutes(registry: ConnectorRegistry): RouteDef[] {
+  return registry.ofKind("chat").length ? routesOf(registry.single("chat")) : [];
 }
 
-/** The account's chat connection, usable at the provider (409 `not_connected` when missing or waiting for re-authorization). */
-async function connectionOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ChatConnector; conn: ConnectionRow }> {
-  const connector = connectorOf(deps);
-  const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: connector.manifest.displayName, reconnect: authorizeAgain, usable: true });
-  return { connector, conn };
-}
+function routesOf(connector: ChatConnector): RouteDef[] {
+  const BASE = basePathOf(connector.manifest);
+  const NAME = connector.manifest.displayName;
+  const SelectionBody = connector.manifest.schemas.selection ?? z.object({ channel_id: z.string() }).strict();
+  const SettingsBody = connector.manifest.schemas.settings ?? z.object({}).strict();
+  const authorizeAgain = `authorize via GET ${BASE}/auth`;
 
-/** A provider failure as the caller's problem (./provider-problem.ts). */
-const providerProblem = (deps: GatewayDeps, conn: ConnectionRow, err: unknown) => sharedProviderProblem(deps, conn, err, { name: NAME, reconnect: authorizeAgain });
+  /** The account's chat connection (409 `not_connected` without one), in whatever state: settings need no provider call. */
+  async function connectionRowOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ChatConnector; conn: ConnectionRow }> {
+    const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: connector.manifest.displayName, reconnect: authorizeAgain, usable: false });
+    return { connector, conn };
+  }
 
-async function clientOf(deps: GatewayDeps, accountId: string) {
-  const { connector, conn } = await connectionOf(deps, accountId);
-  const accessToken = await deps.connections.accessToken(conn).catch((err) => providerProblem(deps, conn, err));
-  const client = connector.client({ baseUrl: baseUrlOf(connector.manifest, deps.config.PROVIDER_ENV), accessToken });
-  return { connector, conn, client, call: <T>(p: Promise<T>) => p.catch((err) => providerProblem(deps, conn, err)) };
-}
+  /** The account's chat connection, usable at the provider (409 `not_connected` when missing or waiting for re-authorization). */
+  async function connectionOf(deps: GatewayDeps, accountId: string): Promise<{ connector: ChatConnector; conn: ConnectionRow }> {
+    const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: connector.manifest.displayName, reconnect: authorizeAgain, usable: true });
+    return { connector, conn };
+  }
 
-/** Settings as stored, with the provider schema's defaults for whatever was never set. */
-const settingsOf = (conn: ConnectionRow) => {
-  const parsed = SettingsBody.safeParse(conn.settings ?? {});
-  return parsed.success ? parsed.data : SettingsBody.parse({});
-};
+  /** A provider failure as the caller's problem (./provider-problem.ts). */
+  const providerProblem = (deps: GatewayDeps, conn: ConnectionRow, err: unknown) => sharedProviderProblem(deps, conn, err, { name: NAME, reconnect: authorizeAgain });
 
+  async function clientOf(deps: GatewayDeps, accountId: string) {
+    const { connector, conn } = await connectionOf(deps, accountId);
+    const accessToken = await deps.connections.accessToken(conn).catch((err) => providerProblem(deps, conn, err));
+    const client = connector.client({ baseUrl: baseUrlOf(connector.manifest, deps.config.PROVIDER_ENV), accessToken });
+    return { connector, conn, client, call: <T>(p: Promise<T>) => p.catch((err) => providerProblem(deps, conn, err)) };
+  }
 
-export const chatRoutes: RouteDef[] = [
-  defineRoute({
-    method: "get", path: `${BASE}/channels`, operationId: "listChatChannels", tag: TAG, auth: "apiKey",
-    summary: `Channels the ${NAME} app can see`,
-    description: `Public and private channels (archived ones left out), one page at a time in ${NAME}'s cursor order, each with whether the app's bot is a member. 409 \`not_connected\` until the account has authorized ${NAME} (GET ${BASE}/auth).`,
-    query: ChatChannelsQuery,
-    responses: {
-      200: { description: "A page of channels", schema: ChatChannelList },
-      409: { description: "`not_connected`: authorize first (or again)" },
-    },
-    async handler({ deps, auth, query }) {
-      const listing = `chat-channels:${auth.accountId}`;
-      const cursor = query.cursor ? openCursor<string>(deps.config.ENCRYPTION_KEY, listing, query.cursor) : undefined;
-      const { client, call } = await clientOf(deps, auth.accountId);
-      const page = await call(client.listChannels({ limit: query.limit, cursor }));
-      return {
-        status: 200,
-        body: { data: page.channels.map((c) => ({ id: c.id, name: c.name, is_private: c.isPrivate, is_member: c.isMember })), next_cursor: page.nextCursor ? sealCursor(deps.config.ENCRYPTION_KEY, listing, page.nextCursor) : null },
-      };
-    },
-  }),
-  defineRoute({
-    method: "post", path: `${BASE}/save-channel`, operationId: "saveChatChannel", tag: TAG, auth: "apiKey",
-    summary: "Choose the channel operator items are posted to",
-    description:
-      `Checked at ${NAME}: a public channel the bot is not in is joined. A private channel needs the bot invited first ` +
-      "(`/invite @<app>` in the channel): one the provider hides from the bot answers 422 naming `channel_id` (as an unknown " +
-      "channel does, saying to invite the bot), one it shows answers 422 `bot_not_in_channel`. Archived channels are refused.",
-    body: SelectionBody,
-    responses: {
-      200: { description: "The saved channel", schema: ChatSavedChannel },
-      409: { description: "`not_connected`: authorize first (or again)" },
-    },
-    async handler({ deps, auth, body }) {
-      const channelId = (body as { channel_id: string }).channel_id;
-      const { client, conn, call } = await clientOf(deps, auth.accountId);
-      const notFound = (message: string) => new ApiError("validation_failed", `channel_id: ${message}`, {
-        errors: [{ location: "body", path: "channel_id", message, code: "not_found" }],
-      });
-      const channel = await client.channelInfo(channelId).catch((err) => {
-        // A private channel the bot is not in is invisible to it, exactly like one that does not exist.
-        if (err instanceof ProviderError && err.kind === "not_found")
-          throw notFound(`no channel ${channelId} is visible to the ${NAME} app; if it is a private channel, invite the bot there first (\`/invite @<your app's name>\`)`);
-        return providerProblem(deps, conn, err);
-      });
-      if (channel.isArchived) throw notFound(`channel ${channelId} is archived`);
-      let joined = false;
-      if (!channel.isMember) {
-        if (channel.isPrivate) {
-          throw new ApiError("bot_not_in_channel", `#${channel.name} is private and the app's bot is not in it: invite it there (\`/invite @<your app's name>\`), then save the channel again`, {
-            errors: [{ location: "body", path: "channel_id", message: "the bot is not a member of this private channel", code: "bot_not_in_channel" }],
-          });
-        }
-        await call(client.join(channel.id));
-        joined = true;
-      }
-      const selection = { channel_id: channel.id, channel_name: channel.name, is_private: channel.isPrivate };
-      await deps.db.connection.update({ where: { id: conn.id }, data: { selection: selection as Prisma.InputJsonValue } });
-      return { status: 200, body: { ...selection, joined } };
-    },
-  }),
-  defineRoute({
-    method: "get", path: `${BASE}/channel`, operationId: "getChatChannel", tag: TAG, auth: "apiKey",
-    summary: "The saved alerts channel",
-    description: `The channel POST ${BASE}/save-channel saved. 404 \`not_found\` when none is saved.`,
-    responses: {
-      200: { description: "The saved channel", schema: ChatChannelSelection },
-      404: { description: "No channel saved" },
-      409: { description: "`not_connected`: authorize first" },
-    },
-    async handler({ deps, auth }) {
-      const { conn } = await connectionRowOf(deps, auth.accountId);
-      const saved = ChatChannelSelection.safeParse(conn.selection ?? undefined);
-      if (!saved.success) throw notFound(`${NAME} channel`);
-      return { status: 200, body: saved.data };
-    },
-  }),
-  defineRoute({
-    method: "put", path: `${BASE}/settings`, operationId: "putChatSettings", tag: TAG, auth: "apiKey",
-    summary: "Which trend events become operator items, and how they alert",
-    description: "Fields left out take their defaults (listed in the schema); the answer is the stored settings with defaults applied.",
-    body: SettingsBody,
-    responses: {
-      200: { description: "The stored settings", schema: SettingsBody },
-      409: { description: "`not_connected`: authorize first" },
-    },
-    async handler({ deps, auth, body }) {
-      const { conn } = await connectionRowOf(deps, auth.accountId);
-      await deps.db.connection.update({ where: { id: conn.id }, data: { settings: body as Prisma.InputJsonValue } });
-      return { status: 200, body };
-    },
-  }),
-  defineRoute({
-    method: "get", path: `${BASE}/settings`, operationId: "getChatSettings", tag: TAG, auth: "apiKey",
-    summary: "The chat settings, with defaults applied",
-    responses: {
-      200: { description: "The settings", schema: SettingsBody },
-      409: { description: "`not_connected`: authorize first" },
-    },
-    async handler({ deps, auth }) {
-      const { conn } = await connectionRowOf(deps, auth.accountId);
-      return { status: 200, body: settingsOf(conn) };
-    },
-  }),
-  defineRoute({
-    method: "post", path: `${BASE}/interactivity`, operationId: "chatInteractivity", tag: TAG, auth: "public", rawBody: true,
-    summary: `Button presses on operator cards (${NAME} calls this)`,
-    description:
-      `Set this URL as the ${NAME} app's interactivity request URL. The body is ${NAME}'s (\`application/x-www-form-urlencoded\`), ` +
-      `verified with the signing secret (${CHAT.interactions.signingSecretEnv}): a forged or stale request answers 401 and changes nothing. ` +
-      "A valid press applies the same action as the REST route; when the card was stale (the item changed meanwhile) nothing changes, " +
-      "the answer is a short ephemeral text and the card is refreshed.",
-    responses: {
-      200: { description: "Acknowledged (empty), or an ephemeral text when nothing could be done", schema: ChatInteractionReply },
-      401: { description: "Missing, forged or stale signature" },
-      501: { description: `\`provider_not_configured\`: ${CHAT.interactions.signingSecretEnv} is not set` },
-    },
-    async handler({ deps, req }) {
-      const connector = connectorOf(deps);
-      const env = connector.interactions.signingSecretEnv;
-      const secret = deps.config.PROVIDER_ENV[env];
-      if (!secret) throw new ApiError("provider_not_configured", `Set ${env} (the ${connector.manifest.displayName} app's signing secret) to accept interactions`);
-      const raw = Buffer.isBuffer(req.rawBody) ? req.rawBody : Buffer.alloc(0);
-      const verified = connector.interactions.verify(req.headers, raw, secret);
-      if (!verified.ok) throw new ApiError("unauthorized", `Interaction refused: ${verified.reason}`);
+  /** Settings as stored, with the provider schema's defaults for whatever was never set. */
+  const settingsOf = (conn: ConnectionRow) => {
+    const parsed = SettingsBody.safeParse(conn.settings ?? {});
+    return parsed.success ? parsed.data : SettingsBody.parse({});
+  };
 
-      const ephemeral = (text: string) => ({ status: 200, body: connector.interactions.privateReply(text) });
-      const it = connector.interactions.parse(raw);
-      if (!it) return { status: 200 }; // not one of our buttons: acknowledged, nothing to do
-      const item = await findOperatorItem(deps.db, it.itemId);
-      const conn = item ? await deps.connections.find(item.accountId, connector.manifest.id) : null;
-      // The card's workspace must be the connection's: a press from another workspace names nothing here.
-      if (!item || !conn || !connector.interactions.fromWorkspaceOf(it, conn.externalAccount as Record<string, unknown>)) return ephemeral("This item is not available in this workspace.");
-
-      let outbox: OutboxRow[] = [];
-      const reply = await deps.db.$transaction(async (tx) => {
-        const snooze = it.snoozeMinutes === undefined ? undefined : Math.min(SNOOZE_MINUTES.max, Math.max(SNOOZE_MINUTES.min, it.snoozeMinutes));
-        const r = await applyActionIn(tx, deps, {
-          itemId: item.id, accountId: item.accountId, action: it.action, version: it.version, snoozeMinutes: snooze,
-          actor: chatActor(it.teamId, it.user.id), actorName: it.user.name,
+  return [
+    defineRoute({
+      method: "get", path: `${BASE}/channels`, operationId: "listChatChannels", tag: TAG, auth: "apiKey",
+      summary: `Channels the ${NAME} app can see`,
+      description: `Public and private channels (archived ones left out), one page at a time in ${NAME}'s cursor order, each with whether the app's bot is a member. 409 \`not_connected\` until the account has authorized ${NAME} (GET ${BASE}/auth).`,
+      query: ChatChannelsQuery,
+      responses: {
+        200: { description: "A page of channels", schema: ChatChannelList },
+        409: { description: "`not_connected`: authorize first (or again)" },
+      },
+      async handler({ deps, auth, query }) {
+        const listing = `chat-channels:${auth.accountId}`;
+        const cursor = query.cursor ? openCursor<string>(deps.config.ENCRYPTION_KEY, listing, query.cursor) : undefined;
+        const { client, call } = await clientOf(deps, auth.accountId);
+        const page = await call(client.listChannels({ limit: query.limit, cursor }));
+        return {
+          status: 200,
+          body: { data: page.channels.map((c) => ({ id: c.id, name: c.name, is_private: c.isPrivate, is_member: c.isMember })), next_cursor: page.nextCursor ? sealCursor(deps.config.ENCRYPTION_KEY, listing, page.nextCursor) : null },
+        };
+      },
+    }),
+    defineRoute({
+      method: "post", path: `${BASE}/save-channel`, operationId: "saveChatChannel", tag: TAG, auth: "apiKey",
+      summary: "Choose the channel operator items are posted to",
+      description:
+        `Checked at ${NAME}: a public channel the bot is not in is joined. A private channel needs the bot invited first ` +
+        "(`/invite @<app>` in the channel): one the provider hides from the bot answers 422 naming `channel_id` (as an unknown " +
+        "channel does, saying to invite the bot), one it shows answers 422 `bot_not_in_channel`. Archived channels are refused.",
+      body: SelectionBody,
+      responses: {
+        200: { description: "The saved channel", schema: ChatSavedChannel },
+        409: { description: "`not_connected`: authorize first (or again)" },
+      },
+      async handler({ deps, auth, body }) {
+        const channelId = (body as { channel_id: string }).channel_id;
+        const { client, conn, call } = await clientOf(deps, auth.accountId);
+        const notFound = (message: string) => new ApiError("validation_failed", `channel_id: ${message}`, {
+          errors: [{ location: "body", path: "channel_id", message, code: "not_found" }],
         });
-        if (r.ok) { outbox = r.outbox; return { status: 200 }; }
-        if (r.reason === "not_found") return ephemeral("This item no longer exists.");
-        outbox = await queueCardRefresh(tx, r.item, conn.id);
-        const state = r.item.state as OperatorItemState;
-        return ephemeral(r.reason === "version_conflict"
-          ? `This item changed meanwhile: it is now ${state}. The card is being refreshed; press again if still needed.`
-          : `An item that is ${state} cannot be ${PAST[it.action]}. The card is being refreshed.`);
-      });
-      await dispatchAfterCommit(deps, outbox);
-      return reply;
-    },
-  }),
-];
+        const channel = await client.channelInfo(channelId).catch((err) => {
+          // A private channel the bot is not in is invisible to it, exactly like one that does not exist.
+          if (err instanceof ProviderError && err.kind === "not_found")
+            throw notFound(`no channel ${channelId} is visible to the ${NAME} app; if it is a private channel, invite the bot there first (\`/invite @<your app's name>\`)`);
+          return providerProblem(deps, conn, err);
+        });
+        if (channel.isArchived) throw notFound(`channel ${channelId} is archived`);
+        let joined = false;
+        if (!channel.isMember) {
+          if (channel.isPrivate) {
+            throw new ApiError("bot_not_in_channel", `#${channel.name} is private and the app's bot is not in it: invite it there (\`/invite @<your app's name>\`), then save the channel again`, {
+              errors: [{ location: "body", path: "channel_id", message: "the bot is not a member of this private channel", code: "bot_not_in_channel" }],
+            });
+          }
+          await call(client.join(channel.id));
+          joined = true;
+        }
+        const selection = { channel_id: channel.id, channel_name: channel.name, is_private: channel.isPrivate };
+        await deps.db.connection.update({ where: { id: conn.id }, data: { selection: selection as Prisma.InputJsonValue } });
+        return { status: 200, body: { ...selection, joined } };
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${BASE}/channel`, operationId: "getChatChannel", tag: TAG, auth: "apiKey",
+      summary: "The saved alerts channel",
+      description: `The channel POST ${BASE}/save-channel saved. 404 \`not_found\` when none is saved.`,
+      responses: {
+        200: { description: "The saved channel", schema: ChatChannelSelection },
+        404: { description: "No channel saved" },
+        409: { description: "`not_connected`: authorize first" },
+      },
+      async handler({ deps, auth }) {
+        const { conn } = await connectionRowOf(deps, auth.accountId);
+        const saved = ChatChannelSelection.safeParse(conn.selection ?? undefined);
+        if (!saved.success) throw notFound(`${NAME} channel`);
+        return { status: 200, body: saved.data };
+      },
+    }),
+    defineRoute({
+      method: "put", path: `${BASE}/settings`, operationId: "putChatSettings", tag: TAG, auth: "apiKey",
+      summary: "Which trend events become operator items, and how they alert",
+      description: "Fields left out take their defaults (listed in the schema); the answer is the stored settings with defaults applied.",
+      body: SettingsBody,
+      responses: {
+        200: { description: "The stored settings", schema: SettingsBody },
+        409: { description: "`not_connected`: authorize first" },
+      },
+      async handler({ deps, auth, body }) {
+        const { conn } = await connectionRowOf(deps, auth.accountId);
+        await deps.db.connection.update({ where: { id: conn.id }, data: { settings: body as Prisma.InputJsonValue } });
+        return { status: 200, body };
+      },
+    }),
+    defineRoute({
+      method: "get", path: `${BASE}/settings`, operationId: "getChatSettings", tag: TAG, auth: "apiKey",
+      summary: "The chat settings, with defaults applied",
+      responses: {
+        200: { description: "The settings", schema: SettingsBody },
+        409: { description: "`not_connected`: authorize first" },
+      },
+      async handler({ deps, auth }) {
+        const { conn } = await connectionRowOf(deps, auth.accountId);
+        return { status: 200, body: settingsOf(conn) };
+      },
+    }),
+    defineRoute({
+      method: "post", path: `${BASE}/interactivity`, operationId: "chatInteractivity", tag: TAG, auth: "public", rawBody: true,
+      summary: `Button presses on operator cards (${NAME} calls this)`,
+      description:
+        `Set this URL as the ${NAME} app's interactivity request URL. The body is ${NAME}'s (\`application/x-www-form-urlencoded\`), ` +
+        `verified with the signing secret (${connector.interactions.signingSecretEnv}): a forged or stale request answers 401 and changes nothing. ` +
+        "A valid press applies the same action as the REST route; when the card was stale (the item changed meanwhile) nothing changes, " +
+        "the answer is a short ephemeral text and the card is refreshed.",
+      responses: {
+        200: { description: "Acknowledged (empty), or an ephemeral text when nothing could be done", schema: ChatInteractionReply },
+        401: { description: "Missing, forged or stale signature" },
+        501: { description: `\`provider_not_configured\`: ${connector.interactions.signingSecretEnv} is not set` },
+      },
+      async handler({ deps, req }) {
+        const env = connector.interactions.signingSecretEnv;
+        const secret = deps.config.PROVIDER_ENV[env];
+        if (!secret) throw new ApiError("provider_not_configured", `Set ${env} (the ${connector.manifest.displayName} app's signing secret) to accept interactions`);
+        const raw = Buffer.isBuffer(req.rawBody) ? req.rawBody : Buffer.alloc(0);
+        const verified = connector.interactions.verify(req.headers, raw, secret);
+        if (!verified.ok) throw new ApiError("unauthorized", `Interaction refused: ${verified.reason}`);
+
+        const ephemeral = (text: string) => ({ status: 200, body: connector.interactions.privateReply(text) });
+        const it = connector.interactions.parse(raw);
+        if (!it) return { status: 200 }; // not one of our buttons: acknowledged, nothing to do
+        const item = await findOperatorItem(deps.db, it.itemId);
+        const conn = item ? await deps.connections.find(item.accountId, connector.manifest.id) : null;
+        // The card's workspace must be the connection's: a press from another workspace names nothing here.
+        if (!item || !conn || !connector.interactions.fromWorkspaceOf(it, conn.externalAccount as Record<string, unknown>)) return ephemeral("This item is not available in this workspace.");
+
+        let outbox: OutboxRow[] = [];
+        const reply = await deps.db.$transaction(async (tx) => {
+          const snooze = it.snoozeMinutes === undefined ? undefined : Math.min(SNOOZE_MINUTES.max, Math.max(SNOOZE_MINUTES.min, it.snoozeMinutes));
+          const r = await applyActionIn(tx, deps, {
+            itemId: item.id, accountId: item.accountId, action: it.action, version: it.version, snoozeMinutes: snooze,
+            actor: chatActor(it.teamId, it.user.id), actorName: it.user.name,
+          });
+          if (r.ok) { outbox = r.outbox; return { status: 200 }; }
+          if (r.reason === "not_found") return ephemeral("This item no longer exists.");
+          outbox = await queueCardRefresh(tx, r.item, conn.id);
+          const state = r.item.state as OperatorItemState;
+          return ephemeral(r.reason === "version_conflict"
+            ? `This item changed meanwhile: it is now ${state}. The card is being refreshed; press again if still needed.`
+            : `An item that is ${state} cannot be ${PAST[it.action]}. The card is being refreshed.`);
+        });
+        await dispatchAfterCommit(deps, outbox);
+        return reply;
+      },
+    }),
+  ];
+}
 
 const PAST: Record<string, string> = { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "reopened" };

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { isOAuth, type OAuthManifest } from "@trendgate/connector-core";
 import { callbackAnswer, ConnectionsError } from "@trendgate/connections";
-import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/connectors";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import { AuthorizationQuery, AuthorizationStart, CALLBACK_ERRORS, OAUTH_CALLBACK_PATH, OAuthCallbackQuery } from "@trendgate/contracts";
 import { ApiError } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -16,7 +16,6 @@ import { basePathOf } from "./paths.ts";
 // @trendgate/connections.
 
 const TAG = "Connections";
-const generated = new WeakSet<RouteDef>();
 
 function startError(err: unknown): unknown {
   if (!(err instanceof ConnectionsError)) return err;
@@ -86,19 +85,8 @@ const callbackRoute = defineRoute({
 
 /** The callback, the authorization route of every OAuth provider in `registry` and the connection routes of every provider that has them. */
 export function oauthRoutes(registry: ConnectorRegistry): RouteDef[] {
-  const routes = [callbackRoute, ...registry.manifests().flatMap((m) => [
+  return [callbackRoute, ...registry.manifests().flatMap((m) => [
     ...(isOAuth(m) ? authRoutes(m) : []),
     ...(isOAuth(m) || hasConnectionRoutes(m) ? connectionRoutesOf(m) : []),
   ])];
-  for (const r of routes) generated.add(r);
-  return routes;
-}
-
-/** The OAuth and connection routes of the registry (in allRoutes, hence in the OpenAPI document). */
-export const connectionRoutes = oauthRoutes(defaultRegistry);
-
-/** `routes` with the OAuth and connection routes of `registry` in place of the default registry's (a gateway given fixture providers). */
-export function withOAuthRoutesOf(routes: RouteDef[], registry: ConnectorRegistry): RouteDef[] {
-  if (registry === defaultRegistry) return routes;
-  return [...routes.filter((r) => !generated.has(r)), ...oauthRoutes(registry)];
 }

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { QUEUES, SocialAction, SocialConnection, SocialConnectionStatus, SocialProviderList, type JobPayload } from "@trendgate/contracts";
 import { isPolled, type RunAction, type SocialActionDef, type SocialConnector } from "@trendgate/connector-social";
-import { registry } from "@trendgate/connectors";
+import type { ConnectorRegistry } from "@trendgate/connectors";
 import { newId, Prisma } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
@@ -212,9 +212,8 @@ function providersRoute(connectors: SocialConnector[]): RouteDef {
   });
 }
 
-/** Every social route, for the given providers (the registry's, in production). */
-export function socialRoutesFor(connectors: SocialConnector[]): RouteDef[] {
+/** Every social route, for the registry's social providers. */
+export function socialRoutes(registry: ConnectorRegistry): RouteDef[] {
+  const connectors = registry.ofKind("social");
   return [providersRoute(connectors), ...connectors.flatMap((c) => [...connectionRoutes(c), ...c.actions.map((a) => actionRoute(c, a))])];
 }
-
-export const socialRoutes: RouteDef[] = socialRoutesFor(registry.ofKind("social"));
