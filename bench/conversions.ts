@@ -1,4 +1,4 @@
-// Conversion-events benchmark (issue 10), in one run on this machine:
+// Conversion-events benchmark, in one run on this machine:
 // (a) accepted: N pushes through the real gateway (POST /api/integrations/community-ads/push over HTTP with an API
 //     key, concurrent clients): each validated, hashed, committed as an outbox message and dispatched;
 // (b) delivered: those committed messages drained by the real conversion-events worker (startWorkers: leases a batch

@@ -1,4 +1,4 @@
-// Fleet benchmark (issue 15): how work spreads over worker processes on this machine. Each side is measured with
+// Fleet benchmark: how work spreads over worker processes on this machine. Each side is measured with
 // 1, 2 and 4 real worker processes (apps/worker/src/main.ts, forked as bench/webhooks.ts does), against the
 // 1-process number of the same run:
 // (a) webhook deliveries/s: BENCH_FLEET_DELIVERIES (12,000) queued deliveries to one subscription on a local

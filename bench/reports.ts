@@ -1,4 +1,4 @@
-// Ads report export benchmark (issue 13), in one run on this machine, at each size (BENCH_REPORT_ROWS, default
+// Ads report export benchmark, in one run on this machine, at each size (BENCH_REPORT_ROWS, default
 // 100,000 and 1,000,000 rows):
 // (a) whole path: POST /api/integrations/ads/reporting/exports?mode=job to a real gateway process; a real worker
 //     process (report-exports only) pulls the report from the local Google Ads API (generated stats, 10,000 rows per
@@ -28,7 +28,7 @@ const DAYS = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function benchReports() {
-  console.log("\n== ads report export (issue 13) ==");
+  console.log("\n== ads report export ==");
   const google = await startGoogleAdsServer({ pageSize: 10_000 });
   const prefix = `benchrp${Date.now()}`;
   const env = { GOOGLE_ADS_CLIENT_ID: "bench", GOOGLE_ADS_CLIENT_SECRET: "bench", GOOGLE_ADS_API_URL: google.url, OUTBOUND_ALLOWLIST: "127.0.0.1", QUEUE_PREFIX: prefix, LOG_LEVEL: "warn", ...(process.env.BENCH_CHILD_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_CHILD_NODE_OPTIONS } : {}) };

@@ -4,7 +4,7 @@
 // 2. Latency: trend events published at a fixed rate through the whole path (trend_events row -> queue -> fan-out
 //    with atomic cooldown -> delivery row -> queue -> signed POST), time from publish to receipt at the receiver, next
 //    to a bare BullMQ worker's enqueue-to-receipt at the same rate in the same run, CPU ms per event by process, and
-//    the result measured before the CPU work of issue 15 (LATENCY_BEFORE).
+//    the result measured before the CPU-per-delivery work (LATENCY_BEFORE).
 // 3. Faults: deliveries spread over many subscriptions, drained by several worker processes, with 0 % and then 30 %
 //    of attempts answered 500 (retried after 0.1 s): deliveries/s, attempts/s, attempts recorded vs sent, deadlocks.
 // 4. Recovery: a few thousand pending deliveries whose jobs are gone (as after a Redis FLUSHALL), re-queued by the
@@ -35,7 +35,7 @@ const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10);
 const RECEIVER_PORT = 3911;
 const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? "50"; // per worker process, the same on both sides
 const SPLIT = process.env.BENCH_SPLIT === "1";
-/** The latency section's result before the CPU-per-delivery work of issue 15 (that path no longer exists to re-run). */
+/** The latency section's result before the CPU-per-delivery work (that path no longer exists to re-run). */
 const LATENCY_BEFORE = {
   date: "2026-11-24",
   text: "p50 2.3-5.6 s, p99 3.3-7.2 s over 4 runs (a backlog growing all run: about 1.9 CPU ms per event on the 2 cores, " +

@@ -1,4 +1,4 @@
-// Workflow-push benchmark (issue 10), in one run on this machine: N pushes committed to the shared outbox and
+// Workflow-push benchmark, in one run on this machine: N pushes committed to the shared outbox and
 // drained by the real workflow-pushes worker (outbox processor, sealed key opened, connection read, body built,
 // SSRF-guarded POST with X-Trendgate-Event-Id, every attempt recorded) versus bare BullMQ workers with the same
 // concurrency that POST the same bodies through the same client to the same receiver: one that also writes one row

@@ -7,7 +7,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
 import { addTrend, googleConnected } from "./kit.ts";
 
-// Apply (issue 11, item 3) through the gateway and the ads-applies worker against the local Google Ads API:
+// Apply through the gateway and the ads-applies worker against the local Google Ads API:
 // preview -> apply -> Google's state equals the plan's "after"; targets changed after the preview -> refused as
 // stale, nothing written; a plan is applied once (409 afterwards, the same answer for a retried Idempotency-Key);
 // a throttle mid-apply is retried and the run reconciles, so nothing is written twice.

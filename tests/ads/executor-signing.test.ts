@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import { generateExecutorSigningKey, loadExecutorSigningKey, signExecutorPlan, verifyExecutorPlan, EXECUTOR_PLAN_TYP } from "@trendgate/ads";
 
-// Executor plans are JWTs signed with Ed25519 (issue 11, item 5). A caller verifies them with the published public
+// Executor plans are JWTs signed with Ed25519. A caller verifies them with the published public
 // key using any JWT library, or with nothing but its platform's Ed25519 (checked here with node:crypto, not jose);
 // tampering, expiry, a wrong audience or an unknown key are refused.
 

@@ -5,7 +5,7 @@ import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-
 import { startMetaAdsServer, type MetaAdsServer } from "../peers/meta-ads-server.ts";
 import { addTrend, googleConnected } from "./kit.ts";
 
-// Executor plans (issue 11, item 5), with the test playing the caller: it previews as usual, asks for a signed plan,
+// Executor plans, with the test playing the caller: it previews as usual, asks for a signed plan,
 // verifies it with the published keys (jose's JWKS, as any caller would), checks each step's precondition against
 // the provider, runs the validate-only variant then the request with its own token against the local Google Ads
 // API, and reports per-step results once. A tampered plan, an expired plan and a replayed report are refused; a

@@ -1,6 +1,6 @@
 import { applyGuardrails, blocklistedTerm, canonicalJson, DEFAULT_SAFETY, stateHash, type PlanTrend, type ProposedChange, type SafetySettings } from "@trendgate/ads";
 
-// strict_safety (issue 11, item 4): each rule refuses what it should, with a reason naming the rule, and lets the
+// strict_safety: each rule refuses what it should, with a reason naming the rule, and lets the
 // rest through. A plan's stale check hashes the same state the same whatever the field order.
 
 const trend = (over: Partial<PlanTrend> = {}): PlanTrend => ({ id: "trd_1", name: "AI agents", category: "tech/ai", severity: "high", sentiment: 0.4, ...over });

@@ -1,7 +1,7 @@
 import { computePlan, DEFAULT_SAFETY, stateHash, hashablePrior, type PlanInput, type PlanTrend } from "@trendgate/ads";
 import type { EntityTargeting, TargetingItem } from "@trendgate/connector-ads";
 
-// A preview's plan (issue 11, item 2): each mapped entity gets the items its category's trends resolve to, less
+// A preview's plan: each mapped entity gets the items its category's trends resolve to, less
 // what it already targets, most severe trends first, through the guardrails; the diff shows before and after with
 // the trend behind each change, and the prior-state hash changes whenever the targets do.
 

@@ -2,7 +2,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
 import { addTrend, googleConnected } from "./kit.ts";
 
-// Preview (issue 11, items 1-2) through the gateway against the local Google Ads API: the providers list, the
+// Preview through the gateway against the local Google Ads API: the providers list, the
 // selection, the account's entities, the mapping, and a preview that reads the targets, resolves the category's
 // rising trends into keywords, refuses what the guardrails refuse (with reasons), runs Google's validateOnly and
 // stores the plan with its exact calls; nothing is written at Google.

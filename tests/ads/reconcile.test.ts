@@ -1,7 +1,7 @@
 import { reconcile } from "@trendgate/ads";
 import type { EntityTargeting, TargetingChange } from "@trendgate/connector-ads";
 
-// Before writing, an apply compares the targets as read now with the plan (issue 11, item 3): as previewed ->
+// Before writing, an apply compares the targets as read now with the plan: as previewed ->
 // everything; already the plan's after -> nothing; prior plus some of the plan's changes (an attempt cut short) ->
 // the rest; anything else -> stale. This is what makes "the same apply twice -> applied once" hold without any
 // idempotency key at the provider.

@@ -5,7 +5,7 @@ import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// Google Ads reporting (issue 13) against the local Google Ads API: GAQL report queries through googleAds:search,
+// Google Ads reporting against the local Google Ads API: GAQL report queries through googleAds:search,
 // rows checked against the stats seeded in Google's own units (cost in micros, int64 as strings, dates already in
 // the account's time zone), paging by pageToken one pull at a time, levels and granularities, the ad-group filter
 // sent to Google, quota answers onto the framework's kinds, and abort stopping the requests.

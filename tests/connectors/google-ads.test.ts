@@ -5,7 +5,7 @@ import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// The Google Ads connector's client (issue 11) against the local Google Ads API: entities through GAQL paging,
+// The Google Ads connector's client against the local Google Ads API: entities through GAQL paging,
 // keyword targeting read as ad-group criteria, the plan's calls as one adGroupCriteria:mutate with partialFailure,
 // the dry run with validateOnly changing nothing, per-operation failures mapped to their changes, rollback by
 // resource name, and quota, throttling and auth errors onto the framework's kinds.

@@ -6,7 +6,7 @@ import { startLinkedInAdsServer, type Criteria, type LinkedInAdsServer } from ".
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// LinkedIn Ads reporting (issue 13) against the local Marketing API: adAnalytics (q=analytics, one pivot, no paging,
+// LinkedIn Ads reporting against the local Marketing API: adAnalytics (q=analytics, one pivot, no paging,
 // answers cut at 15,000 elements) read at the three levels (LinkedIn campaign group = our campaign, LinkedIn campaign
 // = our ad group, creative = our ad), creatives' stats seeded in LinkedIn's own units (costInLocalCurrency decimal
 // strings of the account's currency, UTC days) and checked against what comes out (integer micros, the account's

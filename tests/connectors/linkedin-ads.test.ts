@@ -5,7 +5,7 @@ import { LINKEDIN_FACETS as F, startLinkedInAdsServer, type Criteria, type Linke
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// The LinkedIn Ads connector's client (issue 12) against the local Marketing API: campaign groups then campaigns
+// The LinkedIn Ads connector's client against the local Marketing API: campaign groups then campaigns
 // through page tokens, member interests and skills read from each campaign's whole targetingCriteria (named
 // through adTargetingEntities), trends resolved through its typeahead, one PARTIAL_UPDATE per campaign carrying the
 // criteria read at preview with only the plan's change merged, a dry run that is our own checks plus audienceCounts

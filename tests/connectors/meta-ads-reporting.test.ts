@@ -6,7 +6,7 @@ import { META_SUBCODES, startMetaAdsServer, type MetaAdsServer, type MetaStatsRo
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// Meta reporting (issue 13) against the local Graph API's insights endpoints: rows seeded as Meta stores them (one
+// Meta reporting against the local Graph API's insights endpoints: rows seeded as Meta stores them (one
 // per ad and account-local day, spend a decimal string of the account's currency, conversions inside `actions`) come
 // out normalised (integer micros, the account's currency and time zone, counted conversions), through Graph cursor
 // pages pulled one at a time, sync or as an async report run (submit, poll, page), with Meta's throttles mapped.

@@ -5,7 +5,7 @@ import { startMetaAdsServer, type MetaAdsServer } from "../peers/meta-ads-server
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// The Meta Ads connector's client (issue 11) against the local Graph / Marketing API: campaigns and ad sets through
+// The Meta Ads connector's client against the local Graph / Marketing API: campaigns and ad sets through
 // Graph cursors, interest targeting read from each ad set's whole spec, interests resolved through the targeting
 // search, one read-merge-write POST per ad set (validate_only for the dry run, changing nothing), a refused interest
 // failing its ad set's changes only, rollback giving back the spec read before, throttles, transient failures and

@@ -7,7 +7,7 @@ import { startMicrosoftAdsServer, type MicrosoftAdsServer } from "../peers/micro
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// Microsoft Advertising reporting (issue 13) against the local Reporting and Customer Management REST services:
+// Microsoft Advertising reporting against the local Reporting and Customer Management REST services:
 // GetAccount's currency and time zone, SubmitGenerateReport -> PollGenerateReport (Pending, then Success with a
 // 5-minute signed URL, null without rows, or Error) -> the ZIP of one CSV downloaded without our credentials and read
 // as it streams, in pages. Numbers are checked against the stats seeded in Microsoft's own units (decimal spend of the

@@ -5,7 +5,7 @@ import { startMicrosoftAdsServer, type MicrosoftAdsServer } from "../peers/micro
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// The Microsoft Advertising connector's client (issue 12) against the local Campaign Management REST API: Search
+// The Microsoft Advertising connector's client against the local Campaign Management REST API: Search
 // campaigns and their ad groups paged by the connector (Microsoft's reads do not page), keywords read per ad group,
 // AddKeywords / DeleteKeywords with per-item results from PartialErrors (aligned by Index) and TrackingId as the
 // request id, the connector's own checks standing in for the dry run Microsoft does not have, faults (117

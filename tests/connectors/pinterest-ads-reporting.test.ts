@@ -6,7 +6,7 @@ import { startPinterestAdsServer, type PinterestAdsServer, type PinterestStats }
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// Pinterest reporting (issue 13) against the local Pinterest API v5, every request and answer checked against
+// Pinterest reporting against the local Pinterest API v5, every request and answer checked against
 // Pinterest's published description (specViolations): the ad account's currency; the sync analytics of campaigns, ad
 // groups and ads (entities listed through bookmarks, one analytics call per 250 ids, pulled one at a time); the async
 // report (submit, poll, download the CSV without our token) for old or long ranges and large accounts; the numbers

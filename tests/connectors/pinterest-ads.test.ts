@@ -5,7 +5,7 @@ import { startPinterestAdsServer, type PinterestAdsServer } from "../peers/pinte
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// The Pinterest Ads connector's client (issue 12) against the local Pinterest API v5, every request and answer checked
+// The Pinterest Ads connector's client against the local Pinterest API v5, every request and answer checked
 // against Pinterest's published description (the stand-in's specViolations): campaigns and ad groups through
 // bookmarks; interests read from each ad group's whole targeting_spec and named through the interest catalogue;
 // keywords read per ad group; trend phrases resolved; the exact calls (one whole-spec ad group PATCH per ad group,

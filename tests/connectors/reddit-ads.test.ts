@@ -1,4 +1,4 @@
-// The community-ads connector (Reddit Ads Conversions API v3, spec 4.3) end to end: browser OAuth (or a conversion
+// The community-ads connector (Reddit Ads Conversions API v3) end to end: browser OAuth (or a conversion
 // access token), the selection, pushes queued on the shared outbox and sent in batches per pixel by the worker,
 // against the local Reddit stand-in (tests/peers/reddit-ads-server.ts), which validates bodies like the v3 API.
 import crypto from "node:crypto";

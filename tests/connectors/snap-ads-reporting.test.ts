@@ -5,7 +5,7 @@ import { startSnapAdsServer, type SnapAdsServer } from "../peers/snap-ads-server
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// Snap Ads reporting (issue 13) against the local Snap Marketing API: stats seeded per ad and day in Snap's own units
+// Snap Ads reporting against the local Snap Marketing API: stats seeded per ad and day in Snap's own units
 // (spend in integer micros, swipes, conversion_purchases) come out as normalised rows (spend_micros strings, clicks =
 // swipes, dates in the account's time zone), at the campaign, ad squad and ad levels, DAY and TOTAL, through
 // account-level breakdowns or per-ad-squad calls for the adGroupIds filter, one provider call per page and only when

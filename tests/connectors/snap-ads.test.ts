@@ -5,7 +5,7 @@ import { startSnapAdsServer, SNAP_CODES, type SnapAdsServer } from "../peers/sna
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// The Snap Ads connector's client (issue 12) against the local Snap Marketing API: campaigns then ad squads through
+// The Snap Ads connector's client against the local Snap Marketing API: campaigns then ad squads through
 // Snap's pages (>= 50) cut to the caller's page size, interest targeting read from each ad squad's INCLUDE entries
 // with names from the Lifestyle Category lookup, trend phrases resolved through that lookup, one PUT of the whole
 // ad squad per ad squad (read-merge-write: budget, geos, demographics and excluded interests go back as read), the

@@ -5,7 +5,7 @@ import { startTikTokAdsServer, TIKTOK_CODES, type TikTokAdsServer } from "../pee
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// TikTok Ads reporting (issue 13) against the local TikTok API for Business: the synchronous BASIC report
+// TikTok Ads reporting against the local TikTok API for Business: the synchronous BASIC report
 // /report/integrated/get/ at campaign, ad group and ad level, page by page as the consumer pulls, daily reports split
 // into TikTok's 30-day windows, the ad group filter at TikTok (100 ids a filter), spend decimals turned into exact
 // micros, dates kept in the advertiser's time zone, the account's currency and time zone from /advertiser/info/,

@@ -5,7 +5,7 @@ import { startTikTokAdsServer, type TikTokAdsServer } from "../peers/tiktok-ads-
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
-// The TikTok Ads connector's client (issue 12) against the local TikTok API for Business: campaigns and ad groups
+// The TikTok Ads connector's client against the local TikTok API for Business: campaigns and ad groups
 // through page numbers, interest categories and interest keywords read from each ad group (named through TikTok's
 // lookups), trend phrases resolved through /tool/interest_keyword/recommend/ and the category tree, one
 // read-merge-write /adgroup/update/ per ad group, the connector's own dry run (TikTok has none) refusing what TikTok

@@ -1,4 +1,4 @@
-// The fan-out caches an account's chat and workflow connections for TREND_ROUTING_CACHE_MS (issue 15, latency): a
+// The fan-out caches an account's chat and workflow connections for TREND_ROUTING_CACHE_MS (for latency): a
 // chat connected meanwhile gets the account's events once that time is up, not before, and never loses one after.
 import type { Stack } from "../helpers/stack.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";

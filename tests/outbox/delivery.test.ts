@@ -5,7 +5,7 @@ import { onCleanup, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { addAndDispatch, message, newAccount, posted, QUEUE, startOutboxWorker, type OutboxWorker, type TestPayload } from "./kit.ts";
 
-// The shared outbox (issue 9, item 3), through the real outbox processor with a small handler posting to a local
+// The shared outbox, through the real outbox processor with a small handler posting to a local
 // server: every message is recorded before its job, every attempt is logged once, retries follow the one retry
 // policy (Retry-After honoured), terminal errors stop at once, and deferral (pacing) costs no attempt.
 

@@ -1,7 +1,7 @@
 import { addOutboxMessages, createDb, recordOutboxAttempts, type Db } from "@trendgate/db";
 import { newAccount, QUEUE } from "./kit.ts";
 
-// Attempt records of concurrent jobs are written in one statement (issue 10: the outbox's hot path). Each record
+// Attempt records of concurrent jobs are written in one statement (the outbox's hot path). Each record
 // still applies to its own message only, once, and only while the message has fewer attempts.
 
 let db: Db;

@@ -11,7 +11,7 @@ import { nodeArgs } from "../helpers/process.ts";
 import { startReceiver } from "../helpers/receiver.ts";
 import { addAndDispatch, message, newAccount, posted, QUEUE, startOutboxWorker } from "./kit.ts";
 
-// The shared outbox loses nothing (issue 9, item 3): Postgres holds every message before its job exists, so a job
+// The shared outbox loses nothing: Postgres holds every message before its job exists, so a job
 // lost with Redis (deleted, FLUSHALL) or a worker killed mid-send (kill -9) is made good by the outbox sweeper and
 // BullMQ's stalled-job check, and a message is sent once (at least once only for sends cut off by the kill).
 

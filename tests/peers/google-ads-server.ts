@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import type http from "node:http";
 import { bodyServer, listenLocal } from "./listen.ts";
 
-// A local stand-in for the Google Ads API REST interface (providers.md §3a), strict where a connector could get it
+// A local stand-in for the Google Ads API REST interface, strict where a connector could get it
 // wrong against the real service:
 // - Version pinned by path: only `/v{N}/` for the configured N (default 25) answers; any other version gets the
 //   front end's HTML 404, which is what a sunset version looks like, so a connector must not assume JSON errors.
@@ -32,7 +32,7 @@ import { bodyServer, listenLocal } from "./listen.ts";
 //   daily limit; past it, 429 quotaError RESOURCE_EXHAUSTED with no retry delay (wait for the 24-hour window).
 //   failNext("RESOURCE_TEMPORARILY_EXHAUSTED") answers 429 with quotaErrorDetails.retryDelay "5s".
 // - Everything is recorded in `requests` (headers without authorization).
-// - Reporting (issue 13): the same googleAds:search answers report queries, i.e. queries that select or filter
+// - Reporting: the same googleAds:search answers report queries, i.e. queries that select or filter
 //   `segments.date` or `metrics.{impressions,clicks,cost_micros,conversions}` FROM customer, campaign, ad_group or
 //   ad_group_ad. Stats are stored as Google keeps them: one row per ad per day, the day in the account's time zone,
 //   cost in micros of the account's currency, conversions a double (addStats). Metrics are summed over whatever is

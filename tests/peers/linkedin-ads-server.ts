@@ -3,7 +3,7 @@ import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
-// A local stand-in for the LinkedIn Marketing API (providers.md §3d and §6), strict where a connector could get it
+// A local stand-in for the LinkedIn Marketing API, strict where a connector could get it
 // wrong:
 // - Versioned headers on EVERY API call: no `Linkedin-Version` is a 400 (VERSION_MISSING); a version older than
 //   ~12 months, in the future or malformed is a 426 (NONEXISTENT_VERSION). No `X-Restli-Protocol-Version: 2.0.0`
@@ -19,7 +19,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // - `GET adAccounts?q=search` (paged like the searches below): the accounts the token's member has a role on.
 // - Reads: `adAccounts/{id}/adCampaignGroups` and `adAccounts/{id}/adCampaigns` (`q=search`, optional
 //   `search=(status:(values:List(...)))`). From version 202401 these search finders page with cursors, not the
-//   start/count of providers.md (LinkedIn's "Cursor Based Pagination For Search APIs"): `pageSize` (default 100; over
+//   start/count of older docs (LinkedIn's "Cursor Based Pagination For Search APIs"): `pageSize` (default 100; over
 //   1,000 a 400, as count was) and `pageToken` from the last answer's `metadata.nextPageToken`, absent at the end.
 //   start/count on a search finder is a 400 here, so a client paging by index shows. Also
 //   `adAccounts/{id}/adCampaigns/{id}`; `adTargetingEntities` (`q=typeahead&facet&query` with
@@ -31,8 +31,8 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   are checked like LinkedIn does: AND-of-OR shape, known facets and entities, a location facet required; an ACTIVE
 //   campaign's audience must stay at or above 300. Answer 204 with no body. Budget fields are accepted and recorded.
 // - Every answer carries `x-li-uuid` (LinkedIn's request id). Throttles are 429 WITHOUT Retry-After or any
-//   rate-limit header (a third-party summary in providers.md; LinkedIn's limits are daily and unpublished).
-// - Reporting (issue 13): `GET adAnalytics?q=analytics&pivot=CAMPAIGN_GROUP|CAMPAIGN|CREATIVE|ACCOUNT` with
+//   rate-limit header (from a third-party summary; LinkedIn's limits are daily and unpublished).
+// - Reporting: `GET adAnalytics?q=analytics&pivot=CAMPAIGN_GROUP|CAMPAIGN|CREATIVE|ACCOUNT` with
 //   `timeGranularity` DAILY or ALL, a Rest.li `dateRange=(start:(year,month,day),end:(...))`, at least one facet
 //   (`accounts`, `campaignGroups`, `campaigns`, `creatives`: Lists of URNs, ANDed) and `fields` (a plain comma list,
 //   at most 20; only the fields asked for come back). Stats are seeded per creative and day (`addStats`, LinkedIn's
@@ -42,7 +42,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   ones LinkedIn keeps is not documented). Needs the `r_ads_reporting` scope (403 without it) and a role on the
 //   accounts. Also `GET adAccounts/{id}` (its currency) and the BATCH_GETs `adAccounts/{id}/adCampaignGroups?ids=`,
 //   `adCampaigns?ids=` and `creatives?ids=List(<creative URNs>)` answering `{results, statuses, errors}`.
-// Where providers.md is silent the stand-in follows LinkedIn's public docs as remembered; error `code` strings and
+// Where LinkedIn's docs are silent the stand-in follows LinkedIn's public docs as remembered; error `code` strings and
 // `serviceErrorCode` numbers marked "approximate" were not verified (clients should branch on the HTTP status).
 
 export const LINKEDIN_FACETS = {

@@ -3,7 +3,7 @@ import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
-// A local stand-in for Meta's Graph API / Marketing API (providers.md §3b), strict where a connector could get it
+// A local stand-in for Meta's Graph API / Marketing API, strict where a connector could get it
 // wrong:
 // - Versioned paths only (`/v25.0/...`): an older version answers Meta's (#2635) "deprecated version of the Ads API",
 //   any other version (or none) (#2500) "Unknown path components", so a connector must pin the version.
@@ -27,7 +27,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // - Faults: the next n API calls can be throttled (17/2446079 user, 613/1487742 ad account, 4 app, 80004 BUC, 80000
 //   ads_insights BUC, each a 400 whose usage header shows `estimated_time_to_regain_access` in MINUTES, as Meta
 //   reports it) or a transient 500 (code 1, is_transient). `refuseInterest(id)` makes an interest invalid (Meta retires interests).
-// - Reporting (issue 13): `GET /act_<id>/insights` (sync, Graph cursor pages over offset cursors; `fields`, `level`,
+// - Reporting: `GET /act_<id>/insights` (sync, Graph cursor pages over offset cursors; `fields`, `level`,
 //   `time_range` {since, until} in the account's time zone, `time_increment` 1..90 or all_days, `filtering` on
 //   campaign.id/adset.id/ad.id with IN or EQUAL); numbers as strings, `spend` a decimal in the account's currency,
 //   `actions` a list of {action_type, value} left out when there are none. A sync answer over `syncInsightsLimit` rows

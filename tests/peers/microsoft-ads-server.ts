@@ -5,7 +5,7 @@ import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A local stand-in for Microsoft Advertising's Campaign Management REST API v13 and the Microsoft identity platform's
-// token endpoint (providers.md §3e), strict where a connector could get it wrong:
+// token endpoint, strict where a connector could get it wrong:
 // - Paths `/CampaignManagement/v13/<operation>`; anything else is a bare 404. Read operations are POSTs
 //   (`Campaigns/QueryByAccountId`, `AdGroups/QueryByCampaignId`, `Keywords/QueryByAdGroupId`); AddKeywords is
 //   `POST Keywords`, DeleteKeywords `DELETE Keywords`. Neither read pages (Microsoft's do not).
@@ -34,7 +34,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   scope as required) and rotates the refresh token. Errors are AADSTS JSON. Access tokens last 60-90 minutes.
 // Customer Management also answers GetUser (`User/Query`, `{UserId: null}` = the signed-in user) and SearchAccounts
 // (`Accounts/Search` by `UserId Equals`, PageInfo paging): the accounts the token reaches, with ParentCustomerId.
-// Reporting (issue 13), on the same origin (a client points its reporting and customer hosts here):
+// Reporting, on the same origin (a client points its reporting and customer hosts here):
 // - Customer Management `POST /CustomerManagement/v13/Account/Query` (GetAccount) `{AccountId}` answers `{Account:
 //   {Id, Name, Number, CurrencyCode (ISO 4217), TimeZone (Microsoft's zone names), ParentCustomerId, ...}}`; the
 //   token and developer token are needed, the account headers are not.

@@ -4,7 +4,7 @@ import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 import { readVendorSpec, vendorSpecFile } from "./vendor-spec-file.ts";
 
-// A local stand-in for Pinterest API v5 (providers.md §3g and §6), checked against Pinterest's own published API
+// A local stand-in for Pinterest API v5, checked against Pinterest's own published API
 // description (pinterest/api-description v5.23.0, MIT; the operations served here, tests/peers/vendor-specs/): every
 // request it receives and every answer it gives are validated against that document (PinterestSpec below) and any
 // mismatch is recorded in `specViolations`, which tests assert empty. Strict where a connector could get it wrong:
@@ -12,32 +12,32 @@ import { readVendorSpec, vendorSpecFile } from "./vendor-spec-file.ts";
 //   failed."}`; a token without `ads:write` on a write: 401 `{code:3, ...sufficient permissions...}` (both from the
 //   description's examples). An ad account the token cannot see: 403 `{code:29}`.
 // - OAuth `POST /v5/oauth/token`: HTTP Basic client authentication only (`security: basic`), form body,
-//   `authorization_code` and `refresh_token` grants. Access tokens ~30 days (providers.md §6). Refresh tokens are
+//   `authorization_code` and `refresh_token` grants. Access tokens ~30 days. Refresh tokens are
 //   "continuous" (the description: 60-day refresh tokens, refreshable indefinitely, default for apps since Sep 2025;
 //   older apps send `continuous_refresh=true`): each refresh returns a NEW refresh token and the used one stops
-//   working, so a client must keep the new one. (providers.md's "~1-year refresh token" is the retired legacy kind.)
+//   working, so a client must keep the new one. (The "~1-year refresh token" some summaries cite is the retired legacy kind.)
 // - `GET /ad_accounts` (bookmark paging): the ad accounts the token may use.
 // - Reads: campaigns and ad groups of an ad account (`bookmark` + `page_size` paging, default 25, max 250,
 //   `entity_statuses` default ACTIVE,PAUSED), ad-group keywords (`ad_group_id`; archived ones are gone), the INTEREST
 //   targeting options (`GET /resources/targeting/INTEREST`: `[{ "<id>": "<name>", ... }]`, as the description's sample).
 // - Writes: `PATCH /ad_accounts/{id}/ad_groups` takes 1-30 ad groups; each item's fields replace the stored ones and
-//   `targeting_spec` is replaced WHOLE (providers.md §3g); the answer is `{items:[{data}|{exceptions}]}` aligned with
+//   `targeting_spec` is replaced WHOLE; the answer is `{items:[{data}|{exceptions}]}` aligned with
 //   the input, HTTP 200 even when items fail. Keywords: `POST .../keywords` `{parent_id, keywords}` ->
 //   `{keywords, errors:[{data, error_messages}]}`; `PATCH .../keywords` archives by id. Budget and bid fields are
 //   accepted (Pinterest would) and recorded in `budgetWrites`, so tests can prove the connector never sends them.
 //   Failed keywords come back with only the fields the description's Keyword schema allows (its prose example shows
 //   `null`s the schema forbids).
-// - Audience sizing (`POST /ad_accounts/{id}/ad_groups/audience_sizing`, in the description; providers.md is silent):
+// - Audience sizing (`POST /ad_accounts/{id}/ad_groups/audience_sizing`, in the description):
 //   a rough model (people per LOCATION country or GEO region, narrowed by ages and genders, and by INTEREST to the
 //   share of people the listed interests reach: no INTEREST is all interests), refusing a spec Pinterest would refuse.
-// - Every answer carries `x-pinterest-rid` (Pinterest's request id, from Pinterest's responses: providers.md is silent)
+// - Every answer carries `x-pinterest-rid` (Pinterest's request id, as Pinterest's responses carry it)
 //   and, on the API, Envoy's rate-limit headers `x-ratelimit-limit: <n>, <n>;w=<window s>`, `x-ratelimit-remaining`,
 //   `x-ratelimit-reset` (seconds); a throttle is a 429 `{code:8}` with `x-envoy-ratelimited` (the body from the
 //   description; the headers as integrators observed them, e.g. airbytehq/airbyte#16161: reset in seconds, a daily
 //   cap's reset many hours away). Limits are per category, the one the description names (`x-ratelimit-category`).
 // - Faults: the next n API calls (optionally of one category) are throttled per minute, or hit the Trial tier's
 //   1,000-a-day cap, or fail with a 500.
-// - Reporting (issue 13): the ad account (`GET /ad_accounts/{id}`: its `currency`; Pinterest's AdAccount has no time
+// - Reporting: the ad account (`GET /ad_accounts/{id}`: its `currency`; Pinterest's AdAccount has no time
 //   zone field), its ads (`GET .../ads`, bookmark paging), the sync analytics of campaigns, ad groups and ads
 //   (`GET .../{campaigns|ad_groups|ads}/analytics`: ids required, 1-250 of them; `columns` comma-separated
 //   (`explode: false`); `start_date`/`end_date` UTC days, at most 90 days back and 90 days long; one JSON array, no

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
-// A stand-in for Reddit's OAuth endpoints and the Ads Conversions API v3 (providers.md §2), strict like the real ones:
+// A stand-in for Reddit's OAuth endpoints and the Ads Conversions API v3, strict like the real ones:
 // - GET /api/v1/authorize?client_id&response_type=code&state&redirect_uri&duration&scope: the user approves at once
 //   and the browser is sent back to redirect_uri with `code` and `state`; with `consentPage: true` (the sandbox) the
 //   shared consent page asks first.

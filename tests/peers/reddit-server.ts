@@ -2,7 +2,7 @@ import http from "node:http";
 import { randomBytes } from "node:crypto";
 import { bodyServer, listenLocal } from "./listen.ts";
 
-// A stand-in for Reddit on 127.0.0.1, as documented (notes/providers.md 5b): two hosts like www.reddit.com (token
+// A stand-in for Reddit on 127.0.0.1, as documented: two hosts like www.reddit.com (token
 // endpoint) and oauth.reddit.com (the API), bearer tokens with scopes, Listing JSON with `after` paging,
 // X-Ratelimit-Used/Remaining/Reset headers, {message,error} bodies, the HTML block page for agents that are not
 // unique, and /api/comment answering errors (RATELIMIT, USER_REQUIRED) inside HTTP 200.

@@ -3,7 +3,7 @@ import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
-// A local stand-in for the Snap Marketing API (providers.md §3f and §6), strict where a connector could get it wrong:
+// A local stand-in for the Snap Marketing API, strict where a connector could get it wrong:
 // - OAuth token endpoint `POST /login/oauth2/access_token` (form body, client_id and client_secret in it):
 //   `authorization_code` and `refresh_token` grants; access tokens live 1800 s, the refresh token is reused (the
 //   same one comes back). Unknown client: 401 invalid_client; a used or unknown code, a wrong redirect_uri or an
@@ -23,9 +23,9 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   required, several countries need a single-language demographics entry, min_age >= 13, interest ids must be
 //   live Lifestyle Categories. Each ad squad answers its own sub_request_status (`sub_request_error_reason`
 //   "E2xxx: ..." on error): all fine 200 SUCCESS, some 200 PARTIAL, none 400 ERROR. No validate-only mode exists.
-// - Throttle: a bare 429 with no Retry-After and no rate-limit headers (providers.md §3f). `failNext("throttle")`
+// - Throttle: a bare 429 with no Retry-After and no rate-limit headers. `failNext("throttle")`
 //   forces it; `perTokenPerSecond` enforces a per-token budget like Snap's 10 requests/s.
-// - Reporting (issue 13): ads `GET /v1/adaccounts/{id}/ads` (ad_squad_id, name); stats
+// - Reporting: ads `GET /v1/adaccounts/{id}/ads` (ad_squad_id, name); stats
 //   `GET /v1/{adaccounts|campaigns|adsquads|ads}/{id}/stats` with `granularity` TOTAL|DAY (HOUR is refused here: not
 //   modelled), `fields` (impressions, swipes, spend, conversion_purchases; others refused), `start_time`/`end_time`
 //   ISO with an offset on the hour, for DAY at midnight of the account's time zone (Snap's own refusal text) and at
@@ -35,7 +35,7 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   with `stats` instead of `timeseries`; times carry the account zone's offset. Stats are seeded per ad and day
 //   (`addStats`, the day in the account's time zone) as Snap stores them: `spend` integer micros of the account's
 //   currency, `swipes`, `conversion_purchases`; a campaign's or ad squad's are its ads' sums. No paging on stats.
-// Where providers.md is silent, shapes follow Snap's public reference as remembered; E-codes marked "approximate"
+// Where Snap's docs are silent, shapes follow Snap's public reference as remembered; E-codes marked "approximate"
 // were not verified, so clients should branch on the HTTP status and sub_request_status, not on these codes.
 
 export const SNAP_CODES = {

@@ -3,7 +3,7 @@ import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
-// A local stand-in for TikTok API for Business (Marketing API v1.3, providers.md §3c and §6), strict where a
+// A local stand-in for TikTok API for Business (Marketing API v1.3), strict where a
 // connector could get it wrong:
 // - Paths under `/open_api/v1.3/` only; anything else is TikTok's 40002-style "path not found" envelope (HTTP 404).
 // - Every answer is the envelope `{code, message, request_id, data}` with HTTP 200, failures included: `code != 0`
@@ -22,10 +22,10 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   (`keyword_query` [{keyword_id}] <= 50), /tool/interest_category/ (the category tree).
 // - Writes: `POST /adgroup/update/` (JSON). Each list field sent REPLACES that list; fields not sent are kept.
 //   Refused (40002, nothing saved): unknown or non-EFFECTIVE interest keyword ids, unknown category ids, interest
-//   keywords together with purchase-intention keywords ("keyword conflict", providers.md §3c), a deleted ad group.
+//   keywords together with purchase-intention keywords ("keyword conflict"), a deleted ad group.
 //   Budget and bid fields are accepted (TikTok would) and recorded in `budgetWrites`, so tests can prove our
 //   guardrails never send them.
-// - Reporting (issue 13): `GET /advertiser/info/` (`advertiser_ids` JSON list <= 100, `fields`; answer `{list:
+// - Reporting: `GET /advertiser/info/` (`advertiser_ids` JSON list <= 100, `fields`; answer `{list:
 //   [{advertiser_id, name, currency, timezone, display_timezone}]}`; every id must be the token's, else 40001) and the
 //   synchronous BASIC report `GET /report/integrated/get/` (`report_type` BASIC, `data_level` AUCTION_CAMPAIGN |
 //   AUCTION_ADGROUP | AUCTION_AD, `dimensions` = the level's id [+ stat_time_day], `metrics` from impressions, clicks,
@@ -35,9 +35,9 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   metrics}], page_info}` with every metric a string: spend a decimal in the advertiser's currency, stat_time_day
 //   "YYYY-MM-DD 00:00:00" in the advertiser's time zone. Stats are seeded per ad and day as TikTok keeps them
 //   (`addStats`, the day already in the advertiser's time zone) and summed up to the level asked; only entities with
-//   stats in the range come back (approximate: TikTok's handling of zero rows is not in our notes).
+//   stats in the range come back (approximate: TikTok's handling of zero rows is unverified).
 // - Faults: the next n API calls answer 40100 (QPS/QPM/QPD limit, no hint of how long: TikTok gives none) or 50000.
-// Where providers.md is silent (exact messages, the 40001/40002/40104/40105/50000 codes, response field names), this
+// Where TikTok's docs are silent or unverified (exact messages, the 40001/40002/40104/40105/50000 codes, response field names), this
 // follows TikTok's public docs and SDK models as we know them.
 
 export const TIKTOK_CODES = { ok: 0, noPermission: 40001, invalidParam: 40002, rateLimited: 40100, badApp: 40101, tokenMissing: 40104, tokenInvalid: 40105, badAuthCode: 40110, systemError: 50000 } as const;

@@ -2,7 +2,7 @@ import http from "node:http";
 import { randomBytes } from "node:crypto";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
-// A stand-in for api.x.com on 127.0.0.1 that speaks X API v2 as documented (notes/providers.md 5a): recent search
+// A stand-in for api.x.com on 127.0.0.1 that speaks X API v2 as documented: recent search
 // with fields/expansions, opaque next_token paging, since_id/start_time, x-rate-limit-* headers, problem-JSON errors,
 // app-only vs user-context tokens, and POST /2/tweets replies.
 

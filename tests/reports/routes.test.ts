@@ -7,7 +7,7 @@ import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-
 import { newId } from "@trendgate/db";
 import { googleConnected } from "../ads/kit.ts";
 
-// Ads reporting through the gateway (issue 13) against the local Google Ads API: the catalog; a preview whose rows
+// Ads reporting through the gateway against the local Google Ads API: the catalog; a preview whose rows
 // are the provider's numbers normalised (micros, the account's currency and time zone), paged by cursor, with
 // providers that cannot take part reported per provider; the filter on ad groups a plan changed; a small export in
 // the response; a large one as a job (progress, download, totals equal to the provider's); cancelling.

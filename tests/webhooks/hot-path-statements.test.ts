@@ -1,6 +1,6 @@
 import { createAccount, createDb, newId, recordAttempts, type AttemptRecord, type Db } from "@trendgate/db";
 
-// The attempt records save a statement on their hot path (issue 15, latency): recordAttempts skips the subscription
+// The attempt records save a statement on their hot path (for latency): recordAttempts skips the subscription
 // statement only when it would change nothing.
 
 let db: Db;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { pageCursor, pageLimit } from "./common.ts";
 
-// The team-chat connector's responses (spec section 4.5). Its request bodies (the channel selection and the
+// The team-chat connector's responses. Its request bodies (the channel selection and the
 // settings) are the chat provider's manifest schemas (`schemas.selection`, `schemas.settings`), so they live with
 // the provider; the channel list's cursor is the provider's own, sealed by the gateway (only its own next_cursor is accepted).
 

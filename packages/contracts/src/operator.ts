@@ -2,7 +2,7 @@ import { z } from "zod";
 import { csvEnum, documentedEnum, Id, pageQuery, text, Timestamp } from "./common.ts";
 import { SEVERITIES } from "./trend-events.ts";
 
-// The operator queue (spec section 1: "route high-priority trend events into an operator queue"): one item per
+// The operator queue (high-priority trend events routed to people): one item per
 // trend, changed only through one state machine (packages/operator) by the REST routes, chat buttons and the tick.
 
 export const OPERATOR_STATES = {

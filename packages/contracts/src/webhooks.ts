@@ -119,7 +119,7 @@ export const ExecutionsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: [
 export const WebhookIdParam = z.object({ webhook_id: Id });
 export const ExecutionIdParam = WebhookIdParam.extend({ execution_id: Id });
 
-/** The body of every delivery: exactly the fields of spec section 6. */
+/** The body of every delivery: exactly the fields receivers are promised, no more. */
 export const WebhookPayload = z
   .object({
     trend_name: z.string(),

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 
 // Webhook signing. Secrets are `whsec_<base64 of 32 random bytes>`; the HMAC key is the decoded bytes, as in
 // Standard Webhooks. Each delivery carries two signature schemes over the same raw body:
-//   X-Webhook-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">      (this API's own header, spec 6)
+//   X-Webhook-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">      (this API's own header)
 //   webhook-signature:   v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">  (Standard Webhooks, for off-the-shelf verifiers)
 // During a secret rotation both secrets sign; signatures are space-separated in each header.
 

@@ -6,8 +6,8 @@ import { chatMessage } from "./messages.ts";
 import { chatSetupOf } from "./settings.ts";
 import { renotifyAtFor } from "./state-machine.ts";
 
-// Work for a person that is not a trend: an ads run a provider refused in part (spec "route 4xx validation failures
-// to manual review"). It becomes an operator item like a trend's, once per subject (`dedupKey`), so the same queue,
+// Work for a person that is not a trend: an ads run a provider refused in part (its 4xx validation failures go
+// to manual review). It becomes an operator item like a trend's, once per subject (`dedupKey`), so the same queue,
 // chat card and acknowledge/resolve flow serve it. Opened only where the account has a chat connection (the operator
 // queue is the chat connector's feature); the run record keeps the review marks either way.
 

@@ -7,7 +7,7 @@ import type { Db, Tx } from "@trendgate/db";
 // schema applies the documented defaults) and the saved channel. The operator queue is on for an account once it has
 // a chat connection, whatever its status: items are created (and listed by the REST routes) from then on; they are
 // posted once a channel is saved. Without a connection no items are created (the queue is the chat connector's
-// feature, spec 4.5), and disconnecting stops intake but keeps the items.
+// feature), and disconnecting stops intake but keeps the items.
 
 export interface OperatorSettings {
   minSeverity: Severity;

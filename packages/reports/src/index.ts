@@ -1,4 +1,4 @@
-// Ads reporting (issue 13): which providers a report reads, their rows normalised and merged, CSV, and exports
+// Ads reporting: which providers a report reads, their rows normalised and merged, CSV, and exports
 // stored in chunks. Each provider's report endpoint is read by its reporting client (packages/connectors/ads).
 export * from "./sources.ts";
 export * from "./pages.ts";

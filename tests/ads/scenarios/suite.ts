@@ -9,7 +9,7 @@ import { waitFor } from "../../helpers/config.ts";
 import { startGateway, type TestGateway } from "../../helpers/gateway.ts";
 import { addTrend } from "../kit.ts";
 
-// The ads scenario suite, written once and run per provider (issue 12): through the gateway and the ads-applies
+// The ads scenario suite, written once and run per provider: through the gateway and the ads-applies
 // worker against the provider's local server, each scenario on a fresh account:
 // - preview -> apply -> the provider's targeting equals the plan's "after"; the same apply again -> applied once;
 // - a target changed between preview and apply -> refused as stale, nothing written;

@@ -10,7 +10,7 @@ import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
 import type { GatewayDeps } from "../deps.ts";
 
-// The operator queue over REST (spec section 1): list, read (with history) and act on items. Actions go through the
+// The operator queue over REST: list, read (with history) and act on items. Actions go through the
 // same state machine as chat buttons (packages/operator), with the version check; a card update is queued in the
 // same transaction and dispatched after the commit.
 

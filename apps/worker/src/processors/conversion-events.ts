@@ -5,7 +5,7 @@ import { countOutboxGroup, findOutboxBatch, type OutboxMessage } from "@trendgat
 import { DeferError, HandedOffError, outboxProcessor, type OutboxHandler, type OutboxMessageOf } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
-// Conversion events (community ads, spec 4.3) on the shared outbox (QUEUES.conversionEvents), sent in batches per
+// Conversion events (community ads) on the shared outbox (QUEUES.conversionEvents), sent in batches per
 // connection, pixel and test id (the message's subject_id, conversionBatchGroup) while every message keeps its own
 // attempt record:
 // - A young message first waits up to CONVERSION_BATCH_WAIT_MS (from its creation) for others to join, unless a full

@@ -3,7 +3,7 @@ import { runExport } from "@trendgate/reports";
 import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
-// CSV exports of ads reports (issue 13) on the shared outbox (QUEUES.reportExports): one message per export, so a
+// CSV exports of ads reports on the shared outbox (QUEUES.reportExports): one message per export, so a
 // worker that dies mid-export leaves the message for another (the sweeper re-queues it) and the file is written
 // again from the start. Provider failures are per provider inside the export; only our own failures (database)
 // fail the attempt and are retried on the outbox schedule.

@@ -1,6 +1,6 @@
 import type { ProviderEnv, ProviderError, ProviderManifest } from "@trendgate/connector-core";
 
-// The ads connector kind (issue 11): turn trends into targeting on an ad account's campaign entities, as a plan of
+// The ads connector kind: turn trends into targeting on an ad account's campaign entities, as a plan of
 // exact provider calls that is previewed (dry-run where the provider has one), applied as planned, and rolled back.
 // A provider (packages/connectors/ads/src/<provider>/) implements AdsConnector; the plan engine (@trendgate/ads)
 // decides what changes, the provider only says how its API reads and writes them:
@@ -110,11 +110,11 @@ export interface AdsConnector {
   manifest: ProviderManifest<"ads">;
   capabilities: AdsCapabilities;
   client(ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }): AdsClient;
-  /** Its reporting (issue 13): the catalog, report previews and CSV exports read through it. */
+  /** Its reporting: the catalog, report previews and CSV exports read through it. */
   reporting?: AdsReporting;
 }
 
-// ---- Reporting (issue 13) -------------------------------------------------------------------------------------
+// ---- Reporting -------------------------------------------------------------------------------------
 // One catalog across providers: a provider's reporting client reads its own report endpoint (sync pages, or an
 // async job it submits, polls and downloads) and yields rows already normalised: dates in the ad account's time
 // zone, money as integer micros of the account's currency, clicks and conversions as the provider defines them

@@ -16,7 +16,7 @@ import { adAccountRequired, adsProblem, planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
 
-// The ads connectors' routes (spec section 4.4), one set per ads provider in the registry, besides the OAuth and
+// The ads connectors' routes, one set per ads provider in the registry, besides the OAuth and
 // connection routes the framework generates: the selection (ad account, trend category, strict_safety), the
 // account's campaign entities and the mapping of some of them to the category, and the plans: preview, apply,
 // rollback and runs. The plans' work is done by packages/ads (previewPlan, queueApply, previewRollback); these

@@ -13,7 +13,7 @@ import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
-// The team-chat connector's own routes (spec section 4.5), besides the connection routes every OAuth provider gets
+// The team-chat connector's own routes, besides the connection routes every OAuth provider gets
 // (auth, connection status, disconnect): list channels, save the alerts channel, settings, and the public endpoint
 // the chat provider calls when a card's button is pressed. Request bodies are the chat provider's manifest schemas.
 // The interactivity endpoint never calls the provider: it answers at once (Slack allows 3 s) and the card update

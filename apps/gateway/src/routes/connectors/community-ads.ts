@@ -12,7 +12,7 @@ import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict } from "./provider-problem.ts";
 
-// The community-ads connector's routes (spec section 4.3), besides the OAuth routes the framework generates for it
+// The community-ads connector's routes, besides the OAuth routes the framework generates for it
 // (GET {base}/auth, GET/DELETE {base}/connection): a conversion access token instead of OAuth, the selection
 // (ad account, pixel, default event), the push (queued on the shared outbox, sent in batches per pixel by the
 // conversion-events worker), the pushed events' delivery records and the replay of a failed one. Bodies are the

@@ -10,7 +10,7 @@ import { connectionRoutesOf, hasConnectionRoutes } from "./connection.ts";
 import { basePathOf } from "./paths.ts";
 
 // The browser OAuth flow of every OAuth provider in the registry, generated from its manifest under its base path:
-//   GET    {base}/auth        the consent page's URL and a one-time state (spec 4.3-4.5: e.g. /api/integrations/chat/auth)
+//   GET    {base}/auth        the consent page's URL and a one-time state (e.g. /api/integrations/chat/auth)
 // and the one public callback every provider sends the browser back to; with them the GET/DELETE {base}/connection
 // routes of every provider that has a connection row, OAuth or credentials (./connection.ts). The lifecycle itself is
 // @trendgate/connections.

@@ -16,7 +16,7 @@ import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
-// The workflow connector's routes (spec section 4.2), in the order of use: connect (an API key checked with one real
+// The workflow connector's routes, in the order of use: connect (an API key checked with one real
 // call, stored sealed), list workflows (the provider's cursor pages behind our own cursor), save the selection
 // (checked at the provider: the workflow exists and has a trigger that accepts pushes), push (queued on the shared
 // outbox, bound to the selected workflow; the worker apps/worker/src/processors/workflow-pushes.ts sends it), the

@@ -4,7 +4,7 @@ import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, Ex
 import { callError, codeOf, failuresOf, operationIndexOf, PROVIDER } from "./errors.ts";
 import { digits, googleApi } from "./api.ts";
 
-// The Google Ads REST client (providers.md §3a): GAQL reads through googleAds:search (pageToken paging) and keyword
+// The Google Ads REST client: GAQL reads through googleAds:search (pageToken paging) and keyword
 // targeting as ad-group criteria, one `adGroupCriteria:mutate` per plan carrying one operation per change:
 // `create` adds a keyword, `remove` takes the criterion's resource name. Writes use partialFailure (valid
 // operations apply, each failure names its operation, so a run records per change); the dry run is the same call

@@ -4,7 +4,7 @@ import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportQuery,
 import { callError, PROVIDER } from "./errors.ts";
 import { digits, googleApi } from "./api.ts";
 
-// Google Ads reporting (issue 13): GAQL through googleAds:search, one provider page (Google fixes 10,000 rows) per
+// Google Ads reporting: GAQL through googleAds:search, one provider page (Google fixes 10,000 rows) per
 // pull, linked by pageToken/nextPageToken. Google already reports what the catalog wants: `segments.date` is the
 // day in the account's time zone and `metrics.cost_micros` is integer micros of the account's currency (an int64,
 // a JSON string), so rows are only checked and reshaped, never converted. Metrics are summed by Google over what

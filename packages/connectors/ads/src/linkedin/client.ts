@@ -6,11 +6,11 @@ import { callError, errorOf, kindOf, messageOf, PROVIDER, providerCodeOf } from 
 import { env as ENV } from "./manifest.ts";
 import { restliQuery } from "./restli.ts";
 
-// The LinkedIn Marketing API client (providers.md §3d) under `<base>/rest/`, every call with the pinned
+// The LinkedIn Marketing API client under `<base>/rest/`, every call with the pinned
 // `Linkedin-Version` and `X-Restli-Protocol-Version: 2.0.0` (structured query parameters are Rest.li 2.0 encoded,
 // restli.ts). Entities: campaign groups, then campaigns (LinkedIn's "campaign" is the ad-set level, where targeting
 // lives), paged with pageSize/pageToken: since version 202401 LinkedIn's search finders page with cursors, not the
-// start/count providers.md describes. A campaign's member interests and skills are the plan's `interests` (named
+// start/count older docs describe. A campaign's member interests and skills are the plan's `interests` (named
 // through adTargetingEntities, found through its typeahead). A write is `POST .../adCampaigns/{id}` with
 // `X-RestLi-Method: PARTIAL_UPDATE` and `{patch:{$set:{targetingCriteria}}}`, which replaces the whole criteria:
 // one write per campaign carrying the criteria read at preview with only the plan's change merged (criteria.ts).

@@ -1,6 +1,6 @@
 import type { TargetingChange } from "../kind.ts";
 
-// A campaign's `targetingCriteria` (providers.md §3d): `include.and` is a list of clauses AND-ed together, each an
+// A campaign's `targetingCriteria`: `include.and` is a list of clauses AND-ed together, each an
 // `or` map of facet URN -> entity URNs OR-ed together; `exclude.or` takes members out. A PARTIAL_UPDATE `$set` of
 // targetingCriteria replaces it WHOLE, so a write carries the criteria read at preview with only the plan's change
 // merged in (read-merge-write). The plan's `interests` field is the first include clause that ORs member interests

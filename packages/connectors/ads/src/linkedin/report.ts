@@ -6,7 +6,7 @@ import { callError, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 import { restliQuery } from "./restli.ts";
 
-// LinkedIn Ads reporting (issue 13) through `GET /rest/adAnalytics?q=analytics` (connector-anchors.md §4), with the
+// LinkedIn Ads reporting through `GET /rest/adAnalytics?q=analytics`, with the
 // same versioned headers as client.ts (`Linkedin-Version`, `X-Restli-Protocol-Version: 2.0.0`, Rest.li 2.0 encoded
 // structured parameters). Levels: a LinkedIn campaign GROUP is our `campaign` (pivot CAMPAIGN_GROUP), a LinkedIn
 // campaign our `ad_group` (pivot CAMPAIGN), a creative our `ad` (pivot CREATIVE); parents and names come from the

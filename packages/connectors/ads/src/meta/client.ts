@@ -5,7 +5,7 @@ import { callError, graphErrorOf, graphMessage, kindOf, PROVIDER, providerCodeOf
 import { env as ENV } from "./manifest.ts";
 import { mergeInterests } from "./spec.ts";
 
-// The Meta Marketing API client (providers.md §3b): campaigns and ad sets of `act_<id>` through Graph cursor pages,
+// The Meta Marketing API client: campaigns and ad sets of `act_<id>` through Graph cursor pages,
 // interest targeting read from each ad set's `targeting`, interests found through /search?type=adinterest. A write
 // replaces an ad set's whole targeting spec, so each ad set gets ONE `POST /{adset_id}` carrying the spec read at
 // preview with only the plan's changes merged in (spec.ts); nothing else (no budget or bid field) is ever sent. The

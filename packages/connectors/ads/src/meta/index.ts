@@ -5,7 +5,7 @@ import { metaAdsReporting } from "./report.ts";
 
 export const metaAds: AdsConnector = {
   manifest,
-  // No sandbox: Meta's test ad accounts were not verified (providers.md §3b); validate_only is the dry run.
+  // No sandbox: Meta's test ad accounts were not verified; validate_only is the dry run.
   capabilities: { dryRun: true, audienceEstimate: true, sandbox: false, targeting: ["interests"], writes: "whole_spec" },
   client: (ctx) => new MetaAdsClient(ctx),
   reporting: metaAdsReporting,

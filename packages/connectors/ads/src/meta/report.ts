@@ -4,7 +4,7 @@ import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel,
 import { callError, graphErrorOf, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 
-// Meta reporting (issue 13) through the Insights API: `GET /act_<id>/insights` (sync, Graph cursor pages) or, for
+// Meta reporting through the Insights API: `GET /act_<id>/insights` (sync, Graph cursor pages) or, for
 // large reports, an async report run: `POST /act_<id>/insights` -> report_run_id, poll `GET /<report_run_id>` until
 // async_status "Job Completed" at 100 %, then page `GET /<report_run_id>/insights`.
 // - Dates: Meta computes insights in the ad account's time zone (time_range and date_start are account-local days),

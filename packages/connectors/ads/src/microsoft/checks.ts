@@ -1,5 +1,5 @@
-// The connector's own checks, standing in for the dry run Microsoft Advertising does not have (providers.md §3e:
-// no validate-only mode; its sandbox is a separate environment, not a preview of the production account). Each
+// The connector's own checks, standing in for the dry run Microsoft Advertising does not have (no
+// validate-only mode; its sandbox is a separate environment, not a preview of the production account). Each
 // AddKeywords / DeleteKeywords item is checked against the documented constraints and the ad group's keywords as
 // read now; one verdict per item, with the reason Microsoft would refuse it. What they cannot promise: editorial
 // review (Microsoft may still disapprove a keyword after it is added) and limits Microsoft does not publish.

@@ -6,7 +6,7 @@ import { callError, describe, faultOf, PROVIDER, type BatchError } from "./error
 import { hostOf } from "./hosts.ts";
 import { env as ENV } from "./manifest.ts";
 
-// The Microsoft Advertising Campaign Management REST client (providers.md §3e): Search campaigns of the account
+// The Microsoft Advertising Campaign Management REST client: Search campaigns of the account
 // (`Campaigns/QueryByAccountId`), their ad groups (`AdGroups/QueryByCampaignId`), and keywords, which are not
 // ad-group criterions in Microsoft's model: read with `Keywords/QueryByAdGroupId`, added with `POST Keywords`
 // (AddKeywords, `KeywordIds` aligned to the input) and removed with `DELETE Keywords` (DeleteKeywords). Both writes

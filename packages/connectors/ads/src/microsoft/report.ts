@@ -7,7 +7,7 @@ import { hostOf } from "./hosts.ts";
 import { callError, faultOf, PROVIDER } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 
-// Microsoft Advertising reporting (Reporting service v13, REST/JSON; connector-anchors.md §4). Reports are async jobs:
+// Microsoft Advertising reporting (Reporting service v13, REST/JSON). Reports are async jobs:
 // `POST /Reporting/v13/GenerateReport/Submit` with a typed ReportRequest (the REST body needs its `Type`
 // discriminator, and `Scope.AccountIds` is a flat list of longs) answers a ReportRequestId; `GenerateReport/Poll`
 // answers `ReportRequestStatus {Status: Pending|Success|Error, ReportDownloadUrl}`. The URL (valid 5 minutes, null

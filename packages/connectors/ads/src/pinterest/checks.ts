@@ -2,8 +2,8 @@ import { ProviderError } from "@trendgate/connector-core";
 import type { ProviderCall } from "../kind.ts";
 import { PROVIDER } from "./errors.ts";
 
-// The connector's own checks of planned calls, standing in for the dry run Pinterest does not have (providers.md
-// §3g, §6): each rule is one Pinterest documents in its API description (pinterest-v5.openapi.json), checked against
+// The connector's own checks of planned calls, standing in for the dry run Pinterest does not have:
+// each rule is one Pinterest documents in its API description (pinterest-v5.openapi.json), checked against
 // what the dry run reads (the ad groups as they are now, Pinterest's interest catalogue), with nothing written. What
 // these checks cannot see (an ad group in review, an interest Pinterest retires between preview and apply, Pinterest's
 // own policy checks) can still be refused at apply, per ad group.

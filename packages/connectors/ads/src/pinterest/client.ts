@@ -6,8 +6,7 @@ import { resultsOf } from "./results.ts";
 import { callError, PROVIDER } from "./errors.ts";
 import { mergeInterests } from "./spec.ts";
 
-// The Pinterest API v5 client (providers.md §3g; paths, parameters and bodies as in Pinterest's published
-// description). Campaigns and ad groups of an ad account through `bookmark` pages. An ad group carries two kinds of
+// The Pinterest API v5 client (paths, parameters and bodies as in Pinterest's published description). Campaigns and ad groups of an ad account through `bookmark` pages. An ad group carries two kinds of
 // targeting a plan may change:
 // - interests: INTEREST ids in the ad group's targeting_spec, named through Pinterest's interest catalogue
 //   (`GET /resources/targeting/INTEREST`). A PATCH replaces the whole targeting_spec, so each ad group's write carries

@@ -4,7 +4,7 @@ import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel,
 import { callError, PROVIDER } from "./errors.ts";
 import { manifest } from "./manifest.ts";
 
-// Pinterest API v5 reporting (issue 13), as its published description (pinterest/api-description v5) has it.
+// Pinterest API v5 reporting, as its published description (pinterest/api-description v5) has it.
 //
 // Two paths, chosen per query by pages():
 // - sync: `GET /ad_accounts/{id}/{campaigns|ad_groups|ads}/analytics` (category ads_analytics). These take the

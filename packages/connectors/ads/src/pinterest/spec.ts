@@ -1,7 +1,7 @@
 import type { TargetingChange } from "../kind.ts";
 
-// Read-merge-write of an ad group's targeting_spec: a PATCH of an ad group replaces its whole targeting_spec
-// (providers.md §3g), so the plan's interest changes are merged into the spec read at preview and everything else
+// Read-merge-write of an ad group's targeting_spec: a PATCH of an ad group replaces its whole targeting_spec,
+// so the plan's interest changes are merged into the spec read at preview and everything else
 // (LOCATION, GEO, ages, genders, audiences, locales, devices) is sent back exactly as read. An INTEREST list that a
 // removal empties is dropped (no INTEREST means "all interests", as before the plan added any), so a rollback gives
 // back exactly the spec read before.

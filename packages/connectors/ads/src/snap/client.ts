@@ -4,7 +4,7 @@ import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, Ex
 import { callError, PROVIDER, reasonCode, type SnapEnvelope } from "./errors.ts";
 import { includedInterests, lifestyleIds, mergeInterests, squadProblems, type Squad } from "./targeting.ts";
 
-// The Snap Marketing API client (providers.md §3f): campaigns and ad squads of an ad account through Snap's
+// The Snap Marketing API client: campaigns and ad squads of an ad account through Snap's
 // cursor pages, interest targeting read from each ad squad's `targeting.interests`, interests found in Snap's
 // Lifestyle Category list (GET /v1/targeting/interests/scls; Snap has no search, so names are matched here). A
 // write is `PUT /v1/campaigns/{campaign_id}/adsquads` with `{adsquads:[<the whole ad squad>]}`: one PUT per ad

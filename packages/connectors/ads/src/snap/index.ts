@@ -5,7 +5,7 @@ import { snapAdsReporting } from "./report.ts";
 
 export const snapAds: AdsConnector = {
   manifest,
-  // No dry run and no sandbox (providers.md §3f, §6): the preview is the connector's own checks against Snap's
+  // No dry run and no sandbox: the preview is the connector's own checks against Snap's
   // documented constraints and its interest lookup, so strict_safety asks the caller to acknowledge the plan. Snap
   // documents audience sizing, but its endpoint is unverified and the preview does not use it: not claimed.
   capabilities: { dryRun: false, audienceEstimate: false, sandbox: false, targeting: ["interests"], writes: "whole_spec" },

@@ -3,7 +3,7 @@ import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
 
-// Snap Ads reporting through the Snap Marketing API's measurement endpoints (connector-anchors.md §4): synchronous
+// Snap Ads reporting through the Snap Marketing API's measurement endpoints: synchronous
 // stats, no report jobs. A report is read per date window:
 // - all entities: `GET /v1/adaccounts/{id}/stats?breakdown=campaign|adsquad|ad`, one call per window;
 // - only some ad squads (`adGroupIds`): Snap filters by being asked about the entity itself,

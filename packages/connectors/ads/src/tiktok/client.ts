@@ -5,7 +5,7 @@ import { callError, envelopeOf, kindOf, PROVIDER, providerCodeOf, succeeded, tik
 import { appEnv, env as ENV } from "./manifest.ts";
 import { categoryItem, itemTypeOf, keywordItem, mergeInterests, specOf, writeConflicts, type InterestSpec, type InterestWrite } from "./targeting.ts";
 
-// The TikTok API for Business client (providers.md §3c): campaigns and ad groups of an advertiser through
+// The TikTok API for Business client: campaigns and ad groups of an advertiser through
 // /campaign/get/ and /adgroup/get/ (page + page_size, `page_info.total_page`), interest targeting read from each ad
 // group, trend phrases resolved through TikTok's interest lookups (/tool/interest_keyword/recommend/, then the
 // /tool/interest_category/ tree). A write is ONE `POST /adgroup/update/` per ad group carrying both interest lists

@@ -1,10 +1,10 @@
 import { ProviderError, type ProviderErrorKind } from "@trendgate/connector-core";
 
 // TikTok API for Business answers every call with the envelope `{code, message, request_id, data}`, almost always
-// with HTTP 200: `code: 0` is success and anything else a failure (providers.md §3c, §6), so the kind comes from
-// `code`, never from the status alone. Codes named in providers.md: 40100 (QPS/QPM/QPD limit), 40101 (bad app id or
+// with HTTP 200: `code: 0` is success and anything else a failure, so the kind comes from
+// `code`, never from the status alone. Codes TikTok documents: 40100 (QPS/QPM/QPD limit), 40101 (bad app id or
 // secret), 40110 (bad auth code). The others below are from TikTok's public error-code list as we know it
-// (providers.md is silent): 40001 no permission for the advertiser, 40002 a parameter refused (validation),
+// (unverified): 40001 no permission for the advertiser, 40002 a parameter refused (validation),
 // 40102/40104/40105 an expired, missing or revoked access token, 5xxxx TikTok's own failures.
 
 export const PROVIDER = "tiktok_ads";

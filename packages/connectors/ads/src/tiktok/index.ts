@@ -7,7 +7,7 @@ export const tiktokAds: AdsConnector = {
   manifest,
   reporting: tiktokAdsReporting,
   // No dry run (TikTok has no validate-only flag: the preview runs the connector's own checks) and no audience
-  // estimate in our notes; a sandbox base URL exists (sandbox-ads.tiktok.com, sandbox tokens only) (providers.md §3c).
+  // estimate we could confirm; a sandbox base URL exists (sandbox-ads.tiktok.com, sandbox tokens only).
   capabilities: { dryRun: false, audienceEstimate: false, sandbox: true, targeting: ["interests"], writes: "whole_spec" },
   client: (ctx) => new TikTokAdsClient(ctx),
 };

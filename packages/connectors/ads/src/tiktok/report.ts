@@ -4,14 +4,14 @@ import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel,
 import { callError, envelopeOf, PROVIDER, succeeded } from "./errors.ts";
 import { env as ENV } from "./manifest.ts";
 
-// TikTok reporting (issue 13, connector-anchors.md §4): the synchronous BASIC report
+// TikTok reporting: the synchronous BASIC report
 // `GET /report/integrated/get/` (advertiser_id, report_type=BASIC, data_level AUCTION_CAMPAIGN|ADGROUP|AD,
 // `dimensions` = the level's id [+ stat_time_day], `metrics`, start_date/end_date in the advertiser's time zone,
 // page/page_size with page_info.total_page, `filtering`). TikTok already reports in the advertiser's time zone and
 // currency, so `stat_time_day` ("YYYY-MM-DD 00:00:00") is cut to its date, never parsed as an instant, and `spend`
 // (a decimal string) is scaled to micros with string/BigInt arithmetic. Names come with the rows as TikTok's
 // "attribute metrics" (campaign_name, adgroup_id, ...), so no extra listing calls are needed.
-// Range limits (approximate: TikTok's docs as we know them; connector-anchors.md lists the 30 days as unverified):
+// Range limits (approximate: TikTok's docs as we know them; the 30 days are unverified):
 // with `stat_time_day` one request covers at most 30 days, without a time dimension at most 365. A daily report
 // over a longer range is split into consecutive 30-day requests here; a total is one request, so a total spans at
 // most 365 days. Sync reports return at most ~10,000 ads per query unless filtered by ids (<= 100 ids a filter),

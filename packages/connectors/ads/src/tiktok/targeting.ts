@@ -17,7 +17,7 @@ export interface InterestSpec {
 export interface InterestWrite { interest_category_ids: string[]; interest_keyword_ids: string[] }
 
 /**
- * The connector's own caps on list lengths. TikTok's exact limits are not in our notes; a plan that would grow an ad
+ * The connector's own caps on list lengths. TikTok does not publish its exact limits; a plan that would grow an ad
  * group's interests past these is refused in the preview rather than left to TikTok's validation.
  */
 export const MAX_INTEREST_CATEGORIES = 100;
@@ -56,7 +56,7 @@ export function mergeInterests(prior: InterestSpec, changes: TargetingChange[]):
 export function writeConflicts(write: InterestWrite, current: InterestSpec): string[] {
   const out: string[] = [];
   const added = write.interest_keyword_ids.filter((k) => !current.interest_keyword_ids.includes(k));
-  // providers.md §3c: purchase_intention_keyword_ids cannot be used with interest keywords ("keyword conflict").
+  // TikTok refuses purchase_intention_keyword_ids together with interest keywords ("keyword conflict").
   if (write.interest_keyword_ids.length && current.purchase_intention_keyword_ids.length && added.length) {
     out.push(`the ad group targets purchase-intention keywords (${current.purchase_intention_keyword_ids.length}), which TikTok does not allow together with interest keywords`);
   }

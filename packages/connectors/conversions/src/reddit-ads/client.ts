@@ -6,7 +6,7 @@ import type { ConversionResult, ConversionsClient } from "../kind.ts";
 import type { TestIdPlacement } from "./config.ts";
 import { trackingTypeOf } from "./schemas.ts";
 
-// Reddit Ads Conversions API v3 (providers.md §2): POST {base}/api/v3/pixels/{pixel_id}/conversion_events with a
+// Reddit Ads Conversions API v3: POST {base}/api/v3/pixels/{pixel_id}/conversion_events with a
 // Bearer token and `{data: {test_id?, events: [...]}}` (or the test id as `?test_id=`: REDDIT_ADS_TEST_ID_PLACEMENT). Personal identifiers leave hashed (SHA-256 hex of the
 // normalised value; a value that already is a SHA-256 hex is passed through), the user agent raw. One request per
 // call, no retries here: the outbox decides when to try again.

@@ -10,7 +10,7 @@ export const redditAds: ConversionsConnector = {
   hashIdentifiers,
   pushBody: CommunityAdsPushBody,
   tokenBody: CommunityAdsTokenBody,
-  // RudderStack sends up to 1,000 per request; Reddit's own maximum is unconfirmed (providers.md §2).
+  // RudderStack sends up to 1,000 per request; Reddit's own maximum is unconfirmed.
   limits: { maxBatchSize: 1000, maxEventAgeMs: 7 * 86_400_000, maxFutureMs: 5 * 60_000 },
 };
 

@@ -10,7 +10,7 @@ import { CommunityAdsSelectionBody, CommunityAdsTokenBody } from "./schemas.ts";
 /**
  * Reddit Ads' own configuration variables, read from PROVIDER_ENV (./config.ts) and documented in .env.example:
  * REDDIT_ADS_TEST_ID_PLACEMENT: where a test event's `test_id` goes, `body` (`data.test_id`, as v3 clients send it;
- * the default) or `query` (`?test_id=`, as one integrator's account needed; providers.md §2).
+ * the default) or `query` (`?test_id=`, as one integrator's account needed).
  */
 export const env = { testIdPlacement: "REDDIT_ADS_TEST_ID_PLACEMENT" } as const;
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { storableText, text } from "@trendgate/contracts";
 
-// The request bodies of the community-ads routes while Reddit Ads is the provider (facts: providers.md §2).
+// The request bodies of the community-ads routes while Reddit Ads is the provider.
 
 /** Reddit ad account ids come with or without the `t2_` prefix; pixel ids look like `a2_…` (Events Manager). */
 export const REDDIT_ACCOUNT_ID = /^(?:t2_)?[a-z0-9]{4,32}$/i;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { OutboundUrl, text } from "@trendgate/contracts";
 
-// Request bodies of the n8n workflow connector (spec section 4.2), validated by the gateway and documented in OpenAPI.
+// Request bodies of the n8n workflow connector, validated by the gateway and documented in OpenAPI.
 
 export const N8nConnectBody = z
   .object({
