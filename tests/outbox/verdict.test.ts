@@ -1,7 +1,8 @@
 import { ProviderError } from "@trendgate/connector-core";
-import { judgeFailure } from "../../apps/worker/src/outbox/verdict.ts";
+import { classify, type OutboundResult } from "@trendgate/delivery";
+import { decide, judgeFailure, webhookFailure } from "../../apps/worker/src/outbox/verdict.ts";
 
-// Retry or give up, for every outbox queue, from the error vocabulary alone (no database needed).
+// Retry or give up, for every outbox queue and webhook deliveries, from the error vocabulary alone (no database needed).
 
 const schedule = { delaysSeconds: [5, 30], jitter: 0, maxRetryAfterSeconds: 3600 };
 const now = Date.parse("2026-11-23T12:00:00Z");
@@ -31,4 +32,19 @@ test("a failure after which the peer may have acted is not retried, whatever its
   const ran = new ProviderError("n8n", "unavailable", "Error in workflow", { status: 500, mayHaveActed: true });
   expect(judgeFailure(ran, schedule, 1, now)).toMatchObject({ outcome: "unknown", delayMs: null, errorClass: "unavailable", responseStatus: 500 });
   expect(judgeFailure(new ProviderError("n8n", "unavailable", "HTTP 503", { status: 503 }), schedule, 1, now)).toMatchObject({ outcome: "retrying" });
+});
+
+test("webhook answers are judged by the same verdict: Retry-After honoured, 410 and other 4xx final, the schedule's end final", () => {
+  const answer = (status: number, headers: Record<string, string> = {}) => {
+    const r: OutboundResult = { status, headers, body: "", truncated: false, durationMs: 1, error: null };
+    return webhookFailure(classify(r), status, `HTTP ${status}`);
+  };
+  const noJitter = () => 0.5;
+  expect(answer(200)).toBeNull();
+  expect(decide(answer(503, { "retry-after": "120" })!, schedule, 1, noJitter)).toEqual({ outcome: "retrying", delayMs: 120_000 });
+  expect(decide(answer(500)!, schedule, 2, noJitter)).toEqual({ outcome: "retrying", delayMs: 30_000 });
+  expect(decide(answer(500)!, schedule, 3, noJitter)).toEqual({ outcome: "failed", delayMs: null });
+  expect(answer(410)).toMatchObject({ errorClass: "http_410", retryable: false });
+  expect(decide(answer(410)!, schedule, 1, noJitter)).toEqual({ outcome: "failed", delayMs: null });
+  expect(decide(answer(422)!, schedule, 1, noJitter)).toEqual({ outcome: "failed", delayMs: null });
 });

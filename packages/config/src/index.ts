@@ -1,5 +1,7 @@
 import { z } from "zod";
 
+export * from "./retry-schedules.ts";
+
 // All configuration comes from the environment, validated once at start-up. `.env.example` documents each variable.
 const url = (protocols: string[]) =>
   z.string().refine((v) => {

@@ -1,9 +1,7 @@
-import type pg from "pg";
 import type { OutboxPayload, OutboxQueueName } from "@trendgate/contracts";
 import type { Db, Tx } from "./client.ts";
 import type { OutboxMessage } from "./generated/client.ts";
 import { newId } from "./ids.ts";
-import type { Queryable } from "./webhook-deliveries.ts";
 
 // The shared outbox (chat messages now; workflow pushes, conversions, ads applies next): a message row is committed
 // before its job exists, every attempt is logged once, and the outbox sweeper re-queues any message whose job was
@@ -167,34 +165,6 @@ export async function recordOutboxAttempts(db: Db, records: OutboxAttemptRecord[
 /** Records one attempt (recordOutboxAttempts with one record). */
 export async function recordOutboxAttempt(db: Db, r: OutboxAttemptRecord): Promise<RecordedAttempt> {
   return (await recordOutboxAttempts(db, [r]))[0];
-}
-
-export interface OverdueOutboxMessage { id: string; attempts: number; cursor_at: string }
-
-/**
- * Pending messages of `queue` that should have been sent at least `olderThanSeconds` ago (their job may have been
- * lost with Redis), oldest first, `limit` at a time; pass the last row back as `after` for the next page (like
- * findOverdueDeliveries; served by the partial index outbox_messages_due_idx).
- */
-export async function findOverdueOutboxMessages(q: Queryable, queue: string, olderThanSeconds: number, limit: number, after: OverdueOutboxMessage | null = null): Promise<OverdueOutboxMessage[]> {
-  const { rows } = await (q as pg.Pool).query<OverdueOutboxMessage>(
-    `SELECT id, attempts, next_attempt_at::text AS cursor_at FROM outbox_messages
-      WHERE queue = $1 AND status = 'pending' AND next_attempt_at <= (now() AT TIME ZONE 'UTC') - $2 * interval '1 second'
-        AND ($4::timestamp IS NULL OR (next_attempt_at, id) > ($4::timestamp, $5::text))
-      ORDER BY next_attempt_at, id LIMIT $3`,
-    [queue, olderThanSeconds, limit, after?.cursor_at ?? null, after?.id ?? null],
-  );
-  return rows;
-}
-
-/** Of these (message, attempts) pairs, the messages still pending with exactly that many attempts made: one query. */
-export async function pendingOutboxMessages(q: Queryable, pairs: { id: string; attempts: number }[]): Promise<Set<string>> {
-  if (!pairs.length) return new Set();
-  // Primary-key lookups only, filtered here (see pendingDeliveries).
-  const { rows } = await (q as pg.Pool).query<{ id: string; status: string; attempts: number }>(
-    "SELECT id, status, attempts FROM outbox_messages WHERE id = ANY($1::text[])", [pairs.map((p) => p.id)]);
-  const want = new Map(pairs.map((p) => [p.id, p.attempts]));
-  return new Set(rows.filter((r) => r.status === "pending" && want.get(r.id) === r.attempts).map((r) => r.id));
 }
 
 /**

@@ -1,4 +1,3 @@
-import type pg from "pg";
 import type { Db } from "./client.ts";
 import { newId } from "./ids.ts";
 
@@ -253,39 +252,6 @@ export async function loadSubscriptionForSend(db: Db, id: string) {
   });
 }
 export type SendableSubscription = NonNullable<Awaited<ReturnType<typeof loadSubscriptionForSend>>>;
-
-/** Something that runs a query: the pool, or one client of it (e.g. one holding a session advisory lock). */
-export type Queryable = Pick<pg.Pool, "query"> | Pick<pg.PoolClient, "query">;
-
-export interface OverdueDelivery { id: string; subscription_id: string; attempts: number; trigger: string; payload: unknown; cursor_at: string }
-
-/**
- * Pending deliveries of active subscriptions that should have been sent a while ago (their job may have been lost
- * with Redis): what the outbox sweeper re-queues, oldest first, `limit` at a time; pass the last row back as `after`
- * for the next page (the rows stay pending while their new jobs wait, so paging must not start over).
- */
-export async function findOverdueDeliveries(q: Queryable, olderThanSeconds: number, limit: number, after: OverdueDelivery | null = null): Promise<OverdueDelivery[]> {
-  const { rows } = await (q as pg.Pool).query<OverdueDelivery>(
-    `SELECT d.id, d.subscription_id, d.attempts, d.trigger, d.payload, d.next_attempt_at::text AS cursor_at FROM webhook_deliveries d
-       JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.status = 'active'
-      WHERE d.status = 'pending' AND d.next_attempt_at <= now() - $1 * interval '1 second'
-        AND ($3::timestamp IS NULL OR (d.next_attempt_at, d.id) > ($3::timestamp, $4::text))
-      ORDER BY d.next_attempt_at, d.id LIMIT $2`,
-    [olderThanSeconds, limit, after?.cursor_at ?? null, after?.id ?? null],
-  );
-  return rows;
-}
-
-/** Of these (delivery, attempts) pairs, the deliveries still pending with exactly that many attempts made: one query. */
-export async function pendingDeliveries(q: Queryable, pairs: { id: string; attempts: number }[]): Promise<Set<string>> {
-  if (!pairs.length) return new Set();
-  // Only the primary key in the query, filtered here: with a status condition the planner may walk the partial
-  // "pending" index (every pending row, and its dead versions) instead of 1,000 key lookups.
-  const { rows } = await (q as pg.Pool).query<{ id: string; status: string; attempts: number }>(
-    "SELECT id, status, attempts FROM webhook_deliveries WHERE id = ANY($1::text[])", [pairs.map((p) => p.id)]);
-  const want = new Map(pairs.map((p) => [p.id, p.attempts]));
-  return new Set(rows.filter((r) => r.status === "pending" && want.get(r.id) === r.attempts).map((r) => r.id));
-}
 
 /** Whether a delivery still waits for attempt `attempts + 1` (re-read before re-queueing it; see enqueueDelivery). */
 export async function isDeliveryPending(db: Db, id: string, attempts: number): Promise<boolean> {

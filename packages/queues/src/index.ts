@@ -1,4 +1,4 @@
 export * from "./connection.ts";
-export * from "./retry-policy.ts";
+export * from "./job-options.ts";
 export * from "./queues.ts";
 export * from "./outbox.ts";

@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions } from "bullmq";
 import { QUEUES, type JobPayload, type QueueName } from "@trendgate/contracts";
 import { queuePrefix, type RedisConnection } from "./connection.ts";
-import { DEFAULT_JOB_OPTIONS } from "./retry-policy.ts";
+import { DEFAULT_JOB_OPTIONS } from "./job-options.ts";
 
 /** Producers for every queue, sharing one fail-fast connection.  */
 export class Queues {

@@ -2,7 +2,8 @@ import type { Job } from "bullmq";
 import type { z } from "zod";
 import { OUTBOX_PAYLOADS, OutboxJob, type OutboxPayload, type OutboxQueueName } from "@trendgate/contracts";
 import { isTransientDbError, loadOutboxMessage, recordOutboxAttempts, type OutboxAttemptRecord, type OutboxMessage, type RecordedAttempt } from "@trendgate/db";
-import { BatchWriter, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@trendgate/delivery";
+import { retrySchedules } from "@trendgate/config";
+import { BatchWriter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { queueOutboxAttempt } from "@trendgate/queues";
 import type { ProcessorFactory, WorkerDeps } from "../processors/types.ts";
@@ -11,11 +12,6 @@ import { DeferError, deferJob, HandedOffError } from "./defer.ts";
 import { InvalidPayloadError } from "./invalid-payload.ts";
 import { AttemptSpool } from "./spool.ts";
 import { judgeFailure } from "./verdict.ts";
-
-/** Spread of each retry delay (+-), so that messages failing together do not retry in lockstep. */
-export const OUTBOX_RETRY_JITTER = 0.2;
-/** The longest Retry-After (or quota reset) honoured; beyond it the schedule's own delay is used. */
-export const OUTBOX_MAX_RETRY_AFTER_SECONDS = 86_400;
 
 /** How one attempt at a message ended: what send returned, or what it threw. */
 export type SendOutcome =
@@ -92,11 +88,7 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
         const p = schema.safeParse(m.payload);
         return p.success ? { ...m, payload: p.data } : new InvalidPayloadError(queue, p.error);
       };
-      const schedule: RetrySchedule = {
-        delaysSeconds: config.OUTBOX_RETRY_SCHEDULE_SECONDS,
-        jitter: OUTBOX_RETRY_JITTER,
-        maxRetryAfterSeconds: OUTBOX_MAX_RETRY_AFTER_SECONDS,
-      };
+      const schedule = retrySchedules(config).outbox;
       const log = logger.child({ queue });
       // Attempt records of concurrent jobs commit together. A write that fails transiently is tried again here (it
       // is idempotent); one that still fails is kept in the spool and fails its job, whose next run writes it first.

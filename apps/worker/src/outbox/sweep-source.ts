@@ -1,8 +1,19 @@
-import type { OutboxJob, OutboxQueueName } from "@trendgate/contracts";
-import { findOverdueOutboxMessages, pendingOutboxMessages, type OverdueOutboxMessage } from "@trendgate/db";
+import { QUEUES, WebhookPayload, type OutboxJob, type OutboxQueueName } from "@trendgate/contracts";
+import { requeueDeliveries, serializePayload, type DeliveryJob } from "@trendgate/connector-webhook";
+import { findOverdueDeliveries, findOverdueOutboxMessages, pendingDeliveries, pendingOutboxMessages, type OverdueDelivery, type OverdueOutboxMessage } from "@trendgate/db";
 import { outboxJobId, requeueLost } from "@trendgate/queues";
 import type { WorkerDeps } from "../processors/types.ts";
-import type { SweepSource } from "../sweepers/outbox-sweeper.ts";
+
+// The sweeper's sources (apps/worker/src/sweepers/outbox-sweeper.ts): what it re-queues, per kind of row.
+
+/** One kind of row the sweeper re-queues: keyset-paged overdue rows, and how to re-queue a page of them. */
+export interface SweepSource<R> {
+  name: string;
+  /** Overdue rows after `after` (null: from the start), oldest first, at most `limit`. */
+  find(after: R | null, limit: number): Promise<R[]>;
+  /** Re-queues the rows whose jobs are lost; returns how many it queued. */
+  requeue(rows: R[]): Promise<number>;
+}
 
 const jobIdOf = (j: OutboxJob) => outboxJobId(j.message_id, j.attempt);
 
@@ -16,5 +27,18 @@ export function outboxSweepSource(deps: WorkerDeps, queue: OutboxQueueName): Swe
       const pending = await pendingOutboxMessages(db.$pool, jobs.map((j) => ({ id: j.message_id, attempts: j.attempt - 1 })));
       return new Set(jobs.filter((j) => pending.has(j.message_id)).map(jobIdOf));
     }),
+  };
+}
+
+/** Webhook deliveries: their own table, their job payload carrying the body; the same lost-job rule (requeueLost). */
+export function webhookDeliveriesSource({ db, queues, config }: WorkerDeps): SweepSource<OverdueDelivery> {
+  return {
+    name: QUEUES.webhookDeliveries,
+    find: (after, limit) => findOverdueDeliveries(db.$pool, config.SWEEP_GRACE_SECONDS, limit, after),
+    requeue: (rows) => requeueDeliveries(queues, rows.map((d): DeliveryJob => ({
+      delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1,
+      trigger: d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : "trend_event",
+      body: serializePayload(WebhookPayload.parse(d.payload), config.DELIVERY_BODY_MAX_BYTES),
+    })), (js) => pendingDeliveries(db.$pool, js.map((j) => ({ id: j.delivery_id, attempts: j.attempt - 1 })))),
   };
 }

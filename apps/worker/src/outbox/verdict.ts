@@ -1,13 +1,81 @@
+import type { RetrySchedule } from "@trendgate/config";
 import { ProviderError } from "@trendgate/connector-core";
-import { nextRetryDelayMs, type RetrySchedule } from "@trendgate/delivery";
+import type { Verdict as HttpVerdict } from "@trendgate/delivery";
 import { InvalidPayloadError } from "./invalid-payload.ts";
 
-export interface FailureVerdict {
-  /** `unknown`: the peer may have acted on the send (ProviderError mayHaveActed); not retried, left to the user to replay. */
+// Retry or give up, and when: the one decision for every failed attempt, webhook deliveries and outbox messages
+// alike. Each loop states its failure in one vocabulary (Failure); what it means in time comes from the queue's
+// schedule (retrySchedules in @trendgate/config).
+
+/** A failed attempt, as the verdict reads it. */
+export interface Failure {
+  /** As recorded: a ProviderError kind, a webhook error class (`http_5xx`, `timeout`, ...), or `invalid_payload`. */
+  errorClass: string;
+  errorMessage: string;
+  /** Trying again could succeed (an outage, a throttle), as the error's kind or class says. */
+  retryable: boolean;
+  /** The peer may have acted on the request: never resent blindly (outcome `unknown`). */
+  mayHaveActed: boolean;
+  /** The peer asked to wait this long first (Retry-After, quota reset), if it did. */
+  waitSeconds: number | null;
+  responseStatus: number | null;
+}
+
+export interface RetryVerdict {
+  /** `unknown`: the peer may have acted on the send; not retried, left to the user to replay. */
   outcome: "retrying" | "failed" | "unknown";
   /** Until the next attempt (outcome `retrying`). */
   delayMs: number | null;
-  /** The ProviderError kind (anything else counts as `unavailable`). */
+}
+
+/**
+ * The decision: a failure worth trying again is retried on the schedule, never before the peer's wait (capped at
+ * maxRetryAfterSeconds), until the schedule is exhausted; then, or when not retryable, it fails. A failure after
+ * which the peer may have acted is `unknown`.
+ */
+export function decide(f: Failure, schedule: RetrySchedule, attempt: number, random = Math.random): RetryVerdict {
+  if (f.mayHaveActed) return { outcome: "unknown", delayMs: null };
+  const delayMs = f.retryable ? nextRetryDelayMs(schedule, attempt, f.waitSeconds, random) : null;
+  return { outcome: delayMs === null ? "failed" : "retrying", delayMs };
+}
+
+/**
+ * Milliseconds until the next attempt after `attempt` failed, or null when the schedule is exhausted. A wait the peer
+ * asked for is honoured (never earlier than asked), up to maxRetryAfterSeconds.
+ */
+export function nextRetryDelayMs(schedule: RetrySchedule, attempt: number, waitSeconds: number | null, random = Math.random): number | null {
+  const planned = schedule.delaysSeconds[attempt - 1];
+  if (planned === undefined) return null;
+  const jittered = planned * (1 + schedule.jitter * (2 * random() - 1));
+  const asked = waitSeconds === null ? 0 : Math.min(waitSeconds, schedule.maxRetryAfterSeconds);
+  return Math.round(Math.max(jittered, asked) * 1000);
+}
+
+/**
+ * An outbox send's error as a Failure: a ProviderError's kind says whether it is worth trying again
+ * (ProviderError.retryable) and carries the provider's Retry-After or quota reset and mayHaveActed; a payload that
+ * does not parse is never retried; anything else (a bug, an unmapped failure) counts as `unavailable`.
+ */
+export function outboxFailure(err: unknown, now = Date.now()): Failure & { unexpected: boolean } {
+  const errorMessage = err instanceof Error ? err.message : String(err);
+  if (err instanceof InvalidPayloadError)
+    return { errorClass: err.code, errorMessage, retryable: false, mayHaveActed: false, waitSeconds: null, responseStatus: null, unexpected: false };
+  if (!(err instanceof ProviderError))
+    return { errorClass: "unavailable", errorMessage, retryable: true, mayHaveActed: false, waitSeconds: null, responseStatus: null, unexpected: true };
+  const waitMs = err.detail.retryAfterMs ?? (err.detail.resetAt ? err.detail.resetAt.getTime() - now : null);
+  return {
+    errorClass: err.kind, errorMessage, retryable: err.retryable, mayHaveActed: err.detail.mayHaveActed === true,
+    waitSeconds: waitMs === null ? null : Math.max(0, waitMs) / 1000, responseStatus: err.detail.status ?? null, unexpected: false,
+  };
+}
+
+/** A webhook attempt's answer (classify in @trendgate/delivery) as a Failure; null when it succeeded. */
+export function webhookFailure(v: HttpVerdict, status: number | null, errorMessage: string): Failure | null {
+  if (v.ok) return null;
+  return { errorClass: v.errorClass!, errorMessage, retryable: v.retryable, mayHaveActed: false, waitSeconds: v.retryAfterSeconds, responseStatus: status };
+}
+
+export interface FailureVerdict extends RetryVerdict {
   errorClass: string;
   errorMessage: string;
   responseStatus: number | null;
@@ -15,28 +83,8 @@ export interface FailureVerdict {
   unexpected: boolean;
 }
 
-/**
- * Retry or give up after a failed send, for every outbox queue: the error's kind says whether it is worth trying again
- * (ProviderError.retryable), and the retry policy (nextRetryDelayMs, shared with webhooks) when, honouring the
- * provider's Retry-After or quota reset; once the schedule is exhausted the message fails. A failure after which the
- * peer may have acted (the connector says so: mayHaveActed) is never resent blindly: its outcome is `unknown`. A
- * message whose payload does not parse (InvalidPayloadError) fails at once.
- */
+/** An outbox send's error judged: outboxFailure, then decide. */
 export function judgeFailure(err: unknown, schedule: RetrySchedule, attempt: number, now = Date.now()): FailureVerdict {
-  if (err instanceof InvalidPayloadError)
-    return { outcome: "failed", delayMs: null, errorClass: err.code, errorMessage: err.message, responseStatus: null, unexpected: false };
-  const known = err instanceof ProviderError;
-  const kind = known ? err.kind : "unavailable";
-  const uncertain = known && err.detail.mayHaveActed === true;
-  const retryable = uncertain ? false : known ? err.retryable : true;
-  const waitMs = known ? (err.detail.retryAfterMs ?? (err.detail.resetAt ? err.detail.resetAt.getTime() - now : null)) : null;
-  const delayMs = retryable ? nextRetryDelayMs(schedule, attempt, waitMs === null ? null : Math.max(0, waitMs) / 1000) : null;
-  return {
-    outcome: uncertain ? "unknown" : delayMs === null ? "failed" : "retrying",
-    delayMs,
-    errorClass: kind,
-    errorMessage: err instanceof Error ? err.message : String(err),
-    responseStatus: known ? (err.detail.status ?? null) : null,
-    unexpected: !known,
-  };
+  const f = outboxFailure(err, now);
+  return { ...decide(f, schedule, attempt), errorClass: f.errorClass, errorMessage: f.errorMessage, responseStatus: f.responseStatus, unexpected: f.unexpected };
 }

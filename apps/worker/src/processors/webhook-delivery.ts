@@ -3,9 +3,11 @@ import { enqueueDelivery, serializePayload, WebhookSender, type DeliveryEvent } 
 import {
   isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
-import { BatchWriter, DestinationLimiter, nextRetryDelayMs, TRANSIENT_RETRY_DELAYS_MS, type RetrySchedule } from "@trendgate/delivery";
+import { retrySchedules } from "@trendgate/config";
+import { BatchWriter, DestinationLimiter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
 import { AttemptFailedError } from "../outbox/attempt-failed.ts";
 import { deferJob } from "../outbox/defer.ts";
+import { decide, webhookFailure } from "../outbox/verdict.ts";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 
@@ -30,11 +32,7 @@ export const webhookDelivery: ProcessorFactory = {
       const sub = await loadSubscriptionForSend(db, id);
       return sub && { sub, secrets: sender.secretsOf(sub) };
     };
-    const schedule: RetrySchedule = {
-      delaysSeconds: config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
-      jitter: config.WEBHOOK_RETRY_JITTER,
-      maxRetryAfterSeconds: config.WEBHOOK_MAX_RETRY_AFTER_SECONDS,
-    };
+    const schedule = retrySchedules(config).webhooks;
     const writer = new BatchWriter<AttemptRecord>(async (records) => {
       const disabled = await recordAttempts(db, records, config.WEBHOOK_DISABLE_AFTER_SECONDS);
       for (const d of disabled) {
@@ -89,10 +87,12 @@ export const webhookDelivery: ProcessorFactory = {
           limiter.release(entry.sub.id, host);
         }
         const { result, verdict } = sent;
-        const delay = verdict.ok || !verdict.retryable ? null : nextRetryDelayMs(schedule, data.attempt, verdict.retryAfterSeconds);
-        const outcome = verdict.ok ? "succeeded" : delay !== null ? "retrying" : "failed";
-        const nextAt = delay !== null ? new Date(Date.now() + delay) : null;
         const errorMessage = result.error?.message ?? (verdict.ok ? null : `HTTP ${result.status}`);
+        const failure = webhookFailure(verdict, result.status, errorMessage ?? "");
+        const judged = failure && decide(failure, schedule, data.attempt); // never `unknown`: a webhook failure has no mayHaveActed
+        const outcome = !judged ? "succeeded" : judged.outcome === "retrying" ? "retrying" : "failed";
+        const delay = judged?.delayMs ?? null;
+        const nextAt = delay !== null ? new Date(Date.now() + delay) : null;
         const recorded = writer.add({
           execution: {
             id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,

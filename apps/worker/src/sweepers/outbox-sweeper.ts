@@ -1,8 +1,7 @@
-import { QUEUES, WebhookPayload, type OutboxQueueName, type TrendEvent } from "@trendgate/contracts";
-import { requeueDeliveries, serializePayload, type DeliveryJob } from "@trendgate/connector-webhook";
-import { findOverdueDeliveries, findUndispatchedTrendEvents, pendingDeliveries, type OverdueDelivery } from "@trendgate/db";
+import { QUEUES, type OutboxQueueName, type TrendEvent } from "@trendgate/contracts";
+import { findUndispatchedTrendEvents, type OverdueDelivery } from "@trendgate/db";
 import { enqueueTrendEvents } from "@trendgate/trends";
-import { outboxSweepSource } from "../outbox/sweep-source.ts";
+import { outboxSweepSource, webhookDeliveriesSource, type SweepSource } from "../outbox/sweep-source.ts";
 import type { WorkerDeps } from "../processors/types.ts";
 import { Periodic } from "../periodic.ts";
 
@@ -12,15 +11,6 @@ const CHUNK = 1000;
 /** A source's pass stops starting new steps after this long; the next pass (SWEEP_INTERVAL_MS later) goes on. */
 const PASS_BUDGET_MS = 5000;
 const EVENT_BATCH = 500;
-
-/** One kind of row the sweeper re-queues: keyset-paged overdue rows, and how to re-queue a page of them. */
-export interface SweepSource<R> {
-  name: string;
-  /** Overdue rows after `after` (null: from the start), oldest first, at most `limit`. */
-  find(after: R | null, limit: number): Promise<R[]>;
-  /** Re-queues the rows whose jobs are lost; returns how many it queued. */
-  requeue(rows: R[]): Promise<number>;
-}
 
 /** Marks a promise as handled now (it is awaited later): a rejection meanwhile must not count as unhandled. */
 function quiet<T>(p: Promise<T>): Promise<T> {
@@ -145,17 +135,4 @@ async function sweepSource<R>(source: SweepSource<R>): Promise<number> {
     if (!more) break;
   }
   return queued + (await adding);
-}
-
-/** Webhook deliveries: their own table, their job payload carrying the body; the same lost-job rule (requeueLost). */
-function webhookDeliveriesSource({ db, queues, config }: WorkerDeps): SweepSource<OverdueDelivery> {
-  return {
-    name: QUEUES.webhookDeliveries,
-    find: (after, limit) => findOverdueDeliveries(db.$pool, config.SWEEP_GRACE_SECONDS, limit, after),
-    requeue: (rows) => requeueDeliveries(queues, rows.map((d): DeliveryJob => ({
-      delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1,
-      trigger: d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : "trend_event",
-      body: serializePayload(WebhookPayload.parse(d.payload), config.DELIVERY_BODY_MAX_BYTES),
-    })), (js) => pendingDeliveries(db.$pool, js.map((j) => ({ id: j.delivery_id, attempts: j.attempt - 1 })))),
-  };
 }

@@ -1,6 +1,7 @@
 import type { OutboundResult } from "./http-client.ts";
 
-// The one place that decides "retry or give up" for outbound calls, and when to retry.
+// What a webhook receiver's answer means: its error class (the executions' `error_class`), whether trying again
+// could help, and the wait it asked for. The verdict (apps/worker/src/outbox/verdict.ts) decides from these.
 
 export type ErrorClass =
   | "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_destination"
@@ -47,25 +48,4 @@ export function parseRetryAfter(value: string | string[] | undefined): number | 
   if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
   const at = Date.parse(raw);
   return Number.isNaN(at) ? null : Math.max(0, Math.round((at - Date.now()) / 1000));
-}
-
-export interface RetrySchedule {
-  /** Delay before attempt 2, 3, ... in seconds; its length + 1 is the number of attempts. */
-  delaysSeconds: number[];
-  /** +- fraction applied to each delay so retries from many deliveries do not arrive in lockstep. */
-  jitter: number;
-  /** Upper bound for a Retry-After we honour. */
-  maxRetryAfterSeconds: number;
-}
-
-/**
- * Milliseconds until the next attempt after `attempt` failed, or null when the schedule is exhausted.
- * A Retry-After is honoured (we never retry earlier than asked), up to maxRetryAfterSeconds.
- */
-export function nextRetryDelayMs(schedule: RetrySchedule, attempt: number, retryAfterSeconds: number | null, random = Math.random): number | null {
-  const planned = schedule.delaysSeconds[attempt - 1];
-  if (planned === undefined) return null;
-  const jittered = planned * (1 + schedule.jitter * (2 * random() - 1));
-  const asked = retryAfterSeconds === null ? 0 : Math.min(retryAfterSeconds, schedule.maxRetryAfterSeconds);
-  return Math.round(Math.max(jittered, asked) * 1000);
 }

@@ -1,7 +1,8 @@
 import type { DefaultJobOptions } from "bullmq";
 
-// The one place that decides how long jobs are retried and kept. Queue-specific schedules (webhook deliveries)
-// build on this but live next to their processor's classification of errors.
+// BullMQ's own options for every job: how often BullMQ runs a job that threw, and how long finished jobs are kept.
+// On delivery queues each attempt is its own job, timed by retrySchedules (@trendgate/config) and the verdict
+// (apps/worker/src/outbox/verdict.ts); there BullMQ's runs only cover a job that failed before its attempt was recorded.
 export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
   attempts: 8,
   backoff: { type: "exponential", delay: 1000, jitter: 0.2 },
