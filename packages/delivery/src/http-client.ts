@@ -34,7 +34,7 @@ export interface OutboundResult {
  * The one way out to outside systems. Its keep-alive agents carry the SSRF guard as their DNS lookup, so every
  * connection made through them (request() below, or the `got` instance connectors use for JSON APIs) checks the
  * resolved address. request() is the hot path of webhook deliveries: connect and total timeouts, no redirects, no
- * automatic retries (the retry policy decides), the response body read only up to maxResponseBytes. It is written on
+ * automatic retries (the retry verdict decides), the response body read only up to maxResponseBytes. It is written on
  * node:http because got costs about 4x as much CPU per request (measured: 4.2-5.4k vs 17-22k POST/s on this machine),
  * which is most of a delivery's cost.
  */

@@ -13,8 +13,8 @@ import type { ProcessorFactory } from "./types.ts";
 
 /**
  * Sends one attempt of one webhook delivery and records it. Retries are new delayed jobs (one per attempt) whose
- * time comes from the retry policy, so the attempt log, the delivery row and the queue agree; the sweeper re-queues
- * any attempt whose job was lost.
+ * time comes from the retry verdict (../outbox/verdict.ts), so the attempt log, the delivery row and the queue
+ * agree; the sweeper re-queues any attempt whose job was lost.
  *
  * Once a request has been sent, nothing may fail the job: BullMQ would run it again and send it again. So the
  * attempt record is written by a BatchWriter that re-tries transient database errors itself (the write is
