@@ -171,8 +171,8 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
           if (kept && message) { // an attempt sent earlier whose record could not be written: written first
             const saved = await writer.add(kept);
             const parsed = parse(message);
-            await after(parsed instanceof InvalidPayloadError ? message : parsed, !(parsed instanceof InvalidPayloadError), kept,
-              kept.errorMessage ? new Error(kept.errorMessage) : null, kept.outcome === "succeeded", saved);
+            const valid = !(parsed instanceof InvalidPayloadError);
+            await after(valid ? parsed : message, valid, kept, kept.errorMessage ? new Error(kept.errorMessage) : null, kept.outcome === "succeeded", saved);
             await spool.written(kept);
             message = await loadOutboxMessage(db, data.message_id);
           } else if (kept) await spool.written(kept);
