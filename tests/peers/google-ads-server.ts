@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type http from "node:http";
 import { bodyServer, listenLocal } from "./listen.ts";
+import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for the Google Ads API REST interface, strict where a connector could get it
 // wrong against the real service:
@@ -137,6 +138,8 @@ export interface GoogleAdsServer {
   operationsToday(): number;
   /** A new quota day begins. */
   resetDay(): void;
+  /** Failures around a write, on request (faults.ts): its answer lost after it was applied, applied late, a restart. */
+  faults: PeerFaults;
   close(): Promise<void>;
 }
 
@@ -932,6 +935,7 @@ export async function startGoogleAdsServer(opts: GoogleAdsServerOptions = {}): P
 
   const base = await listenLocal(srv, opts.port);
   const server: GoogleAdsServer = {
+    faults: peerFaults(srv, (m, url, body) => m === "POST" && url.pathname.endsWith(":mutate") && !/"validateOnly"\s*:\s*true/.test(body)),
     url: base, version, requests, dailyOperationLimit: opts.dailyOperationLimit ?? 15_000, pageSize: opts.pageSize ?? 10_000,
     addToken(token, o = {}) { tokens.set(token, { testLevel: o.testLevel ?? false, customers: o.customers ? new Set(o.customers) : null }); },
     revokeToken(token) { tokens.delete(token); },

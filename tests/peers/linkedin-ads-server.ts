@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
+import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for the LinkedIn Marketing API, strict where a connector could get it
 // wrong:
@@ -139,6 +140,8 @@ export interface LinkedInAdsServer {
   budgetWrites: { campaignId: string; field: string; value: unknown }[];
   counts: { authorization_code: number; refresh_token: number; refused: number };
   resetLog(): void;
+  /** Failures around a write, on request (faults.ts): its answer lost after it was applied, applied late, a restart. */
+  faults: PeerFaults;
   close(): Promise<void>;
 }
 
@@ -658,6 +661,7 @@ export async function startLinkedInAdsServer(opts: { version?: string } & StandI
 
   const base = await listenLocal(server, opts.port);
   return {
+    faults: peerFaults(server, (m, url) => m === "POST" && /^\/rest\/adAccounts\/\d+\/adCampaigns\/\d+$/.test(url.pathname)),
     url: base, authorizeUrl: `${base}/oauth/v2/authorization`, tokenUrl: `${base}/oauth/v2/accessToken`, version, app, requests, writes, budgetWrites, counts,
     addToken(value, o) {
       tokens.set(value, { expiresAt: Date.now() + (o.expiresInS ?? 5_184_000) * 1000, revoked: false, accounts: { ...o.accounts }, scopes: o.scopes ?? ["r_ads", "rw_ads"] });

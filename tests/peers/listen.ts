@@ -19,11 +19,18 @@ export async function listenLocal(server: http.Server, port = 0): Promise<string
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+export type BodyHandler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: string) => void;
+
+/** Each bodyServer's handler, so that peerFaults (faults.ts) can put itself in front of it. */
+export const bodyHandlers = new WeakMap<http.Server, BodyHandler>();
+
 /** An http server that reads each request whole, then hands its method, URL and body to `handle`. */
-export function bodyServer(handle: (req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: string) => void): http.Server {
-  return createServer((req, res) => {
+export function bodyServer(handle: BodyHandler): http.Server {
+  const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => handle(req, res, new URL(req.url ?? "/", "http://127.0.0.1"), Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => bodyHandlers.get(server)!(req, res, new URL(req.url ?? "/", "http://127.0.0.1"), Buffer.concat(chunks).toString("utf8")));
   });
+  bodyHandlers.set(server, handle);
+  return server;
 }

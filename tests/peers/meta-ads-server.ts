@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
+import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for Meta's Graph API / Marketing API, strict where a connector could get it
 // wrong:
@@ -166,6 +167,8 @@ export interface MetaAdsServer {
   counts: { code: number; fb_exchange_token: number; refused: number };
   /** Clears requests, writes, faults and counters (not the seeded accounts, ad sets or catalogue). */
   resetLog(): void;
+  /** Failures around a write, on request (faults.ts): its answer lost after it was applied, applied late, a restart. */
+  faults: PeerFaults;
   close(): Promise<void>;
 }
 
@@ -905,6 +908,7 @@ export async function startMetaAdsServer(opts: { version?: string } & StandInOpt
 
   const base = await listenLocal(server, opts.port);
   const api: MetaAdsServer = {
+    faults: peerFaults(server, (m, url, body) => m === "POST" && /^\/v[\d.]+\/\d+$/.test(url.pathname) && !(url.search + body).includes("validate_only")),
     url: base,
     authorizeUrl: `${base}/${version}/dialog/oauth`,
     tokenUrl: `${base}/${version}/oauth/access_token`,

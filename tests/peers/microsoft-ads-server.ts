@@ -3,6 +3,7 @@ import type http from "node:http";
 import { strToU8, zipSync } from "fflate";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
+import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for Microsoft Advertising's Campaign Management REST API v13 and the Microsoft identity platform's
 // token endpoint, strict where a connector could get it wrong:
@@ -136,6 +137,8 @@ export interface MicrosoftAdsServer {
   tokenRequests: { grant_type: string; scope: string | null; status: number }[];
   bidWrites: { adGroupId: string; text: string; bid: unknown }[];
   resetLog(): void;
+  /** Failures around a write, on request (faults.ts): its answer lost after it was applied, applied late, a restart. */
+  faults: PeerFaults;
   close(): Promise<void>;
 }
 
@@ -599,6 +602,7 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
 
   const url = await listenLocal(server, opts.port);
   return {
+    faults: peerFaults(server, (m, url) => (m === "POST" || m === "DELETE") && url.pathname.endsWith("/Keywords")),
     url, authorizeUrl: `${url}${AUTHORIZE_PATH}`, tokenUrl: `${url}${TOKEN_PATH}`, developerToken, app, requests, tokenRequests, bidWrites, reports, downloads,
     addToken(t, o = {}) { tokens.set(t, { expiresAt: o.expiresInS === undefined ? null : Date.now() + o.expiresInS * 1000, accounts: o.accounts ?? null }); },
     expireToken(t) { const x = tokens.get(t); if (x) x.expiresAt = Date.now() - 1000; },

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import Ajv, { type ValidateFunction } from "ajv-draft-04";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
+import { peerFaults, type PeerFaults } from "./faults.ts";
 import { readVendorSpec, vendorSpecFile } from "./vendor-spec-file.ts";
 
 // A local stand-in for Pinterest API v5, checked against Pinterest's own published API
@@ -260,6 +261,8 @@ export interface PinterestAdsServer {
   specViolations: string[];
   counts: { authorization_code: number; refresh_token: number; refused: number };
   resetLog(): void;
+  /** Failures around a write, on request (faults.ts): its answer lost after it was applied, applied late, a restart. */
+  faults: PeerFaults;
   close(): Promise<void>;
 }
 
@@ -705,6 +708,7 @@ export async function startPinterestAdsServer(opts: StandInOptions = {}): Promis
 
   base = await listenLocal(server, opts.port);
   return {
+    faults: peerFaults(server, (m, url) => (m === "POST" || m === "PATCH") && /\/ad_accounts\/\d+\/(ad_groups|keywords)$/.test(url.pathname)),
     url: base, authorizeUrl: `${base}/oauth/`, tokenUrl: `${base}/v5/oauth/token`, spec, app, requests, tokenRequests, budgetWrites, specViolations, counts, reportJobs, downloads,
     addToken(value, o = {}) {
       tokens.set(value, { expiresAt: Date.now() + (o.expiresInS ?? TOKEN_DAYS * 86_400) * 1000, accounts: o.accounts ?? null, scopes: o.scopes ?? ["ads:read", "ads:write"] });

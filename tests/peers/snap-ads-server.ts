@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
+import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for the Snap Marketing API, strict where a connector could get it wrong:
 // - OAuth token endpoint `POST /login/oauth2/access_token` (form body, client_id and client_secret in it):
@@ -117,6 +118,8 @@ export interface SnapAdsServer {
   writes: SnapWrite[];
   counts: { authorization_code: number; refresh_token: number; refused: number };
   resetLog(): void;
+  /** Failures around a write, on request (faults.ts): its answer lost after it was applied, applied late, a restart. */
+  faults: PeerFaults;
   close(): Promise<void>;
 }
 
@@ -505,6 +508,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } & 
 
   const base = await listenLocal(server, opts.port);
   const api: SnapAdsServer = {
+    faults: peerFaults(server, (m) => m === "PUT"),
     url: base, authorizeUrl: `${base}/login/oauth2/authorize`, tokenUrl: `${base}/login/oauth2/access_token`, app, requests, writes, counts,
     addToken(value, o = {}) { tokens.set(value, { expiresAt: o.expiresInS === undefined ? null : Date.now() + o.expiresInS * 1000, accounts: o.accounts ?? null }); },
     expireToken(value) { const t = tokens.get(value); if (t) t.expiresAt = Date.now() - 1000; },

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type http from "node:http";
 import { authorizeEndpoint } from "./consent-page.ts";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
+import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for TikTok API for Business (Marketing API v1.3), strict where a
 // connector could get it wrong:
@@ -120,6 +121,8 @@ export interface TikTokAdsServer {
   budgetWrites: { adgroupId: string; field: string; value: unknown }[];
   counts: { exchanged: number; revoked: number; refused: number };
   resetLog(): void;
+  /** Failures around a write, on request (faults.ts): its answer lost after it was applied, applied late, a restart. */
+  faults: PeerFaults;
   close(): Promise<void>;
 }
 
@@ -469,6 +472,7 @@ export async function startTikTokAdsServer(opts: { version?: string } & StandInO
 
   const base = await listenLocal(server, opts.port);
   return {
+    faults: peerFaults(server, (m, url) => m === "POST" && url.pathname.endsWith("/adgroup/update/")),
     url: base,
     authorizeUrl: `${base}/portal/auth`,
     tokenUrl: `${base}${prefix}oauth2/access_token/`,

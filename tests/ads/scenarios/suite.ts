@@ -7,6 +7,7 @@ import { sealTokens } from "../../../packages/connections/src/credentials.ts";
 import { startWorkers, type RunningWorkers } from "../../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../../helpers/config.ts";
 import { startGateway, type TestGateway } from "../../helpers/gateway.ts";
+import type { PeerFaults } from "../../peers/faults.ts";
 import { addTrend } from "../kit.ts";
 
 // The ads scenario suite, written once and run per provider: through the gateway and the ads-applies
@@ -42,6 +43,8 @@ export interface AdsScenarioPeer {
   refuseWritesTo(entityId: string): void;
   /** The provider's next API call answers its throttle; how long the caller must wait (0: no hint given). */
   throttleNext(): { minWaitMs: number };
+  /** The running stand-in's failures around a write (tests/ads/ads-standins-failures.test.ts). */
+  faults(): PeerFaults;
   /** The API calls made for this ad account so far, in order. */
   calls(adAccountId: string): ScenarioCall[];
   /** The headers an executor's caller adds to a plan's request: where the provider takes its token (default Bearer). */
