@@ -47,6 +47,8 @@ export interface LabelledAnomaly {
   /** Row (bucket index within the series) where the anomaly starts. */
   row: number;
   startMs: number;
+  /** How long it visibly lasts, in hours (a level shift: 48). */
+  hours: number;
 }
 
 export interface CorpusSeries {
@@ -359,7 +361,7 @@ export function buildCorpus(seed = 20261124): CorpusSeries[] {
       startMs,
       counts,
       anomalies: spec.anomalies
-        .map((a, i) => ({ kind: a.kind, row: starts[i] - from, startMs: CORPUS_START_MS + starts[i] * HOUR_MS }))
+        .map((a, i) => ({ kind: a.kind, row: starts[i] - from, startMs: CORPUS_START_MS + starts[i] * HOUR_MS, hours: anomalyHours(a) }))
         .sort((x, y) => x.row - y.row),
       missing,
       seed: seriesSeed,

@@ -18,6 +18,8 @@ const quick = process.argv.includes("--quick");
 const WORKERS = Math.max(1, Number(process.env.EVAL_WORKERS) || Math.min(2, os.availableParallelism()));
 /** False alarms this soon after the account-wide outage are blamed on it. */
 const OUTAGE_BLAME_HOURS = 24;
+/** A burst lasts from its onset to this long after its visible end (a trend is still cooling then). */
+const BURST_TAIL_HOURS = 6;
 /** A detection of a topic this soon after its previous one is a re-detection (the same burst, or its echo). */
 const REDETECT_HOURS = 24;
 
@@ -34,6 +36,8 @@ interface Row {
   /** Found windows with more than one detection, and the most detections in one window. */
   repeatedWindows: number;
   maxPerWindow: number;
+  /** Labelled anomalies detected more than once between their onset and BURST_TAIL_HOURS after their visible end. */
+  burstsRepeated: number;
   /** Detections of a topic within REDETECT_HOURS of its previous detection, anywhere. */
   redetections: number;
   delivered: number;
@@ -74,7 +78,7 @@ function scoredOf(series: CorpusSeries, events: ReplayedEvent[]): Scored {
 
 function evaluate(name: string, corpus: CorpusSeries[], replays: Scored[]): Row {
   const row: Row = {
-    name, found: 0, windows: 0, falseAlarms: 0, score: 0, medianLatencyMin: null, earlyOnly: 0, repeats: 0, repeatedWindows: 0,
+    name, found: 0, windows: 0, falseAlarms: 0, score: 0, medianLatencyMin: null, earlyOnly: 0, repeats: 0, repeatedWindows: 0, burstsRepeated: 0,
     maxPerWindow: 0, redetections: 0, delivered: 0, events: new Map(), topicDays: 0, byKind: new Map(), fpBySeriesKind: new Map(),
     fpPartial: 0, fpAfterOutage: 0, perSeries: [],
   };
@@ -86,6 +90,10 @@ function evaluate(name: string, corpus: CorpusSeries[], replays: Scored[]): Row 
     row.delivered += r.alerts.length;
     row.topicDays += series.counts.length / 24;
     for (let j = 1; j < r.alerts.length; j++) if (r.alerts[j].atMs - r.alerts[j - 1].atMs < REDETECT_HOURS * HOUR_MS) row.redetections++;
+    for (const a of series.anomalies) {
+      const end = a.startMs + (a.hours + BURST_TAIL_HOURS) * HOUR_MS;
+      if (r.alerts.filter((x) => x.atMs >= a.startMs && x.atMs < end).length > 1) row.burstsRepeated++;
+    }
     const windows = labelWindows(series.counts.length, series.anomalies.map((a) => a.row));
     const s = scoreSeries(series.counts.length, windows, r.alerts.map((a) => a.row));
     raw += s.raw;
@@ -204,7 +212,7 @@ const perDay = (n: number, r: Row) => (n / (r.topicDays || 1)).toFixed(3);
 const allEvents = (r: Row) => [...r.events.values()].reduce((a, b) => a + b, 0);
 console.log(
   table([
-    ["passes", "windows found", "false alarms", "of them from a bucket in progress", "score", "repeats per burst (windows >1, max)", `re-detections < ${REDETECT_HOURS} h`, "notifications/topic/day", "all events/topic/day", "median latency (min)"],
+    ["passes", "windows found", "false alarms", "of them from a bucket in progress", "score", "repeats per window (windows >1, max)", `bursts detected more than once (onset to ${BURST_TAIL_HOURS} h after its end)`, `re-detections < ${REDETECT_HOURS} h`, "notifications/topic/day", "all events/topic/day", "median latency (min)"],
     ...results.map((r) => [
       r.name,
       `${r.found}/${r.windows}`,
@@ -212,6 +220,7 @@ console.log(
       r.name.startsWith("z-score") ? "-" : String(r.fpPartial),
       r.score.toFixed(1),
       `${(r.repeats / (r.found || 1)).toFixed(2)} (${r.repeatedWindows}, ${r.maxPerWindow})`,
+      String(r.burstsRepeated),
       String(r.redetections),
       perDay(r.delivered, r),
       perDay(allEvents(r), r),

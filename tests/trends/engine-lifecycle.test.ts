@@ -36,13 +36,13 @@ test("detected_at is the instant of detection, assessed_bucket the bucket's star
   expect(trend.summary).toMatch(/in the first 38 minutes/);
 });
 
-test("a trend ends once, with a trend.ended carrying its id, 6 h after its last anomalous hour", async () => {
+test("a trend ends once, with a trend.ended carrying its id, 24 h after its last anomalous hour", async () => {
   const a = await gw.account();
-  const burst = Math.floor(Date.now() / HOUR) * HOUR - 10 * HOUR;
-  await seed(gw, a.accountId, "Chips", burst - 24 * HOUR, [...Array<number>(24).fill(100), 500, ...Array<number>(9).fill(100)]);
+  const burst = Math.floor(Date.now() / HOUR) * HOUR - 28 * HOUR;
+  await seed(gw, a.accountId, "Chips", burst - 24 * HOUR, [...Array<number>(24).fill(100), 500, ...Array<number>(27).fill(100)]);
   // A pass two minutes into each hour (the bucket in progress is not scored yet: the closed hour decides).
   const ended: number[] = [];
-  for (let k = 1; k <= 9; k++) {
+  for (let k = 1; k <= 27; k++) {
     await detectAccount(gw.deps, a.accountId, new Date(burst + k * HOUR + 2 * MIN), options);
     const types = (await eventsOf(gw, a.accountId)).map((e) => e.type);
     if (types.includes("trend.ended") && !ended.length) ended.push(k);
@@ -51,9 +51,9 @@ test("a trend ends once, with a trend.ended carrying its id, 6 h after its last 
   expect(events.map((e) => e.type)).toEqual(["trend.detected", "trend.ended"]);
   expect(events[1].trend_id).toBe(events[0].trend_id);
   expect(events[1].summary).toMatch(/has ended/);
-  // The burst hour was the last anomalous one; the closed hour starting 7 h after it is the first past 6 h, judged
-  // once it has closed: at the pass 8 h after the burst hour began.
-  expect(ended).toEqual([8]);
+  // The burst hour was the last anomalous one; the closed hour starting 25 h after it is the first past 24 h, judged
+  // once it has closed: at the pass 26 h after the burst hour began.
+  expect(ended).toEqual([26]);
   const row = await gw.deps.db.trend.findFirstOrThrow({ where: { accountId: a.accountId } });
   expect(row).toMatchObject({ status: "ended", stage: "dormant" });
 });

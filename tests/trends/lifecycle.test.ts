@@ -59,11 +59,12 @@ describe("one trend per burst", () => {
     expect(state?.status).toBe("active");
   });
 
-  it("ends with one trend.ended once no bucket has been anomalous for 6 hours, judged on closed buckets", () => {
-    const mentions = [...history, ...steady(Array<number>(DAYS * 24 + 20).fill(100)).filter((t) => t >= TEN), ...clump(TEN + 5 * MIN, 120)];
-    const lifecycle = replay(mentions, TEN, TEN + 9 * HOUR, 5 * MIN).events.filter((e) => /detected|ended/.test(e));
-    // The 10:00 hour was the last anomalous one: the closed 17:00 hour is the first dormant one past 6 h after it.
-    expect(lifecycle).toEqual(["10:10 trend.detected", "18:00 trend.ended"]);
+  it("ends with one trend.ended once no bucket has been anomalous for 24 hours, judged on closed buckets", () => {
+    const mentions = [...history, ...steady(Array<number>(DAYS * 24 + 40).fill(100)).filter((t) => t >= TEN), ...clump(TEN + 5 * MIN, 120)];
+    const lifecycle = replay(mentions, TEN, TEN + 27 * HOUR, 5 * MIN).events.filter((e) => /detected|ended/.test(e));
+    // The 10:00 hour was the last anomalous one: the closed 11:00 hour of the next day is the first dormant one past
+    // 24 h after it.
+    expect(lifecycle).toEqual(["10:10 trend.detected", "12:00 trend.ended"]);
   });
 
   it("a second wave within 6 h continues the trend (a change event, not a second detection)", () => {
@@ -77,6 +78,31 @@ describe("one trend per burst", () => {
     expect(events.filter((e) => e.endsWith("trend.detected"))).toHaveLength(1);
     expect(events.filter((e) => e.endsWith("trend.ended"))).toEqual([]);
     expect(events.some((e) => /^1[23]:\d\d trend\.(severity|velocity)_changed$/.test(e))).toBe(true);
+  });
+
+  /** `n` mentions spread over the 30 minutes from `at`. */
+  const wave = (at: number, n: number) => Array.from({ length: n }, (_, k) => at + (k * 30 * MIN) / n);
+  const allDay = steady(Array<number>(DAYS * 24 + 34).fill(100)).filter((t) => t >= TEN);
+
+  it("the same event's second wave half a day later, no stronger than the first, continues the trend", () => {
+    // Before: the trend ended 6 h after the first wave and the evening's wave was a second trend.detected.
+    const { events, state } = replay([...history, ...allDay, ...wave(TEN + 5 * MIN, 400), ...wave(TEN + 10 * HOUR + 5 * MIN, 300)], TEN, TEN + 12 * HOUR, 5 * MIN);
+    const detected = events.filter((e) => e.endsWith("trend.detected"));
+    expect(detected).toHaveLength(1);
+    expect(detected[0] < "11:00").toBe(true);
+    expect(events.filter((e) => e.endsWith("trend.ended"))).toEqual([]);
+    expect(state?.waveStart?.toISOString()).toBe(new Date(TEN + 10 * HOUR).toISOString()); // seen as a later wave
+  });
+
+  it("a later wave stronger than anything the open trend reached is detected anew, so a small trend cannot hide it", () => {
+    // A marginal trend in the morning (low), then quiet, then a burst many times that size in the evening: a
+    // subscriber of trend.detected must hear of the burst. Before (one trend per topic until it ended): a
+    // severity change only.
+    const { events, state } = replay([...history, ...allDay, ...wave(TEN + 5 * MIN, 90), ...wave(TEN + 10 * HOUR + 5 * MIN, 900)], TEN, TEN + 12 * HOUR, 5 * MIN);
+    const detected = events.filter((e) => e.endsWith("trend.detected"));
+    expect(detected).toHaveLength(2);
+    expect(detected[0].slice(0, 5) <= "11:00" && detected[1].slice(0, 5) >= "20:05").toBe(true);
+    expect(state).toMatchObject({ status: "active", severity: "critical", peakSeverity: "critical", waveStart: null });
   });
 });
 
@@ -93,11 +119,11 @@ describe("the hour in progress alerts only when the closed hour would confirm it
     expect(events).toEqual([]);
   });
 
-  it("control: the same clump followed by a steady excess (a real burst) alerts within the hour", () => {
+  it("control: the same clump followed by a steady excess (a real burst) alerts within the hour, before it closes", () => {
     const burst = Array.from({ length: 200 }, (_, k) => TEN + 8 * MIN + k * 15_000); // 4x from 10:08
     const detected = replay([...base, ...clump(TEN + 6 * MIN, 45), ...burst], TEN, TEN + HOUR - MIN).events.filter((e) => e.endsWith("detected"));
     expect(detected).toHaveLength(1);
-    expect(Number(detected[0].slice(3, 5))).toBeLessThan(25);
+    expect(detected[0] < "10:45").toBe(true);
   });
 });
 

@@ -47,6 +47,13 @@ export interface AssessOptions {
 export const SEVERITY_THRESHOLDS = { low: 4.5, medium: 7, high: 10, critical: 20 } as const;
 /** A bucket in progress is assessed once this much of it has elapsed: earlier, a handful of mentions decides. */
 export const PARTIAL_MIN_SECONDS = 300;
+/**
+ * A bucket in progress counts as anomalous only from this score (what medium severity needs); a marginal one waits for
+ * the bucket to close. Real arrivals clump within an hour far more than its hourly noise shows, and a pass every
+ * minute gives a clump sixty chances: judged at the low threshold, partial hours raised alarms their closed hours did
+ * not confirm.
+ */
+export const PARTIAL_MIN_SCORE = SEVERITY_THRESHOLDS.medium;
 
 /** Severity of a score for a bucket projected to `rate` mentions per bucket, under a floor of `minPerBucket`. */
 export function severityFor(anomalyScore: number, rate: number, minPerBucket: number): Severity {
@@ -121,7 +128,8 @@ function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: 
 /**
  * What a detection pass acts on. `y` holds count + 1 per bucket (NaN = missing) from bucket number `firstBucket`,
  * its last element being the bucket in progress with count + observed (observed = elapsed fraction of it). The
- * bucket in progress is returned when it already shows a trend (at least PARTIAL_MIN_SECONDS in); otherwise the last
+ * bucket in progress is returned when it already shows a trend (at least PARTIAL_MIN_SECONDS in, scoring at least
+ * PARTIAL_MIN_SCORE); otherwise the last
  * closed bucket, which settles the state. One model, fitted on the history before the bucket in progress, scores
  * both (a pass over thousands of topics cannot afford two fits per topic).
  */
@@ -131,7 +139,7 @@ export function assessNow(y: Float64Array, firstBucket: number, observed: number
   const model = fitModel(y, firstBucket, k, cfg);
   if (observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS || k === 0) {
     const live = assessIndex(y, firstBucket, k, observed, cfg, observed === 1 || observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS, model);
-    if (live.isTrend || k === 0 || observed === 1) return live;
+    if ((live.isTrend && (observed === 1 || live.anomalyScore >= PARTIAL_MIN_SCORE)) || k === 0 || observed === 1) return live;
   }
   return assessIndex(y, firstBucket, k - 1, 1, cfg, true, model);
 }

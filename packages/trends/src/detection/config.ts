@@ -26,6 +26,11 @@ export const MIN_HISTORY_HOURS = 6;
 /** A topic counts as cooling for this long after its last anomalous bucket. */
 export const COOLING_HOURS = 6;
 /**
+ * A trend ends this long after its last anomalous bucket. A news event comes back within a day (the evening after,
+ * the next morning): that second wave continues the trend a subscriber already has, instead of opening a new one.
+ */
+export const DORMANCY_HOURS = 24;
+/**
  * The time scales scored: a window (the last bucket, or the last N hours) against the level (median) of the hours
  * before it. The bucket against the last 6 h catches a burst; 3 h against 6 h a ramp; 6 h against a day and 12 h
  * against two days a plateau or a level shift, which a short level would follow before it scores. `window: 0` = one bucket.

@@ -5,12 +5,19 @@ import { MAD_TO_SIGMA, mod, quantileOf, SlidingMedian } from "./stats.ts";
 // The statistics of one topic: fitted once on the history before a bucket, then used to score that bucket (and the
 // few before it, for stage and acceleration) at every time scale.
 
-/** Median of the largest of n standard normal draws: Phi^-1(0.5^(1/n)) (Abramowitz & Stegun 26.2.23, error < 5e-4). */
-export function medianMaxOfNormals(n: number): number {
-  const q = 1 - 0.5 ** (1 / n); // upper tail probability
+/** The p-quantile of the largest of n standard normal draws: Phi^-1(p^(1/n)) (Abramowitz & Stegun 26.2.23, error < 5e-4). */
+export function quantileMaxOfNormals(n: number, p: number): number {
+  const q = 1 - p ** (1 / n); // upper tail probability
   const t = Math.sqrt(-2 * Math.log(q));
   return t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / (1 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t ** 3);
 }
+
+/**
+ * Which day's largest surprise sets a topic's usual spike: the second largest of t days (the quantile that picks it),
+ * so a spike on two or more days of the history is usual for the topic (a small topic spiking every day or three), while
+ * one past burst is not. With fewer than three days, the median day.
+ */
+const usualDayQuantile = (t: number) => (t >= 3 ? (t - 2) / (t - 1) : 0.5);
 /** The tail is learnt on history older than this, so an ongoing trend does not teach the model that it is usual. */
 const TAIL_EXCLUDE_HOURS = 24;
 /** Longer windows count a bucket at most this many standard deviations above its expectation. */
@@ -153,9 +160,11 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
     const center = quantileOf(residuals, n, 0.5);
     for (let x = 0; x < n; x++) ratios[x] = Math.abs(residuals[x] - center); // ratios reused as scratch
     const core = MAD_TO_SIGMA * quantileOf(ratios, n, 0.5);
-    // "Usual spikes": on a typical day (the median day), the largest surprise, against what the largest of that many
-    // normal surprises would be. A topic spiking most days gets a wide tail; a single past burst (one day) does not.
-    const usual = t >= 2 ? quantileOf(tail, t, 0.5) / medianMaxOfNormals(windowsPerDay) : 0;
+    // "Usual spikes": the largest surprise of the second-largest day (usualDayQuantile), against what the same
+    // quantile of that many normal surprises would be. A topic spiking on two days or more gets a wide tail; a single
+    // past burst (one day) does not.
+    const q = usualDayQuantile(t);
+    const usual = t >= 2 ? quantileOf(tail, t, q) / quantileMaxOfNormals(windowsPerDay, q) : 0;
     scales.push({ m, levelOf, levelBuckets: r, growth, dispersion: Math.max(1, core, usual) });
     if (m === 1) {
       // The longer windows sum counts clipped at CLIP_SIGMA above the one-bucket expectation: they are there for

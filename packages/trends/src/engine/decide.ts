@@ -1,5 +1,5 @@
-import type { TrendEvent } from "@trendgate/contracts";
-import { COOLING_HOURS, type Assessment, type Severity, type Stage } from "../detection/index.ts";
+import { severityRank, type TrendEvent } from "@trendgate/contracts";
+import { COOLING_HOURS, DORMANCY_HOURS, type Assessment, type Severity, type Stage } from "../detection/index.ts";
 
 // What one assessment changes for a topic's trend, and which event (if any) it publishes. Pure: the engine applies
 // it to the trend row, the detection evaluation replays it in memory.
@@ -19,10 +19,17 @@ export interface TrendState {
   /** When the last trend.velocity_changed was published. */
   velocityEventAt: Date | null;
   /**
-   * Start of the last bucket assessed anomalous, in progress or closed: the trend ends COOLING_HOURS after it. Null
+   * Start of the last bucket assessed anomalous, in progress or closed: the trend ends DORMANCY_HOURS after it. Null
    * for a trend recorded before this was kept (it then ends on the first dormant closed bucket).
    */
   lastAnomalousBucket: Date | null;
+  /**
+   * Start of the bucket where a later wave of the trend began (anomalous again after COOLING_HOURS without an
+   * anomalous bucket); null during the wave that opened it.
+   */
+  waveStart: Date | null;
+  /** The highest severity published for the trend (null for a trend recorded before this was kept). */
+  peakSeverity: PublishedSeverity | null;
 }
 
 export interface EventRules {
@@ -53,26 +60,30 @@ export interface Decision {
  */
 export const detectionVelocity = (a: Assessment) => (a.velocity >= 0 ? a.velocity : Math.max(0, a.windowVelocity ?? 0));
 
+const DORMANCY_MS = DORMANCY_HOURS * 3_600_000;
 const COOLING_MS = COOLING_HOURS * 3_600_000;
 
 /**
  * Whether a trend that `a` does not find anomalous is over: only a closed bucket can say so (a dip in the bucket in
  * progress is a few minutes of data), only once that bucket is dormant, and only once it starts more than
- * COOLING_HOURS after the last bucket found anomalous. The last condition covers what a closed bucket's own stage
+ * DORMANCY_HOURS after the last bucket found anomalous. The last condition covers what a closed bucket's own stage
  * cannot see: a trend detected from the bucket in progress, while a pass falls back to the closed bucket before it.
  */
 function isOver(state: TrendState, a: Assessment): boolean {
   if (a.observed !== 1 || a.stage !== "dormant") return false;
-  return !state.lastAnomalousBucket || a.bucketStart.getTime() > state.lastAnomalousBucket.getTime() + COOLING_MS;
+  return !state.lastAnomalousBucket || a.bucketStart.getTime() > state.lastAnomalousBucket.getTime() + DORMANCY_MS;
 }
 
 const later = (a: Date | null, b: Date) => (a && a.getTime() >= b.getTime() ? a : b);
+const higher = (a: PublishedSeverity, b: PublishedSeverity) => (severityRank(b) > severityRank(a) ? b : a);
 
 /**
  * The next state of a topic's trend after assessment `a` made at `now` (the time of the pass), or null when there is
  * nothing to record (no trend, none starting). A trend opens once per burst and lives until it is over (isOver): a
  * second wave before that continues it.
- * - trend.detected: the topic becomes a trend (none before, or the previous one ended);
+ * - trend.detected: the topic becomes a trend (none before, or the previous one ended), or a later wave of an open
+ *   trend (after COOLING_HOURS quiet) becomes more severe than the trend's peak severity: a small trend left open
+ *   must not hide the real burst that follows it, while a second wave like the first continues the trend;
  * - trend.severity_changed: the severity differs from the published one and every assessment since it first differed
  *   gave that same severity for at least severityHoldSeconds (a severity that flickers publishes nothing);
  * - trend.velocity_changed: the velocity moved by velocityEventStep since the last published one, at most once per
@@ -89,17 +100,19 @@ export function decide(state: TrendState | undefined, a: Assessment, rules: Even
   const severity = a.severity as PublishedSeverity;
   const stage = a.stage;
   const velocity = a.velocity;
-  if (!state || state.status === "ended") {
+  const quietBefore = state?.lastAnomalousBucket && a.bucketStart.getTime() - state.lastAnomalousBucket.getTime() > COOLING_MS;
+  const waveStart = quietBefore ? a.bucketStart : (state?.waveStart ?? null);
+  if (!state || state.status === "ended" || (waveStart && severityRank(severity) > severityRank(state.peakSeverity ?? state.severity))) {
     const v = detectionVelocity(a);
     return {
       status: "active", event: "trend.detected", stage, velocity: v,
       state: {
         status: "active", severity, publishedVelocity: v, pendingSeverity: null, pendingSince: null, velocityEventAt: null,
-        lastAnomalousBucket: a.bucketStart,
+        lastAnomalousBucket: a.bucketStart, waveStart: null, peakSeverity: severity,
       },
     };
   }
-  const seen = { ...state, lastAnomalousBucket: later(state.lastAnomalousBucket, a.bucketStart) };
+  const seen = { ...state, lastAnomalousBucket: later(state.lastAnomalousBucket, a.bucketStart), waveStart };
   if (severity !== state.severity) {
     if (state.pendingSeverity !== severity || !state.pendingSince) {
       return { status: "active", state: { ...seen, pendingSeverity: severity, pendingSince: now }, stage, velocity };
@@ -107,7 +120,7 @@ export function decide(state: TrendState | undefined, a: Assessment, rules: Even
     if (now.getTime() - state.pendingSince.getTime() >= rules.severityHoldSeconds * 1000) {
       return {
         status: "active", event: "trend.severity_changed", stage, velocity,
-        state: { ...seen, severity, publishedVelocity: a.velocity, pendingSeverity: null, pendingSince: null },
+        state: { ...seen, severity, publishedVelocity: a.velocity, pendingSeverity: null, pendingSince: null, peakSeverity: higher(state.peakSeverity ?? state.severity, severity) },
       };
     }
     return { status: "active", state: seen, stage, velocity };

@@ -70,7 +70,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
         pendingSeverity: d.state.pendingSeverity, pendingSince: d.state.pendingSince, velocityEventAt: d.state.velocityEventAt,
         sentiment: topic.sentiment,
         detectedAt: detected || !row ? now : row.detectedAt, bucketStart: a.bucketStart, observed: a.observed,
-        lastAnomalousBucket: d.state.lastAnomalousBucket,
+        lastAnomalousBucket: d.state.lastAnomalousBucket, waveStart: d.state.waveStart, peakSeverity: d.state.peakSeverity,
       });
       if (!d.event) continue;
       const severity = d.state.severity;
