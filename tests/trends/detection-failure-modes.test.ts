@@ -187,6 +187,18 @@ describe("fewer, better events", () => {
     expect(held).toEqual(["0:trend.detected:medium", "40:trend.severity_changed:high"]);
   });
 
+  it("the hour in progress can raise a trend's severity but not lower it: only closed hours lower it", () => {
+    // A partial hour is judged as if the rest of it fell short, so it reads lower than the closed hours around it.
+    // Before: passes alternating between the two published high -> medium -> high within a burst.
+    const partial = (severity: Assessment["severity"]) => ({ ...trend(severity), observed: 0.4 });
+    const lowered = run([[0, trend("high")], [10, partial("medium")], [25, partial("medium")], [45, partial("medium")], [60, trend("high")]]);
+    expect(lowered).toEqual(["0:trend.detected:high"]);
+    const raised = run([[0, trend("medium")], [10, partial("high")], [25, partial("high")], [45, partial("high")]]);
+    expect(raised).toEqual(["0:trend.detected:medium", "45:trend.severity_changed:high"]);
+    const closedLower = run([[0, trend("high")], [60, trend("medium")], [120, trend("medium")]]);
+    expect(closedLower).toEqual(["0:trend.detected:high", "120:trend.severity_changed:medium"]);
+  });
+
   it("velocity events: a 50 % move, at most one per trend per 3 hours, however much the velocity moves", () => {
     const steps: [number, Assessment][] = [[0, trend("medium", 100)]];
     for (let m = 5; m <= 400; m += 5) steps.push([m, trend("medium", 100 + m * 10)]);
