@@ -58,14 +58,16 @@ const TRENDS_FLOW = `Trends are detected from the account's signals by a pass ev
 (a week by default; every setting in time, so any bucket width behaves): a burst, ramp, plateau or level shift against
 the topic's daily and weekly rhythm and its own usual noise (a topic whose normal includes near-daily spikes does not
 alert on them). The bucket in progress is assessed too, once 5 minutes in, and alerts when what arrived so far already
-makes the whole bucket anomalous (the rest counted a standard deviation short of the expected rate): a 4x burst within
-about 20 minutes at 50 mentions/h, 7 at 600/h; a 10x one within 2-7 minutes; ramps and plateaus within hours.
+makes the whole bucket clearly anomalous (the rest counted a standard deviation short of the expected rate, a score of
+at least 7): a 4x burst within about 28 minutes at 50 mentions/h, 12 at 600/h; a 10x one within 3-10 minutes; a
+marginal hour when it closes; ramps and plateaus within hours.
 
 Events (webhooks, chat, workflow pushes and \`/api/stream\` all get the same stream), one trend per burst:
-- \`trend.detected\`: a topic becomes a trend (its velocity is never negative);
+- \`trend.detected\`: a topic becomes a trend (its velocity is never negative), or a later wave of an open trend (after 6 h
+  without an anomalous bucket) grows more severe than the trend ever was;
 - \`trend.severity_changed\`: only once the new severity has held for \`DETECTION_SEVERITY_HOLD_SECONDS\` (30 min);
 - \`trend.velocity_changed\`: velocity moved 50 %, at most once per trend per \`DETECTION_VELOCITY_EVENT_MIN_SECONDS\` (3 h), closed buckets only;
-- \`trend.ended\`: no bucket has been anomalous for 6 h, judged on closed buckets (a second wave before that continues the trend).
+- \`trend.ended\`: no bucket has been anomalous for 24 h, judged on closed buckets (a second wave before that continues the trend).
 
 Webhook bodies keep the fields the API fixes; each delivery names its event and trend in the \`X-Webhook-Event-Type\` and
 \`X-Webhook-Trend-Id\` headers. \`trend.ended\` fires only \`trigger_type: trend_ended\` subscriptions (threshold: the
