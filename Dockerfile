@@ -12,5 +12,5 @@ COPY . .
 RUN chmod +x tools/schema-engine-wasm.mjs && npx prisma generate && npm run build
 USER node
 EXPOSE 3000
-# The bundles (dist/) with the Node options of APP_NODE_FLAGS in scripts/lib.mjs: see README › Memory.
+# The bundles (dist/) with the Node options of APP_NODE_FLAGS in scripts/lib.mjs: see docs/development.md › Memory.
 CMD ["node", "--liftoff-only", "--max-semi-space-size=4", "--heap-growing-percent=50", "dist/gateway/main.mjs"]

@@ -3,7 +3,7 @@
 // into the bundle; every npm package stays an import of node_modules, so native addons, wasm files and packages
 // that read their own files keep working. Why: under `node --import tsx` each process also carries tsx's loader
 // thread, its esbuild service and the transpiled sources (about 45 MB of RSS), part of what put a big report
-// export over its 200 MB memory budget (README › Memory). Tests and scripts still run the .ts sources under tsx.
+// export over its 200 MB memory budget (docs/development.md › Memory). Tests and scripts still run the .ts sources under tsx.
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";

@@ -14,7 +14,7 @@ export function log(msg) { process.stdout.write(`[trendgate] ${msg}\n`); }
 export function checkNodeVersion() {
   const [major, minor] = process.versions.node.split(".").map(Number);
   if (major > 20 || (major === 20 && minor >= 19)) return;
-  process.stderr.write(`[trendgate] Node.js 20.19 or newer is needed (this is ${process.version}); see README › Quick start\n`);
+  process.stderr.write(`[trendgate] Node.js 20.19 or newer is needed (this is ${process.version}); see README › Two commands\n`);
   process.exit(1);
 }
 
@@ -98,7 +98,7 @@ export async function preflight(databaseUrl, redisUrl) {
 
 /**
  * Node options for the gateway and the workers in production (`npm start`, the Docker image; keep docker-compose.yml
- * and the Dockerfile in step). They bound resident memory (README › Memory), measured with `npm run bench -- reports`:
+ * and the Dockerfile in step). They bound resident memory (docs/development.md › Memory), measured with `npm run bench -- reports`:
  * --liftoff-only keeps Prisma's query compiler (WebAssembly) on V8's baseline compiler: the optimizing tier's code and
  *   compile memory cost about 50 MB per process, for Prisma queries a fraction of a millisecond faster.
  * --max-semi-space-size=4 and --heap-growing-percent=50: a collection sooner rather than a heap grown by up to 4x, so

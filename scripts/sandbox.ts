@@ -1,7 +1,7 @@
 // npm run sandbox [-- --write [FILE]]
 // Starts every vendor stand-in (tests/peers) on fixed loopback ports from SANDBOX_BASE_PORT (environment or .env;
 // default 4100), seeded with one small account each, and prints the variables that point the service at them.
-// --write also writes them to FILE (default .env.sandbox). Ctrl-C stops everything. README "Sandbox" walks one
+// --write also writes them to FILE (default .env.sandbox). Ctrl-C stops everything. docs/connectors.md "Sandbox" walks one
 // connector's browser flow.
 import fs from "node:fs";
 import { parseArgs, parseEnv } from "node:util";

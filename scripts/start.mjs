@@ -15,7 +15,7 @@ log("bundling the gateway and the workers (npm run build)...");
 await buildApps();
 log('create an API key with: npm run api-key -- create --name "my first key"');
 
-// The bundles (dist/), plain node: the .ts sources under tsx cost each process about 45 MB more (README › Memory).
+// The bundles (dist/), plain node: the .ts sources under tsx cost each process about 45 MB more (docs/development.md › Memory).
 const app = (name) => spawn(process.execPath, [...APP_NODE_FLAGS, `dist/${name}/main.mjs`], { cwd: root, stdio: "inherit" });
 const children = [app("gateway"), app("worker")];
 let exiting = false;

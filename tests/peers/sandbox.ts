@@ -22,7 +22,7 @@ import { startYouTubeServer } from "./youtube-server.ts";
 
 export const SANDBOX_BASE_PORT = 4100;
 
-/** Port offsets from the base port: the table README "Sandbox" prints. */
+/** Port offsets from the base port: the table docs/connectors.md "Sandbox" prints. */
 export const SANDBOX_PORTS = {
   n8n: 0, slack: 1, reddit_ads: 2, x: 3, reddit_api: 4, reddit_auth: 5, youtube: 6, google_trends: 7,
   google_ads: 8, google_oauth: 9, meta_ads: 10, linkedin_ads: 11, tiktok_ads: 12, microsoft_ads: 13, snap_ads: 14, pinterest_ads: 15,

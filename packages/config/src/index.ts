@@ -150,7 +150,7 @@ export const ConfigSchema = z.object({
   REPORT_STREAM_MAX_SECONDS: int(1, 600).default(10),
   REPORT_EXPORT_CHUNK_BYTES: int(16_384, 64 * 1024 * 1024).default(1024 * 1024),
   REPORT_EXPORT_TTL_SECONDS: int(60, 30 * 86_400).default(86_400),
-  // Retention (README "Retention"): rows older than this many days are deleted in small batches by one worker an
+  // Retention (docs/operating.md "Retention"): rows older than this many days are deleted in small batches by one worker an
   // interval (0 = keep forever). Signals and buckets are always kept for DETECTION_BASELINE_HOURS plus a day.
   // DELIVERIES covers finished webhook deliveries, their executions, finished outbox messages and their attempts;
   // EVENTS covers dispatched trend events and account events. Pending and retrying rows are never deleted.

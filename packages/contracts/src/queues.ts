@@ -19,7 +19,7 @@ export const QUEUES = {
   reportExports: "report-exports",
   // The operator queue's clock: snoozes that ended, critical items to re-notify.
   operatorTicks: "operator-ticks",
-  // Bounded storage: one pass per RETENTION_INTERVAL_SECONDS deletes rows past their retention (README "Retention").
+  // Bounded storage: one pass per RETENTION_INTERVAL_SECONDS deletes rows past their retention (docs/operating.md "Retention").
   retention: "retention",
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

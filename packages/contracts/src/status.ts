@@ -26,7 +26,7 @@ export const StatusResponse = z
     uptime_seconds: z.number().optional().meta({ description: "With the admin token" }),
     queues: z.record(z.string(), QueueDepth).optional().meta({ description: "Depth per queue, with the admin token; empty when Redis is down" }),
     tables: z.record(z.string(), TableSize).optional()
-      .meta({ description: "Size of the tables that grow with traffic (bounded by retention, see README), with the admin token; absent when Postgres is down" }),
+      .meta({ description: "Size of the tables that grow with traffic (bounded by retention, see docs/operating.md › Retention), with the admin token; absent when Postgres is down" }),
   })
   .meta({
     id: "Status",

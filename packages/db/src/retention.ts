@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { encodeTime } from "ulid";
 
-// Bounded storage (README "Retention"): the rows that grow with traffic are deleted once older than their table's
+// Bounded storage (docs/operating.md "Retention"): the rows that grow with traffic are deleted once older than their table's
 // retention, in small batches, each its own short transaction. A batch deletes at most `limit` rows found through an
 // index on the time column, so it holds row locks only on old rows (which nothing else writes) for milliseconds;
 // ingestion and delivery never wait on it. lock_timeout makes a batch give up (and the pass stop) rather than queue

@@ -72,7 +72,7 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
         "Detects trends and delivers them to the systems marketing and ops teams already use. Every error is an RFC 9457 " +
         "problem (`application/problem+json`) with a stable `code` and the `request_id`. Validation failures answer 422. " +
         "Trend events are also streamed over a WebSocket at `/api/stream` (Bearer key on the upgrade request; " +
-        "`category` and `last_event_id` query parameters; messages `{id, event}`): see the README.",
+        "`category` and `last_event_id` query parameters; messages `{id, event}`): see docs/api.md › Trend stream.",
     },
     servers: [{ url: "/" }],
     tags: TAG_DOCS,

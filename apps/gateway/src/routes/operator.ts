@@ -50,7 +50,7 @@ export const operatorRoutes = [
   defineRoute({
     method: "get", path: BASE, operationId: "listOperatorItems", tag: TAG, auth: "apiKey",
     summary: "List operator items, newest first",
-    description: "High-priority trend events become operator items once the account has a chat connection (see README › Operator queue). Filter by `state` and `severity`.",
+    description: "High-priority trend events become operator items once the account has a chat connection (see docs/connectors.md › Operator queue). Filter by `state` and `severity`.",
     query: OperatorItemsQuery,
     responses: { 200: { description: "A page of items", schema: page(OperatorItem).meta({ id: "OperatorItemList" }) } },
     async handler({ deps, auth, query }) {

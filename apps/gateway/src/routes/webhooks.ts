@@ -69,7 +69,7 @@ export const webhookRoutes = [
   defineRoute({
     method: "post", path: BASE, operationId: "createWebhook", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Create a signed webhook subscription",
-    description: "The answer carries the signing secret (`secret`, `whsec_…`) once; it is never returned again. See README › Webhooks for verification.",
+    description: "The answer carries the signing secret (`secret`, `whsec_…`) once; it is never returned again. See docs/webhooks.md › Verifying signatures.",
     body: CreateWebhookBody,
     responses: { 201: { description: "Created", schema: WebhookWithSecret } },
     async handler({ deps, auth, body, atomically }) {

@@ -32,7 +32,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The trend event WebSocket stream on `GET /api/stream` (an HTTP upgrade, not an Express route). Each account's
- * events come from its Redis stream (`<prefix>:trend-stream:<account>`, written by publishTrendEvents); see README.
+ * events come from its Redis stream (`<prefix>:trend-stream:<account>`, written by publishTrendEvents); see docs/api.md › Trend stream.
  */
 export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
   const { config, logger } = deps;

@@ -13,7 +13,7 @@ export interface StreamQuery {
 
 /**
  * The credentials of an upgrade request, as an Authorization header value. `Authorization: Bearer` wins; browsers
- * cannot set headers on a WebSocket, so `?access_token=` is accepted too (it may end up in proxy logs: see README).
+ * cannot set headers on a WebSocket, so `?access_token=` is accepted too (it may end up in proxy logs: see docs/api.md › Trend stream).
  */
 export function upgradeAuthorization(req: IncomingMessage, url: URL): string | undefined {
   const header = req.headers.authorization;
