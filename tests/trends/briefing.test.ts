@@ -1,4 +1,4 @@
-// Trend briefings (issue 14): the page a trend event's source_link opens without an API key, behind a signed,
+// Trend briefings: the page a trend event's source_link opens without an API key, behind a signed,
 // expiring, per-account revocable token. Real gateway, Postgres and Redis; the page is also rendered in headless
 // Chromium (tests/helpers/browser.ts finds one).
 import type { AddressInfo } from "node:net";

@@ -2,7 +2,7 @@ import { assess, assessNow, assessSeries, type Assessment, type Bucket } from ".
 import { decide, DEFAULT_EVENT_RULES, type TrendState } from "../../packages/trends/src/engine/decide.ts";
 import { noisy, overdispersed, prng } from "../helpers/synthetic.ts";
 
-// The failure modes the previous detector had on real social volume (issue 14), one synthetic case each: a series
+// The failure modes the previous detector had on real social volume, one synthetic case each: a series
 // with that shape, what a subscriber should see, and where it helps, the control showing the case is not trivial.
 
 const HOUR = 3_600_000;

@@ -1,8 +1,10 @@
+import type { Severity as EventSeverity } from "@trendgate/contracts";
 import { resolveConfig, type DetectionConfig, type Resolved } from "./config.ts";
 import { fitModel, scoreBucket, type Model } from "./model.ts";
 import { bucketIndex, indexRange, sumByIndex, type Bucket } from "./series.ts";
 
-export type Severity = "none" | "low" | "medium" | "high" | "critical";
+/** An assessment's severity: an event's, or none. */
+export type Severity = "none" | EventSeverity;
 export type Stage = "dormant" | "emerging" | "rising" | "peaking" | "cooling";
 
 export interface Assessment {

@@ -10,23 +10,22 @@
  *    median over days of "hour / median of the one-day window centred on it".
  * 2. Recent level: the median of the deseasonalized buckets in the 6 h before a bucket; it follows a drift within a
  *    few hours but is not moved by a single spike.
- * 3. Three time scales are scored: the bucket alone, the last 3 h and the last 6 h, each as the sum of the window
- *    against the level just before the window. A burst shows at the bucket scale; a ramp, a plateau or a level shift
- *    shows in the longer sums before the recent level catches up with it.
- *    Per scale, growth = the median over the history of "window mean / level before it" (at least 1): a steady
- *    drift, even an exponential one, moves the expectation with it; declines are not extrapolated.
- * 4. Score per scale: z = (actual - expected) / (dispersion x sqrt(expected x (1 + pi/2n))). sqrt(expected) is the
- *    Poisson noise of a count. dispersion = max(1, robust core, usual-spike tail): the core is 1.4826 x MAD of the
- *    history's own surprises (past bursts and outages do not widen it); the tail is the 98th percentile of those
- *    surprises (history older than 24 h, once 48 h of it exist) divided by its normal value 2.054, so a topic whose
- *    normal includes near-daily spikes scores its usual spike near 2 and only an unusual one fires. The last term
- *    covers the daily factor's own error when estimated from only n days. anomalyScore = the highest z of the scales.
- * 5. Severity: below 5 none, 5 low, 7 medium, 10 high, 20 critical; always "none" when the bucket's rate is below
- *    `minMentionsPerHour` (20 by default). With less than 6 h of history a bucket is not scored.
- * 6. A bucket in progress (`now` inside it, at least 5 minutes in) is scored as the closed bucket it becomes if the
- *    rest of it arrives one standard deviation short of the expected count: mentions do not arrive at a steady rate
- *    within a bucket, so what arrived so far must already be an anomaly for a whole bucket. The volume floor judges
- *    that same whole bucket. The closed bucket is assessed again when it ends.
+ * 3. Four time scales are scored (SCALES): the bucket against the last 6 h, 3 h against 6 h, 6 h against a day and
+ *    12 h against two days, each window's sum against the level just before it. A burst shows at the bucket scale; a
+ *    ramp, a plateau or a level shift in the longer sums, which count each bucket at most 3 standard deviations above
+ *    its one-bucket expectation (one spike cannot set them off). Per scale, growth = the median over the history of
+ *    "window mean / level before it" (at least 1): a steady drift moves the expectation with it.
+ * 4. Score per scale: z = (actual - expected) / sqrt(d^2 x expected x (1 + estimation error) + (5 % x expected)^2),
+ *    d = max(1, robust core, usual-spike tail). The core is 1.4826 x MAD of the history's own surprises (past bursts
+ *    and outages do not widen it). The tail: each day's largest surprise (days older than 24 h), the second largest
+ *    day taken, against the same quantile of the largest of that many normal surprises: a topic spiking on two days or
+ *    more scores its usual spike near 1-2, one past burst does not widen it. anomalyScore = the highest z.
+ * 5. Severity (SEVERITY_THRESHOLDS): below 4.5 none, 4.5 low, 7 medium, 10 high, 20 critical; always "none" when the
+ *    bucket's rate is below `minMentionsPerHour` (20 by default). With less than 6 h of history a bucket is not scored.
+ * 6. A bucket in progress (at least 5 minutes in) is scored as the closed bucket it becomes if the rest of it arrives
+ *    one standard deviation short of the expected count, and counts only from PARTIAL_MIN_SCORE: mentions clump within
+ *    an hour, so what arrived so far must already be a clear anomaly for a whole bucket. The volume floor judges that
+ *    same whole bucket. The closed bucket is assessed again when it ends.
  *
  * Units. velocity = (current / observed - baseline) * 3600 / bucketSeconds: mentions per hour above the expected
  * rate, whatever the bucket width. acceleration = velocity - previous bucket's velocity. windowVelocity (trends only):
