@@ -165,7 +165,7 @@ export async function benchConversions() {
       const id = `${prefix}-bare-${i}`;
       return connector.hashIdentifiers({ event_name: "purchase", data: { conversion_id: `bench-${id}`, email: `user-${id}@example.com`, external_id: `user-${id}`, ip_address: "203.0.113.7", user_agent: "Mozilla/5.0 (bench)", value: 19.99, currency: "USD", item_count: 1, event_at: Date.now(), action_source: "WEBSITE" } as ConversionPush["data"] });
     });
-    const client = connector.client({ baseUrl: origin, accessToken });
+    const client = connector.client({ baseUrl: origin, accessToken, env: config.PROVIDER_ENV }); // as the worker builds it (its allowlist too)
     const redis = createRedis(config.REDIS_URL, "worker");
     const bareRun = async (name: string, awaitPost: boolean) => {
       got.events = 0; got.requests = 0; got.duplicates = 0; got.firstAt = 0;
