@@ -1,10 +1,7 @@
-import { saveAuthorizedConnection } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
-import { sealTokens } from "../../packages/connections/src/credentials.ts";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
-import { addTrend } from "./kit.ts";
 import { googleAdsPeer } from "./scenarios/google-ads-peer.ts";
 import { linkedInAdsPeer } from "./scenarios/linkedin-ads-peer.ts";
 import { metaAdsPeer } from "./scenarios/meta-ads-peer.ts";
@@ -12,7 +9,7 @@ import { microsoftAdsPeer } from "./scenarios/microsoft-ads-peer.ts";
 import { pinterestAdsPeer } from "./scenarios/pinterest-ads-peer.ts";
 import { snapAdsPeer } from "./scenarios/snap-ads-peer.ts";
 import { tikTokAdsPeer } from "./scenarios/tiktok-ads-peer.ts";
-import type { AdsScenarioPeer } from "./scenarios/suite.ts";
+import { previewPlan, type AdsScenarioPeer } from "./scenarios/suite.ts";
 
 // The seven ads providers failing around a write as their real APIs do (tests/peers/faults.ts), through the real
 // apply path (apply route -> ads-applies outbox -> worker -> the provider's stand-in):
@@ -47,20 +44,10 @@ afterAll(async () => {
 
 async function previewed(peer: AdsScenarioPeer, phrases: string[]) {
   const base = `/api/integrations/ads/${peer.provider}`;
-  const seeded = await peer.seedAccount(phrases);
-  const a = await gw.account();
-  await gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
-    accountId: a.accountId, provider: peer.provider, kind: "ads", credentialsSealed: sealTokens(gw.deps.secrets, { accessToken: seeded.token, tokenType: "bearer" }),
-    tokenExpiresAt: seeded.tokenExpiresAt ?? new Date(Date.now() + 3600_000), scopes: seeded.scopes ?? [], externalAccount: {},
-  }));
-  for (const name of phrases) await addTrend(gw, a.accountId, name);
-  expect((await gw.http.put(`${base}/selection`).set(a.auth).send({ trend_category: "tech", account_id: seeded.adAccountId })).status).toBe(200);
-  expect((await gw.http.put(`${base}/mappings`).set(a.auth).send({ entities: seeded.entities })).status).toBe(200);
-  const plan = await gw.http.post(`${base}/preview`).set(a.auth);
-  expect([plan.status, plan.body.detail]).toEqual([201, undefined]);
+  const { a, plan, ...seeded } = await previewPlan(gw, peer, phrases);
   /** Applies the plan (acknowledged where the provider has no dry run) and waits for its end. */
   const apply = async () => {
-    const p = plan.body;
+    const p = plan;
     const res = await gw.http.post(`${base}/apply`).set(a.auth).send({ plan_id: p.id, ...(p.requires_acknowledgement ? { acknowledged_plan_hash: p.plan_hash } : {}) });
     expect(res.status).toBe(202);
     return waitFor(async () => { const r = (await gw.http.get(`${base}/plans/${p.id}`).set(a.auth)).body; return r.status !== "applying" ? r : null; }, { timeoutMs: 30_000 });
@@ -70,7 +57,7 @@ async function previewed(peer: AdsScenarioPeer, phrases: string[]) {
     const rows = await gw.deps.db.outboxAttempt.findMany({ where: { accountId: a.accountId }, orderBy: { attempt: "asc" } });
     return rows.length && rows.at(-1)!.outcome !== "retrying" ? rows.map((x) => x.outcome) : null;
   }, { timeoutMs: 10_000 });
-  return { ...seeded, plan: plan.body, apply, attempts };
+  return { ...seeded, plan, apply, attempts };
 }
 
 const sorted = (xs: string[]) => [...xs].sort();

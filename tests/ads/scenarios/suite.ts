@@ -53,6 +53,23 @@ export interface AdsScenarioPeer {
   executorStepOk?(status: number, body: unknown): boolean;
 }
 
+/** A connected account of `peer` with trends named `phrases`, its selection and mappings saved, and a preview made. */
+export async function previewPlan(gw: TestGateway, peer: AdsScenarioPeer, phrases: string[]) {
+  const base = `/api/integrations/ads/${peer.provider}`;
+  const seeded = await peer.seedAccount(phrases);
+  const a = await gw.account();
+  await gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
+    accountId: a.accountId, provider: peer.provider, kind: "ads", credentialsSealed: sealTokens(gw.deps.secrets, { accessToken: seeded.token, tokenType: "bearer" }),
+    tokenExpiresAt: seeded.tokenExpiresAt ?? new Date(Date.now() + 3600_000), scopes: seeded.scopes ?? [], externalAccount: {},
+  }));
+  for (const name of phrases) await addTrend(gw, a.accountId, name);
+  expect((await gw.http.put(`${base}/selection`).set(a.auth).send({ trend_category: "tech", account_id: seeded.adAccountId })).status).toBe(200);
+  expect((await gw.http.put(`${base}/mappings`).set(a.auth).send({ entities: seeded.entities })).status).toBe(200);
+  const plan = await gw.http.post(`${base}/preview`).set(a.auth);
+  expect([plan.status, plan.body.detail]).toEqual([201, undefined]);
+  return { a, ...seeded, plan: plan.body };
+}
+
 export function adsScenarios(peer: AdsScenarioPeer) {
   const BASE = `/api/integrations/ads/${peer.provider}`;
   let gw: TestGateway;
@@ -74,19 +91,9 @@ export function adsScenarios(peer: AdsScenarioPeer) {
   afterAll(async () => { await workers?.close(); await gw?.close(); await server?.close(); });
 
   async function previewed(phrases: string[]) {
-    const seeded = await peer.seedAccount(phrases);
-    const a = await gw.account();
-    await gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
-      accountId: a.accountId, provider: peer.provider, kind: "ads", credentialsSealed: sealTokens(gw.deps.secrets, { accessToken: seeded.token, tokenType: "bearer" }),
-      tokenExpiresAt: seeded.tokenExpiresAt ?? new Date(Date.now() + 3600_000), scopes: seeded.scopes ?? [], externalAccount: {},
-    }));
-    for (const name of phrases) await addTrend(gw, a.accountId, name);
-    expect((await gw.http.put(`${BASE}/selection`).set(a.auth).send({ trend_category: "tech", account_id: seeded.adAccountId })).status).toBe(200);
-    expect((await gw.http.put(`${BASE}/mappings`).set(a.auth).send({ entities: seeded.entities })).status).toBe(200);
-    const plan = await gw.http.post(`${BASE}/preview`).set(a.auth);
-    expect([plan.status, plan.body.detail]).toEqual([201, undefined]);
-    expect(plan.body.changes.length).toBeGreaterThan(0);
-    return { a, ...seeded, plan: plan.body };
+    const previewedPlan = await previewPlan(gw, peer, phrases);
+    expect(previewedPlan.plan.changes.length).toBeGreaterThan(0);
+    return previewedPlan;
   }
 
   /** The apply request a careful caller sends: the plan's hash acknowledged where the provider has no dry run. */
