@@ -141,7 +141,7 @@ export function assessNow(y: Float64Array, firstBucket: number, observed: number
   const model = fitModel(y, firstBucket, k, cfg);
   if (observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS || k === 0) {
     const live = assessIndex(y, firstBucket, k, observed, cfg, observed === 1 || observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS, model);
-    if ((live.isTrend && (observed === 1 || live.anomalyScore >= PARTIAL_MIN_SCORE)) || k === 0 || observed === 1) return live;
+    if (observed === 1 || k === 0 || (live.isTrend && live.anomalyScore >= PARTIAL_MIN_SCORE)) return live;
   }
   return assessIndex(y, firstBucket, k - 1, 1, cfg, true, model);
 }

@@ -99,8 +99,8 @@ export function decide(state: TrendState | undefined, a: Assessment, rules: Even
   }
   // A bucket in progress is judged as if the rest of it fell short, so its severity runs low: it can raise an open
   // trend's severity but not lower it (closed buckets do), or passes alternating with the closed bucket flicker.
-  const severity = a.observed < 1 && state?.status === "active" && severityRank(a.severity as PublishedSeverity) < severityRank(state.severity)
-    ? state.severity : (a.severity as PublishedSeverity);
+  const assessed = a.severity as PublishedSeverity;
+  const severity = a.observed < 1 && state?.status === "active" && severityRank(assessed) < severityRank(state.severity) ? state.severity : assessed;
   const stage = a.stage;
   const velocity = a.velocity;
   const quietBefore = state?.lastAnomalousBucket && a.bucketStart.getTime() - state.lastAnomalousBucket.getTime() > COOLING_MS;
