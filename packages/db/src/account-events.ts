@@ -1,6 +1,6 @@
 import { encodeTime } from "ulid";
 import type { Db } from "./client.ts";
-import { newId } from "./ids.ts";
+import { newId, type IdPage } from "./ids.ts";
 
 /** Something the service tells an account about; listed by GET /api/events. */
 export interface AccountEventInput {
@@ -49,3 +49,7 @@ export function jsonSafe<T>(v: T): T {
   if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [jsonSafe(k), jsonSafe(x)])) as T;
   return v;
 }
+
+/** A page of the account's events, newest first, of one type when given. */
+export const listAccountEvents = (db: Db, accountId: string, type: string | undefined, page: IdPage) =>
+  db.accountEvent.findMany({ where: { accountId, ...(type ? { type } : {}), ...page.after }, orderBy: { id: "desc" }, take: page.take });

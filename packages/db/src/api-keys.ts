@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { Db, Tx } from "./client.ts";
-import { newId } from "./ids.ts";
+import { newId, type IdPage } from "./ids.ts";
 
 // Key format: tg_<prefix>_<secret>. The prefix (12 base32 chars) is stored in clear and indexed for lookup; the
 // whole key is stored only as sha256 (keys carry 256 bits of randomness, so a slow hash would add nothing).
@@ -77,4 +77,15 @@ export async function rotateApiKey(tx: Tx, accountId: string, id: string, graceS
     data: graceSeconds === 0 ? { revokedAt: new Date(), rotatedToId: row.id } : { expiresAt, rotatedToId: row.id },
   });
   return { row, key, old: updated };
+}
+
+/** A page of the account's keys, newest first (revoked and expired ones included). */
+export const listApiKeys = (db: Db, accountId: string, page: IdPage) =>
+  db.apiKey.findMany({ where: { accountId, ...page.after }, orderBy: { id: "desc" }, take: page.take });
+
+/** One of the account's keys, in whatever state, or null. */
+export const findAccountApiKey = (db: Db | Tx, accountId: string, id: string) => db.apiKey.findFirst({ where: { id, accountId } });
+
+export async function revokeApiKey(db: Db | Tx, id: string, at = new Date()): Promise<void> {
+  await db.apiKey.update({ where: { id }, data: { revokedAt: at } });
 }

@@ -30,3 +30,8 @@ export function createDb(url: string, opts: { poolSize?: number } = {}): Db {
     $disconnect: async () => { await disconnect(); await pool.end().catch(() => {}); },
   }) as Db;
 }
+
+/** One round trip to Postgres (the status check): resolves when the database answers. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.$queryRaw`SELECT 1`;
+}

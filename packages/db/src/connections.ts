@@ -43,6 +43,17 @@ export async function saveAuthorizedConnection(tx: Tx, c: AuthorizedConnection):
   });
 }
 
+/**
+ * saveAuthorizedConnection in a transaction of its own, for callers that hold none (credentials stored directly
+ * rather than through the OAuth callback). With `settings`, the connection's settings are replaced in the same transaction.
+ */
+export async function storeAuthorizedConnection(db: Db, c: AuthorizedConnection, opts: { settings?: unknown } = {}): Promise<ConnectionRow> {
+  return db.$transaction(async (tx) => {
+    const saved = await saveAuthorizedConnection(tx, c);
+    return opts.settings === undefined ? saved : tx.connection.update({ where: { id: saved.id }, data: { settings: opts.settings as Prisma.InputJsonValue } });
+  });
+}
+
 const sortKeys = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
 
 /**
@@ -104,6 +115,11 @@ export async function deleteConnection(db: Db | Tx, id: string): Promise<boolean
 /** Saves what the user selected on the connection (a connector's selection body, as validated). */
 export async function saveConnectionSelection(db: Db | Tx, id: string, selection: unknown): Promise<void> {
   await db.connection.update({ where: { id }, data: { selection: selection as Prisma.InputJsonValue } });
+}
+
+/** Saves the connection's settings (a connector's settings body, as validated), replacing what was stored. */
+export async function saveConnectionSettings(db: Db | Tx, id: string, settings: unknown): Promise<void> {
+  await db.connection.update({ where: { id }, data: { settings: settings as Prisma.InputJsonValue } });
 }
 
 /** The account's connections to any of `providers`, or of one kind: which provider and in what state. */

@@ -14,3 +14,9 @@ const ulid = monotonicFactory(prng);
 
 /** `<prefix>_<ulid>`: readable type tag, time-ordered so "newest first" pagination is an id comparison. */
 export const newId = (prefix: string) => `${prefix}_${ulid().toLowerCase()}`;
+
+/** One page of a keyset listing, newest first: ids are time-ordered, so "after the cursor" is `id < cursor`. */
+export interface IdPage {
+  after: { id?: { lt: string } };
+  take: number;
+}

@@ -1,6 +1,6 @@
 import type { Db, Tx } from "./client.ts";
 import type { OperatorItem, OperatorItemEvent, Prisma } from "./generated/client.ts";
-import { newId } from "./ids.ts";
+import { newId, type IdPage } from "./ids.ts";
 
 // Queries of the operator queue. The rules (which change is allowed, what it sets) are packages/operator's; these
 // only read and write rows, inside the caller's transaction where a change must be atomic with its history and its
@@ -100,7 +100,7 @@ export interface OperatorItemFilter {
 }
 
 /** A page of an account's items, newest first (keyset on the time-ordered id). */
-export async function listOperatorItems(db: Db, accountId: string, f: OperatorItemFilter, page: { after: { id?: { lt: string } }; take: number }) {
+export async function listOperatorItems(db: Db, accountId: string, f: OperatorItemFilter, page: IdPage) {
   return db.operatorItem.findMany({
     where: {
       accountId, ...page.after,

@@ -1,6 +1,6 @@
 import type { OutboxPayload, OutboxQueueName } from "@trendgate/contracts";
 import type { Db, Tx } from "./client.ts";
-import type { OutboxMessage } from "./generated/client.ts";
+import type { OutboxAttempt, OutboxMessage } from "./generated/client.ts";
 import { newId } from "./ids.ts";
 
 // The shared outbox (chat messages now; workflow pushes, conversions, ads applies next): a message row is committed
@@ -8,6 +8,7 @@ import { newId } from "./ids.ts";
 // lost. Redis only schedules; these rows are the record. Times are stored as UTC (`timestamp(3)`, as Prisma does).
 
 export type { OutboxMessage };
+export type OutboxAttemptRow = OutboxAttempt;
 /** `unknown`: the last attempt may have reached the peer's action (e.g. a workflow that ran and failed); not retried. */
 export type OutboxStatus = "pending" | "succeeded" | "failed" | "unknown" | "cancelled";
 
@@ -234,6 +235,38 @@ export async function replayOutboxMessage(tx: Tx, accountId: string, queue: stri
   const found = await tx.outboxMessage.findFirst({ where: { id, accountId, queue }, select: { status: true } });
   return { status: found?.status ?? "missing" };
 }
+
+// Reads of the listings of what a connector sent (workflow executions, conversion events).
+
+/**
+ * The account's messages of `queue`, newest first, of one status when given, after the cursor (a message id) when
+ * given; `take` rows (ask for one more than the page to know whether a next page exists).
+ */
+export const listOutboxMessages = (db: Db, q: { accountId: string; queue: string; status?: string; cursor?: string; take: number }) =>
+  db.outboxMessage.findMany({
+    where: { accountId: q.accountId, queue: q.queue, ...(q.status ? { status: q.status } : {}), ...(q.cursor ? { id: { lt: q.cursor } } : {}) },
+    orderBy: { id: "desc" }, take: q.take,
+  });
+
+/** The attempts of these messages, each message's in order. */
+export const outboxAttemptsOf = (db: Db, messageIds: string[]): Promise<OutboxAttemptRow[]> =>
+  db.outboxAttempt.findMany({ where: { messageId: { in: messageIds } }, orderBy: { attempt: "asc" } });
+
+/** One message's attempts, in order. */
+export const outboxMessageAttempts = (db: Db, messageId: string): Promise<OutboxAttemptRow[]> =>
+  db.outboxAttempt.findMany({ where: { messageId }, orderBy: { attempt: "asc" } });
+
+/** One of the account's messages of `queue`, or null. */
+export const findAccountOutboxMessage = (db: Db, accountId: string, queue: string, id: string) =>
+  db.outboxMessage.findFirst({ where: { id, accountId, queue } });
+
+/** The message of `queue` with this de-duplication key, or null. */
+export const findOutboxMessageByDedupKey = (db: Db | Tx, queue: string, dedupKey: string) =>
+  db.outboxMessage.findUnique({ where: { queue_dedupKey: { queue, dedupKey } } });
+
+/** Whose message of `queue` has this de-duplication key: its id and account, or null. */
+export const outboxMessageOwnerByDedupKey = (db: Db | Tx, queue: string, dedupKey: string) =>
+  db.outboxMessage.findUnique({ where: { queue_dedupKey: { queue, dedupKey } }, select: { id: true, accountId: true } });
 
 /** Cancels the pending messages of a connection (it is being deleted: a later connection is a new row). */
 export async function cancelConnectionOutboxMessages(tx: Tx, connectionId: string): Promise<number> {

@@ -178,3 +178,7 @@ export async function storeSignals(
   result.rejections.sort((a, b) => a.index - b.index);
   return result;
 }
+
+/** How many signals the account stored from `source` since `since`. */
+export const countSignalsSince = (db: Db, accountId: string, source: string, since: Date) =>
+  db.signal.count({ where: { accountId, source, createdAt: { gte: since } } });

@@ -1,6 +1,9 @@
 import type { Db, Tx } from "./client.ts";
+import type { Prisma, Trend } from "./generated/client.ts";
 
-// Reads of the trends table for services that act on current trends (ads plans).
+// Reads of the trends table: the API's listings, and services that act on current trends (ads plans).
+
+export type TrendRow = Trend;
 
 /** The account's active trends in `category` or below it, at one of `stages`, fastest first. */
 export const activeTrendsInCategory = (db: Db | Tx, q: { accountId: string; category: string; stages: readonly string[]; take: number }) =>
@@ -8,3 +11,57 @@ export const activeTrendsInCategory = (db: Db | Tx, q: { accountId: string; cate
     where: { accountId: q.accountId, status: "active", stage: { in: [...q.stages] }, OR: [{ category: q.category }, { category: { startsWith: `${q.category}/` } }] },
     orderBy: { velocity: "desc" }, take: q.take,
   });
+
+/** What GET /api/trends filters on; a field left out does not filter. */
+export interface TrendFilter {
+  accountId: string;
+  /** One status; undefined for all. */
+  status?: string;
+  /** This category or any below it. */
+  category?: string;
+  severities?: string[];
+  stages?: string[];
+  /** Assessed in a bucket starting at or after. */
+  since?: Date;
+  /** Detected at or before. */
+  until?: Date;
+}
+
+/** recent: detection time; velocity: speed. Both newest (largest) first, ties by id. */
+export type TrendSort = "recent" | "velocity";
+const SORT_COLUMN = { recent: "detectedAt", velocity: "velocity" } as const;
+
+/**
+ * A page of trends in `sort` order, after the (sort value, id) of the previous page's last row when given.
+ * Fetches `take` rows: ask for one more than the page to know whether a next page exists.
+ */
+export function listTrends(db: Db, f: TrendFilter, sort: TrendSort, after: { value: Date | number; id: string } | null, take: number) {
+  const where: Prisma.TrendWhereInput = {
+    accountId: f.accountId,
+    ...(f.status !== undefined ? { status: f.status } : {}),
+    ...(f.category ? { OR: [{ category: f.category }, { category: { startsWith: `${f.category}/` } }] } : {}),
+    ...(f.severities?.length ? { severity: { in: f.severities } } : {}),
+    ...(f.stages?.length ? { stage: { in: f.stages } } : {}),
+    ...(f.since ? { bucketStart: { gte: f.since } } : {}),
+    ...(f.until ? { detectedAt: { lte: f.until } } : {}),
+  };
+  const key = SORT_COLUMN[sort];
+  return db.trend.findMany({
+    where: after ? { AND: [where, { OR: [{ [key]: { lt: after.value } }, { [key]: after.value, id: { lt: after.id } }] }] } : where,
+    orderBy: [{ [key]: "desc" }, { id: "desc" }],
+    take,
+  });
+}
+
+/** One of the account's trends, or null. */
+export const findAccountTrend = (db: Db, accountId: string, id: string) => db.trend.findFirst({ where: { id, accountId } });
+
+/** The topic's newest `max` buckets, oldest first. */
+export async function topicBucketSeries(db: Db, topicId: string, max: number) {
+  const rows = await db.topicBucket.findMany({ where: { topicId }, orderBy: { bucketStart: "desc" }, take: max });
+  return rows.reverse();
+}
+
+/** The account's active trends, fastest first. */
+export const activeTrendsByVelocity = (db: Db, accountId: string, take: number) =>
+  db.trend.findMany({ where: { accountId, status: "active" }, orderBy: [{ velocity: "desc" }], take });

@@ -1,4 +1,5 @@
-import type { Db } from "./client.ts";
+import type { Db, Tx } from "./client.ts";
+import type { Prisma } from "./generated/client.ts";
 import { newId } from "./ids.ts";
 
 export interface FireInput {
@@ -256,4 +257,36 @@ export type SendableSubscription = NonNullable<Awaited<ReturnType<typeof loadSub
 /** Whether a delivery still waits for attempt `attempts + 1` (re-read before re-queueing it; see enqueueDelivery). */
 export async function isDeliveryPending(db: Db, id: string, attempts: number): Promise<boolean> {
   return (await db.webhookDelivery.count({ where: { id, status: "pending", attempts } })) > 0;
+}
+
+/** Which pending deliveries to re-queue: one delivery, or a subscription's, optionally only those due by a time. */
+export type PendingDeliveryFilter = { id: string } | { subscriptionId: string; dueBy?: Date };
+
+/** Pending deliveries matching `f`, oldest first, at most `limit`. */
+export function findPendingDeliveries(db: Db, f: PendingDeliveryFilter, limit: number) {
+  const where = "id" in f ? { id: f.id } : { subscriptionId: f.subscriptionId, ...(f.dueBy ? { nextAttemptAt: { lte: f.dueBy } } : {}) };
+  return db.webhookDelivery.findMany({ where: { ...where, status: "pending" }, take: limit, orderBy: { createdAt: "asc" } });
+}
+
+/** A test delivery (trigger `test`), due now. */
+export async function createTestDelivery(db: Db | Tx, d: { id: string; accountId: string; subscriptionId: string; payload: unknown; velocity: number }): Promise<void> {
+  await db.webhookDelivery.create({
+    data: { id: d.id, accountId: d.accountId, subscriptionId: d.subscriptionId, trigger: "test", payload: d.payload as Prisma.InputJsonValue, velocity: d.velocity, nextAttemptAt: new Date() },
+  });
+}
+
+export const findDelivery = (db: Db | Tx, id: string) => db.webhookDelivery.findUnique({ where: { id } });
+
+/** A finished delivery pending again, due now (a replay: same payload, a new attempt). */
+export async function reopenDelivery(db: Db | Tx, id: string): Promise<void> {
+  await db.webhookDelivery.update({ where: { id }, data: { status: "pending", nextAttemptAt: new Date(), completedAt: null } });
+}
+
+/** Every failed delivery of the subscription created since `since` pending again, due now; returns how many. */
+export async function reopenFailedDeliveries(db: Db | Tx, subscriptionId: string, since: Date): Promise<number> {
+  const { count } = await db.webhookDelivery.updateMany({
+    where: { subscriptionId, status: "failed", createdAt: { gte: since } },
+    data: { status: "pending", nextAttemptAt: new Date(), completedAt: null },
+  });
+  return count;
 }

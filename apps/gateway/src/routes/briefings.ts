@@ -1,6 +1,7 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
 import { Problem, storableText } from "@trendgate/contracts";
+import { revokeBriefingLinks } from "@trendgate/db";
 import { BRIEFING_PAGE_HEADERS, briefingLinkKey, loadBriefing, renderBriefing, renderBriefingError, verifyBriefingToken, type BriefingKey } from "@trendgate/trends";
 import { ApiError } from "../http/api-error.ts";
 import { defineRoute } from "../http/route.ts";
@@ -74,7 +75,7 @@ export const briefingRoutes = [
     responses: { 200: { description: "The instant before which links no longer open", schema: z.object({ revoked_before: z.iso.datetime() }).meta({ id: "BriefingRevocation" }) } },
     async handler({ deps, auth }) {
       const at = new Date();
-      await deps.db.account.update({ where: { id: auth.accountId }, data: { briefingLinksRevokedBefore: at } });
+      await revokeBriefingLinks(deps.db, auth.accountId, at);
       return { status: 200, body: { revoked_before: at.toISOString() }, headers: { "Cache-Control": "no-store" } };
     },
   }),

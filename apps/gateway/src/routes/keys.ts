@@ -1,5 +1,5 @@
 import { ApiKey, ApiKeyWithSecret, CreateApiKeyBody, IdParam, page, pageQuery, RotateApiKeyBody } from "@trendgate/contracts";
-import { countActiveKeysLocked, createApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
+import { countActiveKeysLocked, createApiKey, findAccountApiKey, listApiKeys, revokeApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
@@ -45,7 +45,7 @@ export const keyRoutes = [
     query: ListQuery,
     responses: { 200: { description: "A page of keys", schema: KeyList } },
     async handler({ deps, auth, query }) {
-      const body = await keysetPage(query, (p) => deps.db.apiKey.findMany({ where: { accountId: auth.accountId, ...p.after }, orderBy: p.orderBy, take: p.take }), (r) => toApiKey(r));
+      const body = await keysetPage(query, (p) => listApiKeys(deps.db, auth.accountId, p), (r) => toApiKey(r));
       return { status: 200, body };
     },
   }),
@@ -54,7 +54,7 @@ export const keyRoutes = [
     summary: "One API key", params: IdParam,
     responses: { 200: { description: "The key", schema: ApiKey } },
     async handler({ deps, auth, params }) {
-      const row = await deps.db.apiKey.findFirst({ where: { id: params.id, accountId: auth.accountId } });
+      const row = await findAccountApiKey(deps.db, auth.accountId, params.id);
       if (!row) throw notFound("API key");
       return { status: 200, body: toApiKey(row) };
     },
@@ -64,9 +64,9 @@ export const keyRoutes = [
     summary: "Revoke an API key at once (it answers 401 from now on, on every gateway instance)", params: IdParam,
     responses: { 204: { description: "Revoked" } },
     async handler({ deps, auth, params }) {
-      const row = await deps.db.apiKey.findFirst({ where: { id: params.id, accountId: auth.accountId } });
+      const row = await findAccountApiKey(deps.db, auth.accountId, params.id);
       if (!row) throw notFound("API key");
-      if (!row.revokedAt) await deps.db.apiKey.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
+      if (!row.revokedAt) await revokeApiKey(deps.db, row.id);
       await deps.authenticator.invalidate(row.prefix);
       return { status: 204 };
     },

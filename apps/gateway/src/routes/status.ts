@@ -1,5 +1,5 @@
 import { QUEUES, StatusResponse, type StatusResponse as Status } from "@trendgate/contracts";
-import { GROWING_TABLES, parseKey, tableSizes } from "@trendgate/db";
+import { GROWING_TABLES, parseKey, pingDatabase, tableSizes } from "@trendgate/db";
 import { defineRoute } from "../http/route.ts";
 import { adminVerifier } from "../http/router.ts";
 import type { Deps } from "../deps.ts";
@@ -22,7 +22,7 @@ async function check(fn: () => Promise<unknown>) {
 
 /** Up or down (and the version) for anyone; `detailed`: latencies, errors, queue depths and table sizes (operators). */
 export async function collectStatus(deps: Deps, { detailed }: { detailed: boolean }): Promise<Status> {
-  const [postgres, redis] = await Promise.all([check(() => deps.db.$queryRaw`SELECT 1`), check(() => deps.redis.ping())]);
+  const [postgres, redis] = await Promise.all([check(() => pingDatabase(deps.db)), check(() => deps.redis.ping())]);
   const ok = postgres.status === "up" && redis.status === "up";
   if (!detailed) return { status: ok ? "ok" : "unavailable", version: VERSION, checks: { postgres: { status: postgres.status }, redis: { status: redis.status } } };
   const queues: Status["queues"] = {};

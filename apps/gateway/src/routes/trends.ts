@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { Id, ID_PATTERN, Recommendation, Timestamp, Trend, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
-import type { Prisma } from "@trendgate/db";
+import { activeTrendsByVelocity, findAccountTrend, listTrends, topicBucketSeries, type TrendRow, type TrendSort } from "@trendgate/db";
 import { nextStepsOf, summaryOf } from "@trendgate/trends";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { defineRoute } from "../http/route.ts";
 
-type Row = Prisma.TrendGetPayload<object>;
+type Row = TrendRow;
 const SERIES_BUCKETS = 48;
 
 export function toTrend(r: Row, bucketSeconds: number): TrendBody {
@@ -23,16 +23,13 @@ export function toTrend(r: Row, bucketSeconds: number): TrendBody {
 }
 
 // Keyset cursor over (sort key, id): base64url of JSON [value, id].
-const SORT_KEY = { recent: "detectedAt", velocity: "velocity" } as const;
 const encodeCursor = (v: string | number, id: string) => Buffer.from(JSON.stringify([v, id])).toString("base64url");
-function decodeCursor(cursor: string, sort: "recent" | "velocity"): Prisma.TrendWhereInput {
+function decodeCursor(cursor: string, sort: TrendSort): { value: Date | number; id: string } {
   try {
     const [v, id] = JSON.parse(Buffer.from(cursor, "base64url").toString()) as [string | number, string];
-    const key = SORT_KEY[sort];
     if (typeof id !== "string" || !ID_PATTERN.test(id)) throw new Error();
     if (sort === "recent" ? !Timestamp.safeParse(v).success : typeof v !== "number" || !Number.isFinite(v)) throw new Error();
-    const value = sort === "recent" ? new Date(v as string) : (v as number);
-    return { OR: [{ [key]: { lt: value } }, { [key]: value, id: { lt: id } }] };
+    return { value: sort === "recent" ? new Date(v as string) : (v as number), id };
   } catch {
     throw new ApiError("validation_failed", "cursor is not a next_cursor of this listing", { errors: [{ location: "query", path: "cursor", message: "invalid cursor", code: "invalid_cursor" }] });
   }
@@ -51,21 +48,13 @@ export const trendRoutes = [
     query: TrendsQuery,
     responses: { 200: { description: "A page of trends", schema: z.object({ data: z.array(Trend), next_cursor: z.string().nullable() }).meta({ id: "TrendList" }) } },
     async handler({ deps, auth, query }) {
-      const where: Prisma.TrendWhereInput = {
-        accountId: auth.accountId,
-        ...(query.status !== "all" ? { status: query.status } : {}),
-        ...(query.category ? { OR: [{ category: query.category }, { category: { startsWith: `${query.category}/` } }] } : {}),
-        ...(query.severity?.length ? { severity: { in: query.severity } } : {}),
-        ...(query.stage?.length ? { stage: { in: query.stage } } : {}),
-        ...(query.since ? { bucketStart: { gte: new Date(query.since) } } : {}),
-        ...(query.until ? { detectedAt: { lte: new Date(query.until) } } : {}),
+      const filter = {
+        accountId: auth.accountId, status: query.status !== "all" ? query.status : undefined, category: query.category,
+        severities: query.severity, stages: query.stage,
+        since: query.since ? new Date(query.since) : undefined, until: query.until ? new Date(query.until) : undefined,
       };
-      const key = SORT_KEY[query.sort];
-      const rows = await deps.db.trend.findMany({
-        where: query.cursor ? { AND: [where, decodeCursor(query.cursor, query.sort)] } : where,
-        orderBy: [{ [key]: "desc" }, { id: "desc" }],
-        take: query.limit + 1,
-      });
+      const after = query.cursor ? decodeCursor(query.cursor, query.sort) : null;
+      const rows = await listTrends(deps.db, filter, query.sort, after, query.limit + 1);
       const page = rows.slice(0, query.limit);
       const last = page.at(-1);
       const next = rows.length > query.limit && last ? encodeCursor(query.sort === "recent" ? last.detectedAt.toISOString() : last.velocity, last.id) : null;
@@ -77,10 +66,10 @@ export const trendRoutes = [
     summary: `One trend with its topic's last ${SERIES_BUCKETS} buckets`, params: z.object({ trend_id: Id }),
     responses: { 200: { description: "The trend", schema: TrendWithSeries } },
     async handler({ deps, auth, params }) {
-      const row = await deps.db.trend.findFirst({ where: { id: params.trend_id, accountId: auth.accountId } });
+      const row = await findAccountTrend(deps.db, auth.accountId, params.trend_id);
       if (!row) throw notFound("Trend");
-      const buckets = await deps.db.topicBucket.findMany({ where: { topicId: row.topicId }, orderBy: { bucketStart: "desc" }, take: SERIES_BUCKETS });
-      const series = buckets.reverse().map((b) => ({ bucket_start: b.bucketStart.toISOString(), count: b.count, sentiment: b.sentimentCount ? b.sentimentSum / b.sentimentCount : null }));
+      const buckets = await topicBucketSeries(deps.db, row.topicId, SERIES_BUCKETS);
+      const series = buckets.map((b) => ({ bucket_start: b.bucketStart.toISOString(), count: b.count, sentiment: b.sentimentCount ? b.sentimentSum / b.sentimentCount : null }));
       return { status: 200, body: { ...toTrend(row, deps.config.DETECTION_BUCKET_SECONDS), series } };
     },
   }),
@@ -89,7 +78,7 @@ export const trendRoutes = [
     summary: "What to do about your current trends: which connector to push to, which ads category to target, and why",
     responses: { 200: { description: "Recommendations, most confident first", schema: z.object({ data: z.array(Recommendation), generated_at: z.string() }).meta({ id: "RecommendationList" }) } },
     async handler({ deps, auth }) {
-      const trends = await deps.db.trend.findMany({ where: { accountId: auth.accountId, status: "active" }, orderBy: [{ velocity: "desc" }], take: 50 });
+      const trends = await activeTrendsByVelocity(deps.db, auth.accountId, 50);
       const out: z.infer<typeof Recommendation>[] = [];
       for (const t of trends) {
         const base = { trend_id: t.id, trend_name: t.name, category: t.category, confidence: confidence(t) };

@@ -4,7 +4,12 @@ import {
   RotateSecretBody, UpdateWebhookBody, Webhook, WebhookExecution, WebhookIdParam, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
-import { isDeliveryPending, newId, Prisma } from "@trendgate/db";
+import {
+  createTestDelivery, createWebhookSubscription, deleteWebhookSubscription, findAccountWebhook, findDelivery, findPendingDeliveries,
+  findWebhookExecution, isDeliveryPending, listAccountEvents, listWebhookExecutions, listWebhookSubscriptions, newId,
+  pauseWebhookSubscription, reopenDelivery, reopenFailedDeliveries, resumeWebhookSubscription, saveWebhookSecret, updateWebhookSubscription,
+  type PendingDeliveryFilter, type WebhookExecutionRow, type WebhookSubscriptionRow,
+} from "@trendgate/db";
 import { generateSecret } from "@trendgate/delivery";
 import { assertPublicDestination } from "../http/outbound-url.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
@@ -16,8 +21,8 @@ const BASE = "/api/integrations/webhooks";
 const TAG = "Webhooks";
 const RECOVER_MAX_DAYS = 14;
 
-type Row = Prisma.WebhookSubscriptionGetPayload<object>;
-type ExecRow = Prisma.WebhookExecutionGetPayload<object>;
+type Row = WebhookSubscriptionRow;
+type ExecRow = WebhookExecutionRow;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function toWebhook(r: Row): Webhook {
@@ -42,15 +47,15 @@ function toExecution(e: ExecRow): WebhookExecution {
 }
 
 async function findOwn(deps: GatewayDeps, accountId: string, id: string) {
-  const row = await deps.db.webhookSubscription.findFirst({ where: { id, accountId } });
+  const row = await findAccountWebhook(deps.db, accountId, id);
   if (!row) throw notFound("Webhook");
   return row;
 }
 
 
 /** Re-queues pending deliveries of a subscription (after resume/recover/replay); the sweeper catches any beyond `limit`. */
-async function requeue(deps: GatewayDeps, where: Prisma.WebhookDeliveryWhereInput, trigger: "recovery" | "replay" | "trend_event" | "test", limit = 1000) {
-  const rows = await deps.db.webhookDelivery.findMany({ where: { ...where, status: "pending" }, take: limit, orderBy: { createdAt: "asc" } });
+async function requeue(deps: GatewayDeps, which: PendingDeliveryFilter, trigger: "recovery" | "replay" | "trend_event" | "test", limit = 1000) {
+  const rows = await findPendingDeliveries(deps.db, which, limit);
   for (const d of rows) {
     await enqueueDelivery(deps.queues, {
       delivery_id: d.id, webhook_id: d.subscriptionId, attempt: d.attempts + 1, trigger: d.trigger === "test" ? "test" : trigger,
@@ -76,12 +81,10 @@ export const webhookRoutes = [
       assertPublicDestination(deps.guard, body.url, "url");
       const secret = generateSecret();
       return atomically(async (tx) => {
-        const row = await tx.webhookSubscription.create({
-          data: {
-            id: newId("wh"), accountId: auth.accountId, url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode,
-            thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
-            description: body.description ?? null, secretCiphertext: deps.secrets.seal(secret),
-          },
+        const row = await createWebhookSubscription(tx, {
+          accountId: auth.accountId, url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode,
+          thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
+          description: body.description ?? null, secretCiphertext: deps.secrets.seal(secret),
         });
         return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
       });
@@ -92,7 +95,7 @@ export const webhookRoutes = [
     summary: "List webhook subscriptions, newest first", query: pageQuery({ limit: 50, max: 200, cursor: { ids: ["wh"] } }),
     responses: { 200: { description: "A page of subscriptions", schema: page(Webhook).meta({ id: "WebhookList" }) } },
     async handler({ deps, auth, query }) {
-      const body = await keysetPage(query, (p) => deps.db.webhookSubscription.findMany({ where: { accountId: auth.accountId, ...p.after }, orderBy: p.orderBy, take: p.take }), toWebhook);
+      const body = await keysetPage(query, (p) => listWebhookSubscriptions(deps.db, auth.accountId, p), toWebhook);
       return { status: 200, body };
     },
   }),
@@ -112,12 +115,9 @@ export const webhookRoutes = [
     async handler({ deps, auth, params, body }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
       assertPublicDestination(deps.guard, body.url, "url");
-      const row = await deps.db.webhookSubscription.update({
-        where: { id: params.webhook_id },
-        data: {
-          url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode, thresholdValue: body.threshold_value,
-          cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description,
-        },
+      const row = await updateWebhookSubscription(deps.db, params.webhook_id, {
+        url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode, thresholdValue: body.threshold_value,
+        cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description,
       });
       return { status: 200, body: toWebhook(row) };
     },
@@ -128,10 +128,7 @@ export const webhookRoutes = [
     responses: { 204: { description: "Deleted" } },
     async handler({ deps, auth, params }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      await deps.db.$transaction([ // executions have no foreign key (see schema.prisma); deliveries cascade
-        deps.db.webhookExecution.deleteMany({ where: { subscriptionId: params.webhook_id } }),
-        deps.db.webhookSubscription.delete({ where: { id: params.webhook_id } }),
-      ]);
+      await deleteWebhookSubscription(deps.db, params.webhook_id);
       return { status: 204 };
     },
   }),
@@ -146,9 +143,7 @@ export const webhookRoutes = [
       const payload = testPayload(sub);
       const id = newId("msg");
       const reply = await atomically(async (tx) => {
-        await tx.webhookDelivery.create({
-          data: { id, accountId: sub.accountId, subscriptionId: sub.id, trigger: "test", payload, velocity: payload.velocity, nextAttemptAt: new Date() },
-        });
+        await createTestDelivery(tx, { id, accountId: sub.accountId, subscriptionId: sub.id, payload, velocity: payload.velocity });
         return { status: 202, body: { delivery_id: id, webhook_id: sub.id, status: "queued" } };
       });
       await enqueueDelivery(deps.queues, { delivery_id: id, webhook_id: sub.id, attempt: 1, trigger: "test", body: serializePayload(payload) })
@@ -163,7 +158,7 @@ export const webhookRoutes = [
     responses: { 200: { description: "A page of executions", schema: page(WebhookExecution).meta({ id: "WebhookExecutionList" }) } },
     async handler({ deps, auth, params, query }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      const body = await keysetPage(query, (p) => deps.db.webhookExecution.findMany({ where: { subscriptionId: params.webhook_id, ...p.after }, orderBy: p.orderBy, take: p.take }), toExecution);
+      const body = await keysetPage(query, (p) => listWebhookExecutions(deps.db, params.webhook_id, p), toExecution);
       return { status: 200, body };
     },
   }),
@@ -173,7 +168,7 @@ export const webhookRoutes = [
     responses: { 200: { description: "The paused subscription", schema: Webhook } },
     async handler({ deps, auth, params }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      const row = await deps.db.webhookSubscription.update({ where: { id: params.webhook_id }, data: { status: "paused" } });
+      const row = await pauseWebhookSubscription(deps.db, params.webhook_id);
       return { status: 200, body: toWebhook(row) };
     },
   }),
@@ -183,7 +178,7 @@ export const webhookRoutes = [
     responses: { 200: { description: "The active subscription", schema: Webhook } },
     async handler({ deps, auth, params }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      const row = await deps.db.webhookSubscription.update({ where: { id: params.webhook_id }, data: { status: "active", disabledReason: null, failingSince: null } });
+      const row = await resumeWebhookSubscription(deps.db, params.webhook_id);
       await requeue(deps, { subscriptionId: row.id }, "trend_event");
       return { status: 200, body: toWebhook(row) };
     },
@@ -198,10 +193,7 @@ export const webhookRoutes = [
       const secret = generateSecret();
       const until = body.grace_period_seconds > 0 ? new Date(Date.now() + body.grace_period_seconds * 1000) : null;
       return atomically(async (tx) => {
-        await tx.webhookSubscription.update({
-          where: { id: sub.id },
-          data: { secretCiphertext: deps.secrets.seal(secret), previousSecretCiphertext: until ? sub.secretCiphertext : null, previousSecretExpiresAt: until },
-        });
+        await saveWebhookSecret(tx, sub.id, { secretCiphertext: deps.secrets.seal(secret), previousSecretCiphertext: until ? sub.secretCiphertext : null, previousSecretExpiresAt: until });
         return { status: 200, body: { secret, previous_secret_expires_at: iso(until) } };
       });
     },
@@ -212,12 +204,12 @@ export const webhookRoutes = [
     responses: { 202: { description: "Queued", schema: Queued } },
     async handler({ deps, auth, params, atomically }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      const exe = await deps.db.webhookExecution.findFirst({ where: { id: params.execution_id, subscriptionId: params.webhook_id } });
-      const delivery = exe && await deps.db.webhookDelivery.findUnique({ where: { id: exe.deliveryId } });
+      const exe = await findWebhookExecution(deps.db, params.webhook_id, params.execution_id);
+      const delivery = exe && await findDelivery(deps.db, exe.deliveryId);
       if (!exe || !delivery) throw notFound("Execution");
       if (delivery.status === "pending") throw new ApiError("conflict", "This delivery is still pending (queued or waiting for a retry); replay it once it has succeeded or failed");
       const reply = await atomically(async (tx) => {
-        await tx.webhookDelivery.update({ where: { id: exe.deliveryId }, data: { status: "pending", nextAttemptAt: new Date(), completedAt: null } });
+        await reopenDelivery(tx, exe.deliveryId);
         return { status: 202, body: { delivery_id: exe.deliveryId, webhook_id: params.webhook_id, status: "queued" } };
       });
       await requeue(deps, { id: exe.deliveryId }, "replay");
@@ -235,13 +227,10 @@ export const webhookRoutes = [
       if (since.getTime() < Date.now() - RECOVER_MAX_DAYS * 86_400_000)
         throw new ApiError("validation_failed", `since may be at most ${RECOVER_MAX_DAYS} days ago`, { errors: [{ location: "body", path: "since", message: `at most ${RECOVER_MAX_DAYS} days ago`, code: "too_small" }] });
       const reply = await atomically(async (tx) => {
-        const { count } = await tx.webhookDelivery.updateMany({
-          where: { subscriptionId: sub.id, status: "failed", createdAt: { gte: since } },
-          data: { status: "pending", nextAttemptAt: new Date(), completedAt: null },
-        });
-        return { status: 202, body: { recovered: count } };
+        const recovered = await reopenFailedDeliveries(tx, sub.id, since);
+        return { status: 202, body: { recovered } };
       });
-      if (sub.status === "active") await requeue(deps, { subscriptionId: sub.id, nextAttemptAt: { lte: new Date() } }, "recovery", 10_000);
+      if (sub.status === "active") await requeue(deps, { subscriptionId: sub.id, dueBy: new Date() }, "recovery", 10_000);
       return reply;
     },
   }),
@@ -253,7 +242,7 @@ export const webhookRoutes = [
     async handler({ deps, auth, query }) {
       const body = await keysetPage(
         query,
-        (p) => deps.db.accountEvent.findMany({ where: { accountId: auth.accountId, ...(query.type ? { type: query.type } : {}), ...p.after }, orderBy: p.orderBy, take: p.take }),
+        (p) => listAccountEvents(deps.db, auth.accountId, query.type, p),
         (r) => ({ id: r.id, type: r.type, data: r.data as Record<string, unknown>, created_at: r.createdAt.toISOString() }),
       );
       return { status: 200, body };

@@ -3,7 +3,7 @@ import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
-import { findOperatorItem, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
+import { findOperatorItem, saveConnectionSelection, saveConnectionSettings, type ConnectionRow, type OutboxRow } from "@trendgate/db";
 import { applyActionIn, chatActor, queueCardRefresh } from "@trendgate/operator";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
@@ -118,7 +118,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
           joined = true;
         }
         const selection = { channel_id: channel.id, channel_name: channel.name, is_private: channel.isPrivate };
-        await deps.db.connection.update({ where: { id: conn.id }, data: { selection: selection as Prisma.InputJsonValue } });
+        await saveConnectionSelection(deps.db, conn.id, selection);
         return { status: 200, body: { ...selection, joined } };
       },
     }),
@@ -149,7 +149,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
       async handler({ deps, auth, body }) {
         const { conn } = await connectionRowOf(deps, auth.accountId);
-        await deps.db.connection.update({ where: { id: conn.id }, data: { settings: body as Prisma.InputJsonValue } });
+        await saveConnectionSettings(deps.db, conn.id, body);
         return { status: 200, body };
       },
     }),
@@ -178,7 +178,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
         401: { description: "Missing, forged or stale signature" },
         501: { description: `\`provider_not_configured\`: ${connector.interactions.signingSecretEnv} is not set` },
       },
-      async handler({ deps, req }) {
+      async handler({ deps, req, atomically }) {
         const env = connector.interactions.signingSecretEnv;
         const secret = deps.config.PROVIDER_ENV[env];
         if (!secret) throw new ApiError("provider_not_configured", `Set ${env} (the ${connector.manifest.displayName} app's signing secret) to accept interactions`);
@@ -195,7 +195,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
         if (!item || !conn || !connector.interactions.fromWorkspaceOf(it, conn.externalAccount as Record<string, unknown>)) return ephemeral("This item is not available in this workspace.");
 
         let outbox: OutboxRow[] = [];
-        const reply = await deps.db.$transaction(async (tx) => {
+        const reply = await atomically(async (tx) => { // no Idempotency-Key here: one plain transaction
           const snooze = it.snoozeMinutes === undefined ? undefined : Math.min(SNOOZE_MINUTES.max, Math.max(SNOOZE_MINUTES.min, it.snoozeMinutes));
           const r = await applyActionIn(tx, deps, {
             itemId: item.id, accountId: item.accountId, action: it.action, version: it.version, snoozeMinutes: snooze,

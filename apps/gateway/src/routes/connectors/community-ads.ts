@@ -2,12 +2,15 @@ import { z } from "zod";
 import { conversionBatchGroup, type ConversionsConnector } from "@trendgate/connector-conversions";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { ConversionMessagePayload, Id, QUEUES } from "@trendgate/contracts";
-import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxMessage, type OutboxRow, type Prisma } from "@trendgate/db";
+import {
+  addOutboxMessages, findAccountOutboxMessage, findOutboxMessageByDedupKey, newId, outboxMessageAttempts, saveConnectionSelection, storeAuthorizedConnection,
+  type ConnectionRow, type OutboxAttemptRow, type OutboxMessage, type OutboxRow,
+} from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
 import { dispatchAfterCommit } from "../operator.ts";
-import { OUTBOX_STATUSES, OutboxListQuery, outboxPage, type OutboxAttemptRow } from "./outbox-list.ts";
+import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
 import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict } from "./provider-problem.ts";
@@ -84,11 +87,11 @@ function routesOf(connector: ConversionsConnector): RouteDef[] {
       responses: { 200: { description: "Stored", schema: CommunityAdsTokenSaved } },
       async handler({ deps, auth, body }) {
         const token = (body as { access_token: string }).access_token;
-        const row = await deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
+        const row = await storeAuthorizedConnection(deps.db, {
           accountId: auth.accountId, provider: connector.manifest.id, kind: connector.manifest.kind,
           credentialsSealed: deps.secrets.seal(JSON.stringify({ access_token: token, token_type: "bearer" })),
           tokenExpiresAt: null, scopes: ["adsconversions"], externalAccount: {},
-        }));
+        });
         return { status: 200, body: { provider: row.provider, status: row.status, credential: "conversion_access_token" as const } };
       },
     }),
@@ -100,7 +103,7 @@ function routesOf(connector: ConversionsConnector): RouteDef[] {
       responses: { 200: { description: "The saved selection", schema: CommunityAdsSelection }, 409: { description: "`not_connected`" } },
       async handler({ deps, auth, body }) {
         const { conn } = await connectionOf(deps, auth.accountId);
-        await deps.db.connection.update({ where: { id: conn.id }, data: { selection: body as Prisma.InputJsonValue } });
+        await saveConnectionSelection(deps.db, conn.id, body);
         return { status: 200, body };
       },
     }),
@@ -151,7 +154,7 @@ function routesOf(connector: ConversionsConnector): RouteDef[] {
         const reply = await atomically(async (tx) => {
           rows = await addOutboxMessages(tx, [{ queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: conversionBatchGroup(payload), dedupKey, payload }]);
           if (rows.length) return { status: 202, body: { id: rows[0].id, status: "pending", conversion_id: conversionId, duplicate: false } };
-          const first = await tx.outboxMessage.findUnique({ where: { queue_dedupKey: { queue: QUEUES.conversionEvents, dedupKey } } });
+          const first = await findOutboxMessageByDedupKey(tx, QUEUES.conversionEvents, dedupKey);
           return { status: 202, body: { id: first?.id ?? id, status: first?.status ?? "pending", conversion_id: conversionId, duplicate: true } };
         });
         await dispatchAfterCommit(deps, rows);
@@ -164,9 +167,9 @@ function routesOf(connector: ConversionsConnector): RouteDef[] {
       params: z.object({ id: Id.meta({ description: "An event id from the push" }) }),
       responses: { 200: { description: "The event", schema: CommunityAdsEvent }, 404: { description: "No such event" } },
       async handler({ deps, auth, params }) {
-        const m = await deps.db.outboxMessage.findFirst({ where: { id: params.id, accountId: auth.accountId, queue: QUEUES.conversionEvents } });
+        const m = await findAccountOutboxMessage(deps.db, auth.accountId, QUEUES.conversionEvents, params.id);
         if (!m) throw notFound("Event");
-        const attempts = await deps.db.outboxAttempt.findMany({ where: { messageId: m.id }, orderBy: { attempt: "asc" } });
+        const attempts = await outboxMessageAttempts(deps.db, m.id);
         return { status: 200, body: eventOf(m, attempts) };
       },
     }),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "@trendgate/contracts";
-import type { OutboxMessage } from "@trendgate/db";
+import { listOutboxMessages, outboxAttemptsOf, type OutboxAttemptRow, type OutboxMessage } from "@trendgate/db";
 import type { GatewayDeps } from "../../deps.ts";
 
 // One page of an account's outbox messages of one queue, newest first, with their attempts: the listings of what a
@@ -15,19 +15,12 @@ export const OutboxListQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: [
 });
 export type OutboxListQuery = z.infer<typeof OutboxListQuery>;
 
-export type OutboxAttemptRow = Awaited<ReturnType<GatewayDeps["db"]["outboxAttempt"]["findMany"]>>[number];
-
 export interface OutboxPage { rows: { message: OutboxMessage; attempts: OutboxAttemptRow[] }[]; next_cursor: string | null }
 
 export async function outboxPage(deps: GatewayDeps, accountId: string, queue: string, query: OutboxListQuery): Promise<OutboxPage> {
-  const messages = await deps.db.outboxMessage.findMany({
-    where: { accountId, queue, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
-    orderBy: { id: "desc" }, take: query.limit + 1,
-  });
+  const messages = await listOutboxMessages(deps.db, { accountId, queue, status: query.status, cursor: query.cursor, take: query.limit + 1 });
   const page = messages.slice(0, query.limit);
-  const attempts = page.length
-    ? await deps.db.outboxAttempt.findMany({ where: { messageId: { in: page.map((m) => m.id) } }, orderBy: { attempt: "asc" } })
-    : [];
+  const attempts = page.length ? await outboxAttemptsOf(deps.db, page.map((m) => m.id)) : [];
   return {
     rows: page.map((message) => ({ message, attempts: attempts.filter((a) => a.messageId === message.id) })),
     next_cursor: messages.length > query.limit ? page[page.length - 1].id : null,

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { QUEUES, SocialAction, SocialConnection, SocialConnectionStatus, SocialProviderList, type JobPayload } from "@trendgate/contracts";
 import { isPolled, type RunAction, type SocialActionDef, type SocialConnector } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { newId, Prisma } from "@trendgate/db";
+import { countSignalsSince, decideSocialDraft, findSocialConnection, newId, prependSocialAction, saveSocialConnection, type SocialConnectionRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -22,7 +22,7 @@ const TAG = "Social connectors";
 const RECENT_HOURS = 24;
 const MAX_ACTIONS = 20;
 
-type Row = Prisma.SocialConnectionGetPayload<object>;
+type Row = SocialConnectionRow;
 /** A social-poll job for one action (the payload schema in contracts' queues.ts must accept every provider's action name). */
 const job = (connectionId: string, action: string, actionId: string) =>
   ({ connection_id: connectionId, action, action_id: actionId }) as JobPayload<typeof QUEUES.socialPoll>;
@@ -37,7 +37,7 @@ export function toConnection(r: Row): SocialConnection {
 }
 
 async function findOwn(deps: GatewayDeps, accountId: string, c: SocialConnector) {
-  const row = await deps.db.socialConnection.findUnique({ where: { accountId_provider: { accountId, provider: c.manifest.id } } });
+  const row = await findSocialConnection(deps.db, accountId, c.manifest.id);
   if (!row) throw notFound(`${c.manifest.displayName} connection`);
   return row;
 }
@@ -48,14 +48,7 @@ async function findOwn(deps: GatewayDeps, accountId: string, c: SocialConnector)
  */
 async function queueAction(deps: GatewayDeps, row: Row, action: string, input: Record<string, unknown>, status: "queued" | "awaiting_approval" = "queued"): Promise<SocialAction> {
   const a: SocialAction = { id: newId("act"), action, status, input, result: null, error: null, created_at: new Date().toISOString(), completed_at: null };
-  await deps.db.$pool.query(
-    `UPDATE social_connections SET updated_at = now(), cursor = jsonb_set(cursor, '{actions}', (
-       SELECT coalesce(jsonb_agg(a ORDER BY n), '[]'::jsonb)
-         FROM jsonb_array_elements(jsonb_build_array($2::jsonb) || coalesce(cursor->'actions', '[]'::jsonb)) WITH ORDINALITY t(a, n)
-        WHERE n <= $3))
-     WHERE id = $1`,
-    [row.id, JSON.stringify(a), MAX_ACTIONS],
-  );
+  await prependSocialAction(deps.db, row.id, a, MAX_ACTIONS);
   if (status === "queued") await deps.queues.add(QUEUES.socialPoll, job(row.id, action, a.id), { jobId: `${action}-${a.id}` });
   return a;
 }
@@ -63,21 +56,14 @@ async function queueAction(deps: GatewayDeps, row: Row, action: string, input: R
 /** Approves (queues) or rejects a draft; only a draft still awaiting approval can be decided. */
 async function decideDraft(deps: GatewayDeps, row: Row, action: string, draftId: string, decision: "approve" | "reject"): Promise<SocialAction> {
   const next = decision === "approve" ? { status: "queued" } : { status: "rejected", completed_at: new Date().toISOString() };
-  const { rows } = await deps.db.$pool.query<{ a: SocialAction }>(
-    `UPDATE social_connections SET updated_at = now(), cursor = jsonb_set(cursor, '{actions}', (
-       SELECT jsonb_agg(CASE WHEN a->>'id' = $2 THEN a || $3::jsonb ELSE a END ORDER BY n)
-         FROM jsonb_array_elements(cursor->'actions') WITH ORDINALITY t(a, n)))
-     WHERE id = $1 AND cursor->'actions' @> jsonb_build_array(jsonb_build_object('id', $2::text, 'action', $4::text, 'status', 'awaiting_approval'))
-     RETURNING (SELECT a FROM jsonb_array_elements(cursor->'actions') a WHERE a->>'id' = $2) AS a`,
-    [row.id, draftId, JSON.stringify(next), action],
-  );
-  if (!rows.length) {
+  const decided = await decideSocialDraft<SocialAction>(deps.db, row.id, action, draftId, next);
+  if (!decided) {
     const known = ((row.cursor as { actions?: SocialAction[] }).actions ?? []).find((x) => x.id === draftId && x.action === action);
     if (!known) throw notFound(`${action[0].toUpperCase()}${action.slice(1)} draft`);
     throw new ApiError("conflict", `This draft is ${known.status}; only a draft awaiting approval can be approved or rejected`);
   }
   if (decision === "approve") await deps.queues.add(QUEUES.socialPoll, job(row.id, action, draftId), { jobId: `${action}-${draftId}` });
-  return rows[0].a;
+  return decided;
 }
 
 function refuseIfNeedsReauth(c: SocialConnector, row: Row) {
@@ -107,14 +93,10 @@ function connectionRoutes(c: SocialConnector): RouteDef[] {
         const extra = Object.fromEntries((c.extraUrlFields ?? []).filter((f) => b[f]).map((f) => [f, b[f]]));
         const options = { ...b.options, ...extra };
         const fields = {
-          status: "active", terms: b.terms, options: options as Prisma.InputJsonValue, credentialsCiphertext: deps.secrets.seal(JSON.stringify(b.credentials)),
+          status: "active", terms: b.terms, options, credentialsCiphertext: deps.secrets.seal(JSON.stringify(b.credentials)),
           baseUrl: (b.base_url as string | null | undefined) ?? null, lastError: null, nextPollAt: isPolled(c) ? new Date() : null,
         };
-        const row = await deps.db.socialConnection.upsert({
-          where: { accountId_provider: { accountId: auth.accountId, provider: m.id } },
-          create: { id: newId("soc"), accountId: auth.accountId, provider: m.id, ...fields },
-          update: fields,
-        });
+        const row = await saveSocialConnection(deps.db, auth.accountId, m.id, fields);
         return { status: 200, body: toConnection(row) };
       },
     }),
@@ -126,9 +108,7 @@ function connectionRoutes(c: SocialConnector): RouteDef[] {
       responses: { 200: { description: "The connector's status", schema: SocialConnectionStatus } },
       async handler({ deps, auth }) {
         const row = await findOwn(deps, auth.accountId, c);
-        const count = await deps.db.signal.count({
-          where: { accountId: auth.accountId, source: m.id, createdAt: { gte: new Date(Date.now() - RECENT_HOURS * 3_600_000) } },
-        });
+        const count = await countSignalsSince(deps.db, auth.accountId, m.id, new Date(Date.now() - RECENT_HOURS * 3_600_000));
         const cursor = row.cursor as { actions?: SocialAction[] };
         const body: z.infer<typeof SocialConnectionStatus> = {
           connection_id: row.id, provider: m.id, status: row.status as SocialConnection["status"], last_error: row.lastError, terms: row.terms,

@@ -3,7 +3,7 @@ import { ProviderError } from "@trendgate/connector-core";
 import { bindPush, instanceBase, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { pageQuery, QUEUES, text, WorkflowPushPayload } from "@trendgate/contracts";
-import { addOutboxMessages, newId, saveAuthorizedConnection, type ConnectionRow, type OutboxRow, type Prisma } from "@trendgate/db";
+import { addOutboxMessages, newId, outboxMessageOwnerByDedupKey, saveConnectionSelection, storeAuthorizedConnection, type ConnectionRow, type OutboxRow } from "@trendgate/db";
 import { OutboundClient } from "@trendgate/delivery";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
@@ -156,14 +156,11 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         assertPublicDestination(deps.guard, b.api_base_url, "api_base_url");
         const base = instanceBase(b.api_base_url);
         await clientWith(deps, base, b.api_key).verify().catch(connectProblem);
-        const row = await deps.db.$transaction(async (tx) => {
-          const saved = await saveAuthorizedConnection(tx, {
-            accountId: auth.accountId, provider: connector.manifest.id, kind: connector.manifest.kind,
-            credentialsSealed: deps.secrets.seal(JSON.stringify({ api_key: b.api_key } satisfies WorkflowCredentials)),
-            tokenExpiresAt: null, scopes: [], externalAccount: { api_base_url: base },
-          });
-          return tx.connection.update({ where: { id: saved.id }, data: { settings: { include_metadata: b.include_metadata } as Prisma.InputJsonValue } });
-        });
+        const row = await storeAuthorizedConnection(deps.db, {
+          accountId: auth.accountId, provider: connector.manifest.id, kind: connector.manifest.kind,
+          credentialsSealed: deps.secrets.seal(JSON.stringify({ api_key: b.api_key } satisfies WorkflowCredentials)),
+          tokenExpiresAt: null, scopes: [], externalAccount: { api_base_url: base },
+        }, { settings: { include_metadata: b.include_metadata } });
         return { status: 200, body: { provider: row.provider, status: row.status, api_base_url: base, include_metadata: b.include_metadata, connected_at: row.updatedAt.toISOString() } };
       },
     }),
@@ -212,7 +209,7 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
           workflow_id: wf.id, workflow_name: wf.name || b.workflow_name, default_event: b.default_event, api_base_url: base,
           push_url: b.push_url ?? wf.trigger.url, push_method: wf.trigger.method, push_url_overridden: Boolean(b.push_url), auto_push: b.auto_push, workflow_active: wf.active,
         };
-        await deps.db.connection.update({ where: { id: conn.id }, data: { selection: selection as Prisma.InputJsonValue } });
+        await saveConnectionSelection(deps.db, conn.id, selection);
         return { status: 200, body: selection };
       },
     }),
@@ -289,7 +286,7 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
       params: z.object({ id: text({ min: 1, max: 64 }).meta({ description: "The push's id (its event id, as GET …/executions lists it)" }) }),
       responses: { 202: { description: "Queued", schema: OutboxReplayed }, 404: { description: "No such push" }, 409: { description: "`conflict`: not failed or unknown" } },
       async handler({ deps, auth, params, atomically }) {
-        const m = await deps.db.outboxMessage.findUnique({ where: { queue_dedupKey: { queue: QUEUES.workflowPushes, dedupKey: params.id } }, select: { id: true, accountId: true } });
+        const m = await outboxMessageOwnerByDedupKey(deps.db, QUEUES.workflowPushes, params.id);
         if (!m || m.accountId !== auth.accountId) throw notFound("Push");
         return replayOutbox(deps, atomically, { accountId: auth.accountId, queue: QUEUES.workflowPushes, messageId: m.id, shownId: params.id, what: "Push" });
       },
