@@ -4,6 +4,7 @@
 import crypto from "node:crypto";
 import { redditAds } from "@trendgate/connector-conversions";
 import { testIdPlacementOf } from "../../packages/connectors/conversions/src/reddit-ads/config.ts";
+import { MAX_ISOLATION_REQUESTS } from "../../packages/connectors/conversions/src/reddit-ads/client.ts";
 import { QUEUES } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import { startStack, type Stack } from "../helpers/stack.ts";
@@ -257,5 +258,56 @@ describe("test_id placement (REDDIT_ADS_TEST_ID_PLACEMENT)", () => {
     expect(unknown.status).toBe(400);
     expect(await unknown.json()).toMatchObject({ error: { code: "VALIDATION_ERROR", fields: [{ field: "test" }] } });
     expect(reddit.unique(pixelId).size).toBe(0);
+  });
+});
+
+describe("refusals that name no event (Reddit's flat 400s)", () => {
+  const client = () => redditAds.client({ baseUrl: reddit.url, accessToken: reddit.addConversionToken(), env: { OUTBOUND_ALLOWLIST: "127.0.0.1" } });
+  const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ event_name: "purchase", data: { conversion_id: `${prefix}-${i}`, event_at: Date.now() - 60_000 } }));
+  const flat = async <T>(work: () => Promise<T>): Promise<T> => {
+    reddit.flatErrors = true;
+    try { return await work(); } finally { reddit.flatErrors = false; }
+  };
+
+  test("the batch is halved until the refused events are isolated: they fail with Reddit's message, the rest arrive", async () => {
+    const pixelId = pixel();
+    const events = batch("iso", 40);
+    reddit.refuseConversion("iso-7");
+    reddit.refuseConversion("iso-31");
+    const refusedBefore = reddit.refusedRequests;
+    const out = await flat(() => client().sendBatch(pixelId, events));
+
+    const failed = out.flatMap((r, i) => (r.ok ? [] : [[events[i].data.conversion_id, r.error.kind, r.error.message]]));
+    expect(failed).toEqual([
+      ["iso-7", "bad_request", "reddit_ads: refused the event: invalid metadata.conversion_id: conversion refused"],
+      ["iso-31", "bad_request", "reddit_ads: refused the event: invalid metadata.conversion_id: conversion refused"],
+    ]);
+    expect([...reddit.unique(pixelId).keys()].sort()).toEqual(events.map((e) => e.data.conversion_id).filter((id) => id !== "iso-7" && id !== "iso-31").sort());
+    // 40 events, 2 bad: the first request, then about 2 x 2 x log2(40) halves, far fewer than one request per event
+    expect(reddit.refusedRequests - refusedBefore).toBeLessThanOrEqual(1 + 2 * Math.ceil(Math.log2(40)));
+  });
+
+  test("a refusal of every event stops after the isolation budget instead of sending each one alone", async () => {
+    const pixelId = pixel();
+    const events = batch("all-bad", 300).map((e) => ({ ...e, data: { ...e.data, event_at: Date.now() - 30 * 86_400_000 } })); // all too old
+    const before = reddit.refusedRequests;
+    const out = await flat(() => client().sendBatch(pixelId, events));
+    expect(out.every((r) => !r.ok && r.error.kind === "bad_request" && /event_at: is more than 7 days in the past/.test(r.error.message))).toBe(true);
+    expect(reddit.refusedRequests - before).toBeLessThanOrEqual(1 + MAX_ISOLATION_REQUESTS);
+    expect(reddit.unique(pixelId).size).toBe(0);
+  });
+
+  test("through the worker: one bad event of a batch fails alone with Reddit's message, its neighbours succeed", async () => {
+    const a = await connectedAccount();
+    reddit.refuseConversion("flat-bad");
+    await flat(async () => {
+      const [good1, bad, good2] = await Promise.all(["flat-good-1", "flat-bad", "flat-good-2"].map((id) => push(a, { data: { conversion_id: id } })));
+      const failed = await settled(a, bad.body.id, "failed");
+      expect(failed.last_error).toContain("invalid metadata.conversion_id: conversion refused");
+      await settled(a, good1.body.id);
+      await settled(a, good2.body.id);
+    });
+    expect(reddit.unique(a.pixelId).has("flat-good-1") && reddit.unique(a.pixelId).has("flat-good-2")).toBe(true);
+    expect(reddit.unique(a.pixelId).has("flat-bad")).toBe(false);
   });
 });

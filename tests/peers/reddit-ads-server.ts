@@ -12,7 +12,9 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 //   with addConversionToken); the body validated like the v3 API: `data.events` 1..1000, `event_at` in ms within
 //   7 days back and 5 minutes ahead, UPPER_SNAKE tracking types (CUSTOM needs custom_event_name), action_source enum,
 //   hashed identifiers are 64 hex, metadata.conversion_id; errors `{error:{code,message,fields:[{field,message}]}}`.
-//   It de-duplicates on (pixel, conversion_id) like Reddit, and counts what arrived. A test event's id is accepted as
+//   It de-duplicates on (pixel, conversion_id) like Reddit, and counts what arrived. With `flatErrors` it refuses as
+//   Reddit often does in production: `{"error":{"code":400,"message":"invalid action_source: web"}}`, no field list,
+//   so nothing says which event of the batch was bad. A test event's id is accepted as
 //   `data.test_id` or as `?test_id=` (both at once, or any other query parameter, is a 400 naming it).
 // - The token endpoint compares the Basic credentials raw, as Reddit does (see reddit-ads/hooks.ts: the RFC's
 //   form-urlencoding of `-` and `_` in client ids would be refused).
@@ -50,6 +52,10 @@ export interface RedditAdsServer {
   refuseConversion(conversionId: string): void;
   /** Token grants by type and refused ones. */
   counts: { authorization_code: number; refresh_token: number; refused: number };
+  /** Refuse invalid bodies with a flat message and no `fields` (which event was bad is not said). */
+  flatErrors: boolean;
+  /** API requests refused with 400 (for counting the requests a client spends). */
+  refusedRequests: number;
   /** Hold each accepted request's answer this long (ms), after recording its events. */
   delayMs: number;
   /** Events of accepted requests whose answer is still held. */
@@ -80,8 +86,15 @@ export async function startRedditAdsServer(opts: StandInOptions & { consentPage?
     res.writeHead(status, { "content-type": "application/json", ...headers });
     res.end(JSON.stringify(body));
   };
-  const apiError = (res: import("node:http").ServerResponse, status: number, code: string, message: string, fields?: { field: string; message: string }[]) =>
-    json(res, status, { error: { code, message, ...(fields ? { fields } : {}) } });
+  const apiError = (res: import("node:http").ServerResponse, status: number, code: string, message: string, fields?: { field: string; message: string }[]) => {
+    if (status === 400) server.refusedRequests++;
+    if (status === 400 && server.flatErrors) {
+      // Only the first problem, said as a sentence, with the event's position left out.
+      const f = fields?.[0];
+      return json(res, status, { error: { code: 400, message: f ? `invalid ${f.field.replace(/^data\.events\[\d+\]\./, "")}: ${f.message}` : message } });
+    }
+    return json(res, status, { error: { code, message, ...(fields ? { fields } : {}) } });
+  };
 
   function issue(grant: Grant) {
     const at = token("ads-at");
@@ -184,7 +197,7 @@ export async function startRedditAdsServer(opts: StandInOptions & { consentPage?
   });
   const base = await listenLocal(http, opts.port);
   const server: RedditAdsServer = {
-    url: base, authorizeUrl: `${base}/api/v1/authorize`, tokenUrl: `${base}/api/v1/access_token`, app, received, requests, counts, accessTokenTtl: 3600, delayMs: 0, inFlight: () => inFlight,
+    url: base, authorizeUrl: `${base}/api/v1/authorize`, tokenUrl: `${base}/api/v1/access_token`, app, received, requests, counts, accessTokenTtl: 3600, delayMs: 0, flatErrors: false, refusedRequests: 0, inFlight: () => inFlight,
     unique(pixelId) {
       const out = new Map<string, ReceivedEvent>();
       for (const r of received) if (r.pixelId === pixelId && !out.has(r.event.metadata.conversion_id)) out.set(r.event.metadata.conversion_id, r);
