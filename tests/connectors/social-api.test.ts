@@ -183,6 +183,41 @@ describe("X polling", () => {
     expect(await db().signal.count({ where: { accountId: a.accountId, source: "x" } })).toBe(26);
   });
 
+  test("a burst larger than one poll's pages is read over the next polls, not cut off: every post counts", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth, { options: { page_size: 10, max_pages: 2, category: "energy/solar" } });
+    const seen = post(60, "solar before the burst");
+    xp.setData({ posts: [seen] });
+    let polled = await tickAndWait(conn.id);
+    const again = async () => {
+      await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+      xp.requests.length = 0;
+      polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+      return xp.requests.filter((r) => r.path === "/2/tweets/search/recent");
+    };
+    const count = () => db().signal.count({ where: { accountId: a.accountId, source: "x" } });
+
+    // 30 new posts between two polls; a poll reads at most 2 pages of 10.
+    const burst = Array.from({ length: 30 }, (_, i) => post(i + 1, `solar burst ${i}`));
+    xp.setData({ posts: [seen, ...burst] });
+    let searches = await again();
+    expect(searches).toHaveLength(2);
+    expect(await count()).toBe(1 + 20);
+    // The next poll reads the rest of the burst (older than the oldest read, newer than the post seen before it)...
+    const late = post(0, "solar after the burst");
+    xp.setData({ posts: [seen, ...burst, late] });
+    searches = await again();
+    expect(searches[0].query.get("since_id")).toBe(seen.id);
+    expect(searches[0].query.get("until_id")).toBe(burst[19].id);
+    expect(await count()).toBe(1 + 30);
+    // ...and then moves on from the newest post of the burst.
+    searches = await again();
+    expect(searches[0].query.get("since_id")).toBe(burst[0].id);
+    expect(searches[0].query.get("until_id")).toBeNull();
+    expect(await count()).toBe(1 + 30 + 1);
+    expect(new Set((await db().signal.findMany({ where: { accountId: a.accountId, source: "x" } })).map((s) => s.externalId))).toEqual(new Set([seen, ...burst, late].map((p) => p.id)));
+  });
+
   test("a 429 sets rate_limited until X's reset, and the next tick skips the connection", async () => {
     const a = await stack.gw.account();
     const conn = await connectX(a.auth);

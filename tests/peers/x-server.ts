@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A stand-in for api.x.com on 127.0.0.1 that speaks X API v2 as documented: recent search
-// with fields/expansions, opaque next_token paging, since_id/start_time, x-rate-limit-* headers, problem-JSON errors,
+// with fields/expansions, opaque next_token paging, since_id/until_id/start_time, x-rate-limit-* headers, problem-JSON errors,
 // app-only vs user-context tokens, and POST /2/tweets replies.
 
 export interface XUserFixture { id: string; name: string; username: string }
@@ -74,6 +74,8 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
     }
     const sinceId = q.get("since_id");
     if (sinceId !== null && !/^\d+$/.test(sinceId)) return invalid("since_id", sinceId, `The \`since_id\` query parameter value [${sinceId}] is not valid`);
+    const untilId = q.get("until_id");
+    if (untilId !== null && !/^\d+$/.test(untilId)) return invalid("until_id", untilId, `The \`until_id\` query parameter value [${untilId}] is not valid`);
     let offset = 0;
     const token = q.get("next_token");
     if (token !== null) {
@@ -91,6 +93,7 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
       .filter((p) => Date.parse(p.created_at) >= Date.now() - SEVEN_DAYS_MS) // recent search: last 7 days only
       .filter((p) => must.every((w) => p.text.toLowerCase().includes(w)) && !mustNot.some((w) => p.text.toLowerCase().includes(w)))
       .filter((p) => sinceId === null || BigInt(p.id) > BigInt(sinceId))
+      .filter((p) => untilId === null || BigInt(p.id) < BigInt(untilId))
       .filter((p) => startTime === null || Date.parse(p.created_at) >= Date.parse(startTime))
       .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1)); // newest first
     const page = matches.slice(offset, offset + max);

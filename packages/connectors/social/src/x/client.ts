@@ -9,6 +9,8 @@ export interface XSearchParams {
   topic?: string;
   /** Only posts newer than this id (polling: pass the newest id seen). */
   sinceId?: string;
+  /** Only posts older than this id (reading the rest of a burst that did not fit one poll). */
+  untilId?: string;
   /** Only posts from this time on; recent search covers the last 7 days. */
   startTime?: Date;
   /** 10..100 per page; X's default is 10. */
@@ -39,6 +41,7 @@ export class XClient {
     const q = new URLSearchParams({ query: params.query, "tweet.fields": "created_at,public_metrics,author_id", expansions: "author_id" });
     if (params.maxResults !== undefined) q.set("max_results", String(params.maxResults));
     if (params.sinceId) q.set("since_id", params.sinceId);
+    if (params.untilId) q.set("until_id", params.untilId);
     // X wants YYYY-MM-DDTHH:mm:ssZ (RFC 3339 without fractions).
     if (params.startTime) q.set("start_time", params.startTime.toISOString().replace(/\.\d{3}Z$/, "Z"));
     if (params.nextToken) q.set("next_token", params.nextToken);

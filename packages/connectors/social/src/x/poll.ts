@@ -4,12 +4,21 @@ import { ProviderError, type Observation, type QuotaState } from "../types.ts";
 import { XClient } from "./client.ts";
 import type { XOptions } from "./schemas.ts";
 
-/** Per term: the newest post id seen. */
-type XCursor = Record<string, { since_id?: string }>;
+/**
+ * Per term: the newest post id counted so far (since_id). While a burst is read over several polls (more posts than
+ * max_pages x page_size arrived between two polls), `until_id` is the oldest post read of it and `newest` the newest:
+ * the next poll reads on between since_id and until_id, and since_id moves to `newest` once that gap is empty.
+ */
+type TermCursor = { since_id?: string; until_id?: string; newest?: string };
+type XCursor = Record<string, TermCursor>;
 
 const newer = (a: string, b: string | undefined) => b === undefined || BigInt(a) > BigInt(b);
+const older = (a: string, b: string | undefined) => b === undefined || BigInt(a) < BigInt(b);
 
-/** Recent search per term from the newest post seen (since_id), up to max_pages pages of page_size. */
+/**
+ * Recent search per term from the newest post seen (since_id), up to max_pages pages of page_size per poll. A burst
+ * larger than that is not cut off: the rest is read by the next polls (oldest last), so every post counts, late.
+ */
 export async function pollX(ctx: SocialContext, conn: SocialConnectionState): Promise<PollOutcome> {
   const x = new XClient(ctx);
   const options = conn.options as XOptions;
@@ -20,20 +29,33 @@ export async function pollX(ctx: SocialContext, conn: SocialConnectionState): Pr
     observations, cursor, error, quota: last ? { last: quotaJson(last) } : conn.quota, notBefore: last && spentUntil(last),
   });
   for (const term of conn.terms) {
+    const at: TermCursor = cursor[term] ?? {};
     let res;
     try {
-      res = await x.searchAll({ query: term, topic: term, sinceId: cursor[term]?.since_id, maxResults: options.page_size ?? 100, maxPages: options.max_pages ?? 3 }, conn.credentials.bearer_token);
+      res = await x.searchAll({
+        query: term, topic: term, sinceId: at.since_id, untilId: at.until_id, maxResults: options.page_size ?? 100, maxPages: options.max_pages ?? 3,
+      }, conn.credentials.bearer_token);
     } catch (e) {
       if (e instanceof ProviderError) return out(e);
       throw e;
     }
     observations.push(...res.items);
     last = res.quota;
-    // since_id moves only when every page was read; after an interruption the next poll reads them again (ignored as repeats).
+    let [newest, oldest] = [at.newest, at.until_id];
+    for (const o of res.items) {
+      if (newer(o.externalId, newest)) newest = o.externalId;
+      if (older(o.externalId, oldest)) oldest = o.externalId;
+    }
+    if ((res.next || res.interrupted) && at.since_id !== undefined && oldest !== undefined) {
+      // Posts remain between since_id and the oldest read (pages left, or paging stopped by an error): read on later.
+      cursor[term] = { since_id: at.since_id, until_id: oldest, newest };
+    } else if (res.interrupted) {
+      // A first poll (no since_id) that stopped part way reads its pages again next time (repeats are ignored).
+    } else if (newest ?? at.since_id) {
+      // Everything since since_id has been read (a first poll reads only its pages: the last 7 days are not backfilled).
+      cursor[term] = { since_id: newest !== undefined && newer(newest, at.since_id) ? newest : at.since_id };
+    }
     if (res.interrupted) return out(res.interrupted);
-    let newest = cursor[term]?.since_id;
-    for (const o of res.items) if (newer(o.externalId, newest)) newest = o.externalId;
-    if (newest) cursor[term] = { since_id: newest };
   }
   return out();
 }

@@ -14,7 +14,7 @@ export const XConnectionBody = z
     terms: terms(1),
     options: z.object({
       category,
-      max_pages: z.number().int().min(1).max(10).default(3).meta({ description: "Pages of recent search per term and poll (each page is billed)" }),
+      max_pages: z.number().int().min(1).max(10).default(3).meta({ description: "Pages of recent search per term and poll (each page is billed); more new posts are read by the next polls" }),
       page_size: z.number().int().min(10).max(100).default(100),
     }).strict().default({ max_pages: 3, page_size: 100 }),
     base_url: ProviderUrl.nullable().optional(),
