@@ -383,6 +383,86 @@ describe("Reddit polling", () => {
   });
 });
 
+describe("Reddit polling under limits and refusals", () => {
+  const UA = "server:trendgate-test:0.1.0 (by /u/trendgate_bot)";
+  async function connectReddit(auth: Record<string, string>, terms: string[], subreddits: string[]) {
+    rd.registerApp("app-id", "app-secret");
+    const put = await stack.gw.http.put(`${BASE}/reddit/connection`).set(auth).send({
+      credentials: { client_id: "app-id", client_secret: "app-secret" }, terms, options: { subreddits, user_agent: UA }, base_url: rd.apiUrl, auth_base_url: rd.authUrl,
+    });
+    expect(put.status).toBe(200);
+    return put.body;
+  }
+  const searched = () => rd.requests.filter((r) => /\/search\/?$/.test(r.path)).map((r) => `${r.path.split("/")[2]}:${r.query.get("q")}`);
+  const pollNow = async (auth: Record<string, string>) => {
+    const res = await stack.gw.http.post(`${BASE}/reddit/poll`).set(auth);
+    expect(res.status).toBe(202);
+    return waitFor(async () => (await status(auth, "reddit")).actions.find((x: any) => x.id === res.body.id && x.status !== "queued"));
+  };
+
+  test("a rate limit part way through a poll: the next poll starts where it stopped, so every term is searched", async () => {
+    const a = await stack.gw.account();
+    const now = Math.floor(Date.now() / 1000);
+    const subs = ["solar", "wind", "tides"];
+    rd.setPosts(subs.map((sub, i) => ({ id: `rr${i}`, subreddit: sub, title: "alpha beta gamma", score: 1, num_comments: 0, created_utc: now - 60 })));
+    const conn = await connectReddit(a.auth, ["alpha", "beta", "gamma"], subs);
+    rd.setRateLimit({ limit: 5, used: 0, resetSeconds: 600 });
+    rd.requests.length = 0;
+    let polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("rate_limited");
+    expect(searched()).toHaveLength(6); // 5 answered, the 6th refused with 429
+
+    // The window resets; the next poll resumes at the search the 429 stopped.
+    rd.setRateLimit({ used: 0, resetSeconds: 600 });
+    await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+    rd.requests.length = 0;
+    polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+    expect(searched()[0]).toBe("tides:beta"); // the 6th of alpha, beta, gamma x solar, wind, tides
+    expect(searched().filter((x) => x.endsWith(":gamma")).length).toBeGreaterThan(0);
+  });
+
+  test("one subreddit that refuses (private) does not stop the others: the connection stays active and says which was skipped", async () => {
+    const a = await stack.gw.account();
+    const now = Math.floor(Date.now() / 1000);
+    rd.setPosts([
+      { id: "ok1", subreddit: "solar", title: "solar roofs", score: 3, num_comments: 1, created_utc: now - 60 },
+      { id: "ok2", subreddit: "secretclub", title: "solar club", score: 3, num_comments: 1, created_utc: now - 60 },
+    ]);
+    rd.markPrivate("secretclub");
+    const conn = await connectReddit(a.auth, ["solar"], ["secretclub", "solar"]);
+    const polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("active");
+    expect(polled.nextPollAt).not.toBeNull();
+    expect(polled.lastError).toMatch(/r\/secretclub skipped: .*private/);
+    const signals = await db().signal.findMany({ where: { accountId: a.accountId, source: "reddit" } });
+    expect(signals.map((x) => x.externalId)).toEqual(["t3_ok1"]);
+  });
+
+  test("every subreddit refusing still puts the connection in error", async () => {
+    const a = await stack.gw.account();
+    rd.setPosts([{ id: "p1", subreddit: "secretclub", title: "solar", score: 1, num_comments: 0, created_utc: Math.floor(Date.now() / 1000) - 60 }]);
+    rd.markPrivate("secretclub");
+    const conn = await connectReddit(a.auth, ["solar"], ["secretclub"]);
+    const polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("error");
+  });
+
+  test("poll now while the rate limit is spent does not call Reddit; it says when the scheduled poll runs", async () => {
+    const a = await stack.gw.account();
+    rd.setPosts([{ id: "q1", subreddit: "solar", title: "solar", score: 1, num_comments: 0, created_utc: Math.floor(Date.now() / 1000) - 60 }]);
+    const conn = await connectReddit(a.auth, ["solar"], ["solar"]);
+    rd.failNext(1, 429);
+    const polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("rate_limited");
+    rd.requests.length = 0;
+    for (let i = 0; i < 3; i++) {
+      const done = await pollNow(a.auth);
+      expect(done).toMatchObject({ status: "failed", error: expect.stringMatching(/^not polled: rate limited until .*Z, when the scheduled poll runs$/) });
+    }
+    expect(rd.requests).toHaveLength(0); // no 429s and no token requests
+  });
+});
+
 describe("Google Trends validation", () => {
   test("validate queues a momentum check whose verdict is readable in the status", async () => {
     const a = await stack.gw.account();

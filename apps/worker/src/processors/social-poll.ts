@@ -19,6 +19,7 @@ import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 //   unauthorized      -> needs_reauth, not polled until the credentials are replaced; an account event is recorded
 //   unavailable       -> status kept, next poll after an exponential backoff (30 s doubling per failure, at most 1 h)
 //   bad_request, not_found -> error, not polled until the connection is changed
+//   a warning (part of the poll refused, e.g. one subreddit) -> status kept, the warning as last_error
 // Signals: source = provider, id = the provider's item id, so a re-fetched item is ignored. An item found by
 // several terms counts towards the first term that stored it.
 // {connection_id, action, action_id} runs one of the provider's actions (its input is on the recorded action); a
@@ -56,6 +57,12 @@ export const socialPoll: ProcessorFactory = {
         if (conn.status === "needs_reauth" || conn.status === "error") {
           if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: `not polled: connection status is ${conn.status}` });
           return { skipped: conn.status };
+        }
+        if (data.action && (conn.status === "rate_limited" || conn.status === "quota_exhausted") && conn.nextPollAt && conn.nextPollAt > new Date()) {
+          // "Poll now" while the provider's window is spent would only spend more of it (and a token request each time).
+          const why = `not polled: ${conn.status.replace("_", " ")} until ${conn.nextPollAt.toISOString()}, when the scheduled poll runs`;
+          if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: why });
+          return { skipped: why };
         }
         const result = await poll(deps, conn, connector);
         if (data.action_id) {
@@ -125,7 +132,7 @@ async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
 
   const interval = deps.config.SOCIAL_POLL_INTERVAL_SECONDS * 1000;
   let status = "active";
-  let lastError: string | null = null;
+  let lastError: string | null = outcome.warning ?? null;
   let next: Date | null = new Date(Math.max(now.getTime() + interval, outcome.notBefore?.getTime() ?? 0));
   let failures = 0;
   const e = outcome.error;

@@ -42,6 +42,8 @@ export interface PollOutcome {
   error?: ProviderError;
   /** The provider's window is spent: not polled again before this. */
   notBefore?: Date;
+  /** Part of the poll could not run (one subreddit of several refused): shown as the connection's last_error, status kept. */
+  warning?: string;
 }
 
 interface ActionBase {

@@ -5,28 +5,47 @@ import { RedditClient } from "./client.ts";
 import { REDDIT_AUTH_URL } from "./manifest.ts";
 import type { RedditOptions } from "./schemas.ts";
 
-/** Per `r/{subreddit}:{term}`: the newest post time seen. */
-type RedditCursor = Record<string, { newest_at?: string }>;
+/**
+ * Per `r/{subreddit}:{term}`: the newest post time seen; `resume_at`: the search (index into terms x subreddits) a
+ * poll stopped at, where the next one starts, so a rate limit part way through never starves the later searches.
+ */
+type RedditCursor = Record<string, { newest_at?: string }> & { resume_at?: number };
 
-/** An app-only token, then each term in each subreddit, newest first, until a post already seen. */
+/** A subreddit's own refusal (private, banned, gone): its searches are skipped, the others run. */
+const aboutTheSubreddit = (e: ProviderError) => e.kind === "bad_request" || e.kind === "not_found";
+
+/**
+ * An app-only token, then each term in each subreddit, newest first, until a post already seen; round-robin from
+ * where the last poll stopped. One subreddit that refuses does not stop the others: the poll reports it as a warning
+ * (the connection stays active) unless every subreddit refused.
+ */
 export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState): Promise<PollOutcome> {
   const options = conn.options as RedditOptions;
   const authBaseUrl = options.auth_base_url ?? (ctx.env[REDDIT_AUTH_URL.env] || REDDIT_AUTH_URL.default);
   const reddit = new RedditClient(ctx, { authBaseUrl, userAgent: options.user_agent });
-  const cursor: RedditCursor = { ...conn.cursor };
+  const { resume_at: resumeAt, ...seen } = conn.cursor as RedditCursor;
+  const cursor: RedditCursor = { ...seen };
   const observations: Observation[] = [];
+  const refused = new Map<string, ProviderError>();
   let last: QuotaState | undefined;
   const out = (error?: ProviderError): PollOutcome => ({
     observations, cursor, error, quota: last ? { last: quotaJson(last) } : conn.quota, notBefore: last && spentUntil(last),
+    ...(refused.size && !error ? { warning: [...refused].map(([sub, e]) => `r/${sub} skipped: ${e.message}`).join("; ") } : {}),
   });
+  const searches = conn.terms.flatMap((term) => options.subreddits.map((subreddit: string) => ({ subreddit, term })));
+  const start = Number.isInteger(resumeAt) && resumeAt! < searches.length ? resumeAt! : 0;
+  let at = start;
   try {
     const { accessToken } = await reddit.clientCredentialsToken(conn.credentials.client_id, conn.credentials.client_secret);
-    for (const term of conn.terms) {
-      for (const subreddit of options.subreddits) {
-        const key = `r/${subreddit}:${term}`;
-        const seenUntil = cursor[key]?.newest_at ? Date.parse(cursor[key].newest_at!) : 0;
-        let newest = seenUntil;
-        let after: string | undefined;
+    for (let i = 0; i < searches.length; i++) {
+      at = (start + i) % searches.length;
+      const { subreddit, term } = searches[at];
+      if (refused.has(subreddit)) continue;
+      const key = `r/${subreddit}:${term}`;
+      const seenUntil = cursor[key]?.newest_at ? Date.parse(cursor[key].newest_at!) : 0;
+      let newest = seenUntil;
+      let after: string | undefined;
+      try {
         for (let p = 0; p < (options.max_pages ?? 2); p++) {
           const page = await reddit.searchSubreddit({ subreddit, query: term, topic: term, sort: "new", t: "day", after }, accessToken);
           last = page.quota;
@@ -36,12 +55,17 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
           if (fresh.length < page.items.length || !page.next) break;
           after = page.next;
         }
-        if (newest > 0) cursor[key] = { newest_at: new Date(newest).toISOString() };
+      } catch (e) {
+        if (!(e instanceof ProviderError) || !aboutTheSubreddit(e)) throw e;
+        refused.set(subreddit, e);
       }
+      if (newest > 0) cursor[key] = { newest_at: new Date(newest).toISOString() };
     }
   } catch (e) {
-    if (e instanceof ProviderError) return out(e);
-    throw e;
+    if (!(e instanceof ProviderError)) throw e;
+    cursor.resume_at = at;
+    return out(e);
   }
+  if (refused.size === options.subreddits.length) return out(refused.values().next().value);
   return out();
 }
