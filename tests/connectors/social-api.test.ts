@@ -344,6 +344,36 @@ describe("YouTube polling", () => {
     expect(Date.parse(st.next_poll_at)).toBeLessThanOrEqual(Date.now() + 25 * 3_600_000);
   });
 
+  test("polls are paced so the day's 100 searches last until midnight Pacific, whatever the poll interval", async () => {
+    const a = await stack.gw.account();
+    const terms = Array.from({ length: 10 }, (_, i) => `kite term ${i}`);
+    const put = await stack.gw.http.put(`${BASE}/youtube/connection`).set(a.auth).send({ credentials: { api_key: YT_KEY }, terms, base_url: yt.baseUrl });
+    expect(put.status).toBe(200);
+    yt.setVideos([video(1, 1000)]);
+    const polled = await tickAndWait(put.body.id);
+    expect(polled.status).toBe("active");
+    const st = await status(a.auth, "youtube");
+    expect(st.quota.last.search.remaining).toBe(90); // 10 searches spent, one per term
+    const untilReset = Date.parse(st.quota.last.search.reset_at) - polled.lastPolledAt!.getTime();
+    const gap = polled.nextPollAt!.getTime() - polled.lastPolledAt!.getTime();
+    // 9 more polls of 10 searches, spread over the time to the reset: hours apart, not the 1 h interval.
+    expect(Math.abs(gap - Math.max(untilReset / 9, 3600 * 1000))).toBeLessThan(2000);
+    expect(gap).toBeGreaterThan(untilReset / 9 - 2000);
+  });
+
+  test("simultaneous polls of one connection are counted exactly: every search in the quota ledger", async () => {
+    const a = await stack.gw.account();
+    await connect(a.auth);
+    yt.setVideos([video(1, 1000)]);
+    yt.requests.length = 0;
+    const done = await Promise.all(Array.from({ length: 6 }, () => pollNow(a.auth)));
+    expect(done.every((d: any) => d.status === "succeeded")).toBe(true);
+    const searches = yt.requests.filter((r) => r.path.endsWith("/search")).length;
+    const st = await status(a.auth, "youtube");
+    expect(st.quota.ledger.spent.search).toBe(searches);
+    expect(searches).toBeGreaterThanOrEqual(6);
+  });
+
   test("a bad key sets needs_reauth and records an account event", async () => {
     const a = await stack.gw.account();
     await connect(a.auth);

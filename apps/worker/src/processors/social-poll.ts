@@ -5,6 +5,7 @@ import {
 } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { insertSignals, newId, type Prisma } from "@trendgate/db";
+import { deferJob } from "../outbox/defer.ts";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
 // Social and search connectors (the registry's social providers: polled ones, and actions run on demand). One job
@@ -32,6 +33,9 @@ interface Cursor { terms?: Record<string, unknown>; failures?: number; actions?:
 const LEASE_SECONDS = 600; // a claimed connection is claimed again only if its job did not finish within this
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3_600_000;
+/** A poll that finds another poll of its connection running comes back this much later. */
+const POLL_BUSY_WAIT_MS = 500;
+const UNLOCK_LUA = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /** The registered social provider of a connection, or undefined (a provider removed from the registry). */
 const connectorOf = (registry: ConnectorRegistry, conn: Row) => registry.find("social", conn.provider);
@@ -41,7 +45,7 @@ export const socialPoll: ProcessorFactory = {
   create(deps) {
     const { db, logger } = deps;
     return {
-      async process(job) {
+      async process(job, token) {
         const data = JOB_PAYLOADS[QUEUES.socialPoll].parse(job.data);
         if (!data.connection_id) return tick(deps);
         const conn = await db.socialConnection.findUnique({ where: { id: data.connection_id } });
@@ -64,7 +68,20 @@ export const socialPoll: ProcessorFactory = {
           if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: why });
           return { skipped: why };
         }
-        const result = await poll(deps, conn, connector);
+        // One poll per connection at a time, fleet-wide (a Redis lock): two at once would both read the same cursor
+        // and quota ledger and the last to finish would overwrite the other's (searches spent but not counted).
+        const lockKey = `${deps.config.QUEUE_PREFIX}:social:poll:${conn.id}`;
+        const owner = `${job.id}:${Date.now()}`;
+        const redis = deps.queues.connection;
+        if ((await redis.set(lockKey, owner, "PX", LEASE_SECONDS * 1000, "NX")) !== "OK") return deferJob(job, token, POLL_BUSY_WAIT_MS);
+        let result;
+        try {
+          const current = await db.socialConnection.findUnique({ where: { id: conn.id } }); // as the last poll left it
+          if (!current) return { skipped: "connection deleted" };
+          result = await poll(deps, current, connector);
+        } finally {
+          await redis.eval(UNLOCK_LUA, 1, lockKey, owner).catch((err) => logger.warn({ connection_id: conn.id, err: String(err) }, "poll lock not released; it lapses"));
+        }
         if (data.action_id) {
           await updateAction(deps, conn.id, data.action_id, result.error
             ? { status: "failed", error: result.error, result: { stored: result.stored } }

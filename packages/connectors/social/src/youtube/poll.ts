@@ -8,6 +8,17 @@ import type { YouTubeConnectionOptions } from "./schemas.ts";
 /** Per term: each followed video's last engagement total, the hour (UTC) of its last signal, and when it was last seen. */
 type YouTubeCursor = Record<string, { videos?: Record<string, { total: number; hour: string | null; seen: string }> }>;
 
+/**
+ * When the next poll may run so that the day's search calls last until they reset (midnight Pacific): the polls the
+ * calls left allow (one search per term each), spread evenly over the time left. Without it a 5-minute interval spends
+ * a term's 100 daily searches in about 8 hours and the topic goes dark until midnight.
+ */
+export function pacedUntil(ledger: QuotaLedger, terms: number, now: Date): Date {
+  const s = ledger.state("search.list", 0);
+  const polls = Math.floor(s.remaining! / Math.max(1, terms));
+  return polls <= 0 ? s.resetAt! : new Date(now.getTime() + (s.resetAt!.getTime() - now.getTime()) / polls);
+}
+
 const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000).toISOString().slice(0, 16) + "Z";
 
 /**
@@ -30,7 +41,7 @@ export async function pollYouTube(ctx: SocialContext, conn: SocialConnectionStat
   const observations: Observation[] = [];
   let last: { search: QuotaState; videos: QuotaState } | undefined;
   const out = (error?: ProviderError): PollOutcome => ({
-    observations, cursor, error,
+    observations, cursor, error, notBefore: pacedUntil(ledger, conn.terms.length, now),
     quota: { ledger: ledger.snapshot(), last: last ? { search: quotaJson(last.search), videos: quotaJson(last.videos) } : (conn.quota.last ?? null) },
   });
   const days = options.published_within_days ?? 2;
