@@ -258,6 +258,29 @@ describe("X polling", () => {
     expect(again).toMatchObject({ id: conn.id, status: "active", last_error: null });
   });
 
+  test("a reply refused for its user token fails alone: searches go on with the app token and the connection stays active", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth, { credentials: { bearer_token: BEARER, user_token: "expired-user-token" } });
+    const target = post(5, "solar target post");
+    xp.setData({ posts: [target] });
+    let polled = await tickAndWait(conn.id);
+    const draft = await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ in_reply_to_id: target.id, text: "Thanks!" });
+    expect((await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ draft_id: draft.body.id, decision: "approve" })).status).toBe(202);
+    const done = await waitFor(async () => (await status(a.auth, "x")).actions.find((x: any) => x.id === draft.body.id && !["queued", "retrying"].includes(x.status)));
+    expect(done).toMatchObject({ status: "failed", error: expect.stringContaining("polling continues") });
+
+    const st = await status(a.auth, "x");
+    expect(st.status).toBe("active");
+    expect(st.next_poll_at).not.toBeNull();
+    const fresh = post(0, "solar news after the failed reply");
+    xp.setData({ posts: [target, fresh] });
+    await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+    polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+    expect(polled.status).toBe("active");
+    expect(await db().signal.count({ where: { accountId: a.accountId, source: "x", externalId: fresh.id } })).toBe(1);
+    expect((await stack.gw.http.get("/api/events?type=connector.needs_reauth").set(a.auth)).body.data).toEqual([]);
+  });
+
   test("a reply is drafted, waits for approval, and is posted by the worker only once approved", async () => {
     const a = await stack.gw.account();
     await connectX(a.auth, { terms: ["nothing-matches-here"] });

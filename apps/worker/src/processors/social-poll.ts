@@ -219,15 +219,11 @@ async function runAction(deps: WorkerDeps, conn: Row, connector: SocialConnector
       await deps.queues.add(QUEUES.socialPoll, { connection_id: conn.id, action: action.name as SocialJob["action"], action_id: actionId }, { delay, jobId: `${action.name}-${actionId}-${Date.now()}` });
       return { retrying: true };
     }
-    await updateAction(deps, conn.id, actionId, { status: "failed", error: e.message });
-    if (e.kind === "unauthorized") {
-      const { count } = await deps.db.socialConnection.updateMany({
-        where: { id: conn.id, credentialsCiphertext: conn.credentialsCiphertext, NOT: { status: "needs_reauth" } },
-        data: { status: "needs_reauth", lastError: e.message, nextPollAt: null },
-      });
-      if (count) await recordNeedsReauth(deps, conn, e.message);
-    }
-    return { failed: e.message };
+    // A refused write is the action's failure only: the credential it used (X's user token, which lapses after two
+    // hours) is not the one reads use, so polling goes on and the connection keeps its status.
+    const error = e.kind === "unauthorized" ? `${e.message} (the action's credentials were refused: PUT the connection with new ones; polling continues)` : e.message;
+    await updateAction(deps, conn.id, actionId, { status: "failed", error });
+    return { failed: error };
   }
 }
 
