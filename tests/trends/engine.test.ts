@@ -109,7 +109,9 @@ describe("GET /api/trends and friends", () => {
     expect(one.body.series).toHaveLength(25);
     expect(one.body.series.at(-1)).toMatchObject({ count: 900, sentiment: 0.5 });
     const recs = (await gw.http.get("/api/intelligence/recommendations").set(a.auth)).body.data;
-    expect(recs.some((r: any) => r.trend_id === t.id && r.action === "push_to_workflow" && r.connector === "workflow")).toBe(true);
+    // No workflow tool connected: not "push" (which would answer 409), but one hint to set the connector up.
+    expect(recs.some((r: any) => r.action === "push_to_workflow")).toBe(false);
+    expect(recs.filter((r: any) => r.action === "set_up_connector" && r.connector === "workflow")).toHaveLength(1);
     for (const r of recs) expect(r.confidence).toBeGreaterThan(0);
     expect([...recs].map((r: any) => r.confidence)).toEqual([...recs].map((r: any) => r.confidence).sort((x: number, y: number) => y - x));
   });

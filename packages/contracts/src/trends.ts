@@ -51,9 +51,16 @@ export const Recommendation = z
     trend_id: z.string(),
     trend_name: z.string(),
     category: z.string(),
-    action: z.enum(["push_to_workflow", "target_ads_category", "alert_team", "watch"]),
+    action: z.enum(["push_to_workflow", "target_ads_category", "alert_team", "watch", "set_up_connector"]).meta({
+      description: "What to do. The first three are recommended only when the account's connector can carry them out now; " +
+        "`set_up_connector` (one per connector) says which connector to connect or repair for the most confident trend that needs it; " +
+        "`watch`: nothing to do yet. A trend with sentiment at or below -0.3 is never recommended for ads.",
+    }),
     connector: z.enum(["workflow", "ads", "chat", "webhooks"]).nullable(),
     reason: z.string(),
-    confidence: z.number().min(0).max(1),
+    confidence: z.number().min(0).max(1).meta({
+      description: "0-1: the evidence (1 - e^(-anomaly_score/10)) x the stage (rising 1, emerging 0.9, peaking 0.8, cooling 0.5) x the volume (0.6 + 0.4 x min(1, current/100))",
+    }),
   })
   .meta({ id: "Recommendation" });
+export type Recommendation = z.infer<typeof Recommendation>;

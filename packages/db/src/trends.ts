@@ -65,3 +65,12 @@ export async function topicBucketSeries(db: Db, topicId: string, max: number) {
 /** The account's active trends, fastest first. */
 export const activeTrendsByVelocity = (db: Db, accountId: string, take: number) =>
   db.trend.findMany({ where: { accountId, status: "active" }, orderBy: [{ velocity: "desc" }], take });
+
+/** What recommendations need to know of an account's outbound setup: its connections and active webhook count. */
+export async function accountSetupRows(db: Db, accountId: string) {
+  const [connections, activeWebhooks] = await Promise.all([
+    db.connection.findMany({ where: { accountId }, select: { kind: true, provider: true, status: true, selection: true } }),
+    db.webhookSubscription.count({ where: { accountId, status: "active" } }),
+  ]);
+  return { connections: connections.map((c) => ({ ...c, selection: (c.selection ?? {}) as Record<string, unknown> })), activeWebhooks };
+}

@@ -2,3 +2,4 @@ export * from "./detection/index.ts";
 export * from "./events/publish.ts";
 export * from "./engine/index.ts";
 export * from "./briefing/index.ts";
+export * from "./recommendations/index.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Id, ID_PATTERN, Recommendation, Timestamp, Trend, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
-import { activeTrendsByVelocity, findAccountTrend, listTrends, topicBucketSeries, type TrendRow, type TrendSort } from "@trendgate/db";
-import { nextStepsOf, summaryOf } from "@trendgate/trends";
+import { findAccountTrend, listTrends, topicBucketSeries, type TrendRow, type TrendSort } from "@trendgate/db";
+import { nextStepsOf, recommendationsFor, summaryOf } from "@trendgate/trends";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { defineRoute } from "../http/route.ts";
 
@@ -33,11 +33,6 @@ function decodeCursor(cursor: string, sort: TrendSort): { value: Date | number; 
   } catch {
     throw new ApiError("validation_failed", "cursor is not a next_cursor of this listing", { errors: [{ location: "query", path: "cursor", message: "invalid cursor", code: "invalid_cursor" }] });
   }
-}
-
-function confidence(r: Row): number {
-  const stageFactor: Record<string, number> = { emerging: 0.9, rising: 1, peaking: 0.8, cooling: 0.5, dormant: 0.3 };
-  return Math.round((0.5 + 0.5 * Math.min(r.anomalyScore, 20) / 20) * (stageFactor[r.stage] ?? 0.5) * 100) / 100;
 }
 
 export const trendRoutes = [
@@ -78,18 +73,7 @@ export const trendRoutes = [
     summary: "What to do about your current trends: which connector to push to, which ads category to target, and why",
     responses: { 200: { description: "Recommendations, most confident first", schema: z.object({ data: z.array(Recommendation), generated_at: z.string() }).meta({ id: "RecommendationList" }) } },
     async handler({ deps, auth }) {
-      const trends = await activeTrendsByVelocity(deps.db, auth.accountId, 50);
-      const out: z.infer<typeof Recommendation>[] = [];
-      for (const t of trends) {
-        const base = { trend_id: t.id, trend_name: t.name, category: t.category, confidence: confidence(t) };
-        const high = t.severity === "high" || t.severity === "critical";
-        if (high) out.push({ ...base, action: "target_ads_category", connector: "ads", reason: `${t.severity} trend in ${t.category}: point ads targeting at this category (preview, then apply under strict safety)` });
-        if (t.stage === "emerging" || t.stage === "rising") out.push({ ...base, action: "push_to_workflow", connector: "workflow", reason: `${t.stage} at ${Math.round(t.velocity)} mentions/h above baseline: start the content workflow while it grows` });
-        if (t.severity === "critical") out.push({ ...base, action: "alert_team", connector: "chat", reason: "critical severity: tell the operator queue now" });
-        if (!high && t.stage !== "emerging" && t.stage !== "rising") out.push({ ...base, action: "watch", connector: null, reason: `${t.severity} and ${t.stage}: wait for a severity change before spending` });
-      }
-      out.sort((a, b) => b.confidence - a.confidence);
-      return { status: 200, body: { data: out, generated_at: new Date().toISOString() } };
+      return { status: 200, body: { data: await recommendationsFor(deps.db, auth.accountId), generated_at: new Date().toISOString() } };
     },
   }),
 ];

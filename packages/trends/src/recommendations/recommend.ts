@@ -1,0 +1,115 @@
+import type { Recommendation } from "@trendgate/contracts";
+
+// What to do about an account's active trends, given what the account has set up. Pure: the facts come in, the
+// recommendations go out (recommendationsFor in ./index.ts reads them from the database).
+
+/** Whether an outbound connector can act now: ready, set up but refused (needs_reauth, error), or not set up. */
+export type Readiness = "ready" | "broken" | "missing";
+
+export interface AccountSetup {
+  workflow: Readiness;
+  chat: Readiness;
+  /** Each ads connection with the trend category its selection targets (null: no selection yet). */
+  ads: { provider: string; readiness: Readiness; category: string | null }[];
+  /** Active webhook subscriptions. */
+  webhooks: number;
+}
+
+export interface TrendInput {
+  id: string;
+  name: string;
+  category: string;
+  severity: string;
+  stage: string;
+  velocity: number;
+  anomalyScore: number;
+  sentiment: number | null;
+  /** Mentions in the assessed bucket. */
+  current: number;
+}
+
+/** At or below this average sentiment a trend is a complaint or a controversy: a team alert, never an ad. */
+export const NEGATIVE_SENTIMENT = -0.3;
+
+const STAGE_WEIGHT: Record<string, number> = { rising: 1, emerging: 0.9, peaking: 0.8, cooling: 0.5, dormant: 0.3 };
+
+/**
+ * How sure a recommendation is: the evidence (1 - e^(-score/10): 0.36 at the lowest alerting score 4.5, 0.63 at 10,
+ * 0.86 at 20, still rising beyond), the stage (a rising trend is worth acting on, a cooling one less), and volume
+ * (a trend of a handful of mentions an hour is less certain than one of hundreds).
+ */
+export function confidenceOf(t: TrendInput): number {
+  const evidence = 1 - Math.exp(-Math.max(0, t.anomalyScore) / 10);
+  const volume = 0.6 + 0.4 * Math.min(1, Math.max(0, t.current) / 100);
+  return Math.round(evidence * (STAGE_WEIGHT[t.stage] ?? 0.5) * volume * 100) / 100;
+}
+
+const covers = (category: string, trend: string) => trend === category || trend.startsWith(`${category}/`);
+const SETUP_PATHS = {
+  workflow: "POST /api/integrations/workflow/connect, then PUT …/workflow/selection",
+  chat: "GET /api/integrations/chat/auth, then PUT …/chat/save-channel",
+  ads: "connect an ads provider (GET /api/integrations/ads/providers) and PUT its selection with this trend_category",
+} as const;
+
+/**
+ * Recommendations for the trends, most confident first. A connector action is recommended only where the account
+ * can carry it out now; where it cannot, one `set_up_connector` per connector says what to connect (for the most
+ * confident trend that needs it) or what to repair. Negative trends are never advertised into.
+ */
+export function recommend(trends: readonly TrendInput[], setup: AccountSetup): Recommendation[] {
+  const out: Recommendation[] = [];
+  const setupNeeded = new Map<"workflow" | "chat" | "ads", { base: Omit<Recommendation, "action" | "connector" | "reason">; reason: string }>();
+  const needSetup = (connector: "workflow" | "chat" | "ads", base: Omit<Recommendation, "action" | "connector" | "reason">, readiness: Readiness, what: string) => {
+    const prev = setupNeeded.get(connector);
+    if (prev && prev.base.confidence >= base.confidence) return;
+    const reason = readiness === "broken"
+      ? `${what}, but the ${connector} connection needs attention (re-authorise it: GET …/${connector}/connection shows why)`
+      : `${what}: set up the ${connector} connector (${SETUP_PATHS[connector]})`;
+    setupNeeded.set(connector, { base, reason });
+  };
+
+  for (const t of trends) {
+    const base = { trend_id: t.id, trend_name: t.name, category: t.category, confidence: confidenceOf(t) };
+    const high = t.severity === "high" || t.severity === "critical";
+    const negative = t.sentiment !== null && t.sentiment <= NEGATIVE_SENTIMENT;
+    const growing = t.stage === "emerging" || t.stage === "rising";
+    let acted = false;
+
+    if (high && !negative) {
+      const ads = setup.ads.filter((a) => a.category !== null && covers(a.category, t.category));
+      const ready = ads.find((a) => a.readiness === "ready");
+      if (ready) {
+        out.push({ ...base, action: "target_ads_category", connector: "ads", reason: `${t.severity} trend in ${t.category}: preview the ${ready.provider} targeting plan for it, then apply under strict safety` });
+        acted = true;
+      } else {
+        needSetup("ads", base, ads.length ? "broken" : "missing", `${t.severity} trend in ${t.category} with no ads connection targeting it`);
+      }
+    }
+    if (growing && !negative) {
+      if (setup.workflow === "ready") {
+        out.push({ ...base, action: "push_to_workflow", connector: "workflow", reason: `${t.stage} at ${Math.round(t.velocity)} mentions/h above baseline: start the content workflow while it grows` });
+        acted = true;
+      } else needSetup("workflow", base, setup.workflow, `${t.stage} trend ${t.name} could start a content workflow`);
+    }
+    if (t.severity === "critical" || (negative && (high || t.severity === "medium"))) {
+      const why = negative
+        ? `negative conversation (sentiment ${t.sentiment!.toFixed(2)}) at ${t.severity} severity: a reputation risk for the team to answer, not to advertise into`
+        : "critical severity: tell the operator queue now";
+      if (setup.chat === "ready") {
+        out.push({ ...base, action: "alert_team", connector: "chat", reason: why });
+        acted = true;
+      } else if (setup.webhooks > 0) {
+        out.push({ ...base, action: "alert_team", connector: "webhooks", reason: `${why} (your webhook subscriptions receive it)` });
+        acted = true;
+      } else needSetup("chat", base, setup.chat, negative ? `negative ${t.severity} trend ${t.name}` : `critical trend ${t.name}`);
+    }
+    if (!acted) {
+      const why = negative
+        ? `${t.severity}, sentiment ${t.sentiment!.toFixed(2)}: keep ads away from it and watch how the conversation turns`
+        : `${t.severity} and ${t.stage}: wait for a severity change before spending`;
+      out.push({ ...base, action: "watch", connector: null, reason: why });
+    }
+  }
+  for (const [connector, s] of setupNeeded) out.push({ ...s.base, action: "set_up_connector", connector, reason: s.reason });
+  return out.sort((a, b) => b.confidence - a.confidence || a.trend_id.localeCompare(b.trend_id));
+}

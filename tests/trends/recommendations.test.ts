@@ -1,0 +1,96 @@
+// Recommendations: what an account is told to do about its trends depends on what it has connected, on the trend's
+// sentiment, and on the evidence (confidence). The pure rules (recommend), then the API on a real database.
+import { confidenceOf, recommend, type AccountSetup, type TrendInput } from "@trendgate/trends";
+import { newId } from "@trendgate/db";
+import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+
+const trend = (over: Partial<TrendInput> = {}): TrendInput => ({
+  id: over.id ?? "trd_1", name: "Edge AI", category: "tech/ai", severity: "high", stage: "rising", velocity: 400, anomalyScore: 12, sentiment: 0.2, current: 300, ...over,
+});
+const nothing: AccountSetup = { workflow: "missing", chat: "missing", ads: [], webhooks: 0 };
+const everything: AccountSetup = { workflow: "ready", chat: "ready", ads: [{ provider: "google_ads", readiness: "ready", category: "tech" }], webhooks: 1 };
+
+describe("recommend()", () => {
+  test("with nothing connected, no action that would fail: one set-up hint per connector the trends need", () => {
+    const recs = recommend([trend({ id: "trd_a", severity: "critical" }), trend({ id: "trd_b", severity: "high", anomalyScore: 8 })], nothing);
+    expect(recs.filter((r) => ["push_to_workflow", "target_ads_category", "alert_team"].includes(r.action))).toEqual([]);
+    const setups = recs.filter((r) => r.action === "set_up_connector");
+    expect(setups.map((r) => r.connector).sort()).toEqual(["ads", "chat", "workflow"]);
+    // each hint is tied to the most confident trend that needs it
+    for (const r of setups) expect(r.trend_id).toBe("trd_a");
+    expect(setups.find((r) => r.connector === "ads")!.reason).toMatch(/no ads connection targeting it/);
+  });
+
+  test("with the connectors ready, the actions are recommended and name what carries them", () => {
+    const recs = recommend([trend({ severity: "critical" })], everything);
+    expect(recs.map((r) => [r.action, r.connector]).sort()).toEqual([["alert_team", "chat"], ["push_to_workflow", "workflow"], ["target_ads_category", "ads"]]);
+    expect(recs.find((r) => r.action === "target_ads_category")!.reason).toContain("google_ads");
+  });
+
+  test("ads only where a connection's trend category covers the trend; a broken connection is a repair hint", () => {
+    const other: AccountSetup = { ...everything, ads: [{ provider: "meta_ads", readiness: "ready", category: "food" }] };
+    expect(recommend([trend()], other).some((r) => r.action === "target_ads_category")).toBe(false);
+    const broken: AccountSetup = { ...everything, ads: [{ provider: "meta_ads", readiness: "broken", category: "tech/ai" }] };
+    const hint = recommend([trend()], broken).find((r) => r.action === "set_up_connector" && r.connector === "ads");
+    expect(hint?.reason).toMatch(/needs attention/);
+  });
+
+  test("a negative trend is never advertised into: the team is told instead", () => {
+    const recs = recommend([trend({ severity: "high", sentiment: -0.95 })], everything);
+    expect(recs.some((r) => r.action === "target_ads_category" || r.action === "push_to_workflow")).toBe(false);
+    expect(recs).toEqual([expect.objectContaining({ action: "alert_team", connector: "chat", reason: expect.stringMatching(/negative conversation \(sentiment -0\.95\)/) })]);
+    // without chat, the account's webhooks carry the alert
+    expect(recommend([trend({ severity: "high", sentiment: -0.95 })], { ...everything, chat: "missing" })[0]).toMatchObject({ action: "alert_team", connector: "webhooks" });
+  });
+
+  test("confidence follows the evidence, the stage and the volume instead of one value for all", () => {
+    const c = [4.5, 7, 10, 20, 40].map((anomalyScore) => confidenceOf(trend({ anomalyScore })));
+    expect(c).toEqual([...c].sort((a, b) => a - b));
+    expect(new Set(c).size).toBe(5);
+    expect(c[0]).toBeLessThan(0.5);
+    expect(confidenceOf(trend({ stage: "cooling" }))).toBeLessThan(confidenceOf(trend({ stage: "rising" })));
+    expect(confidenceOf(trend({ current: 10 }))).toBeLessThan(confidenceOf(trend({ current: 300 })));
+  });
+});
+
+describe("GET /api/intelligence/recommendations", () => {
+  let gw: TestGateway;
+  beforeAll(async () => { gw = await startGateway(); });
+  afterAll(async () => { await gw.close(); });
+
+  async function seedTrend(accountId: string, over: { severity: string; stage: string; sentiment: number | null; score: number; category?: string }) {
+    const topicId = newId("top");
+    await gw.deps.db.topic.create({ data: { id: topicId, accountId, key: `topic ${topicId}|${over.category ?? "tech/ai"}`, name: `topic ${topicId}`, category: over.category ?? "tech/ai" } });
+    const now = new Date();
+    await gw.deps.db.trend.create({
+      data: {
+        id: newId("trd"), accountId, topicId, name: `topic ${topicId}`, category: over.category ?? "tech/ai", status: "active", severity: over.severity, stage: over.stage,
+        velocity: 300, acceleration: 0, baseline: 100, current: 400, anomalyScore: over.score, peakVelocity: 300, publishedVelocity: 300, sentiment: over.sentiment,
+        detectedAt: now, bucketStart: now,
+      },
+    });
+  }
+
+  test("follows the account's connections: set-up hints without them, actions with them; negative trends get no ads", async () => {
+    const a = await gw.account();
+    await seedTrend(a.accountId, { severity: "critical", stage: "rising", sentiment: 0.4, score: 25 });
+    await seedTrend(a.accountId, { severity: "high", stage: "peaking", sentiment: -0.95, score: 14 });
+    const get = async () => (await gw.http.get("/api/intelligence/recommendations").set(a.auth)).body.data as any[];
+
+    let recs = await get();
+    expect(recs.filter((r) => r.action !== "set_up_connector" && r.action !== "watch" && r.connector !== "webhooks")).toEqual([]);
+    expect(recs.filter((r) => r.action === "set_up_connector").map((r) => r.connector).sort()).toEqual(["ads", "chat", "workflow"]);
+
+    const conn = (kind: string, provider: string, selection: object) => gw.deps.db.connection.create({
+      data: { id: newId("con"), accountId: a.accountId, kind, provider, status: "connected", credentialsSealed: "sealed", selection },
+    });
+    await conn("workflow", "n8n", { workflow_id: "wf1", workflow_name: "Launch", default_event: "trend_lifecycle" });
+    await conn("chat", "slack", { channel_id: "C1", channel_name: "alerts" });
+    await conn("ads", "google_ads", { trend_category: "tech", strict_safety: true });
+    recs = await get();
+    expect(recs.some((r) => r.action === "set_up_connector")).toBe(false);
+    expect(recs.filter((r) => r.action === "target_ads_category")).toHaveLength(1); // the positive trend only
+    expect(recs.filter((r) => r.action === "alert_team").map((r) => r.reason).join(" ")).toMatch(/negative conversation/);
+    expect(new Set(recs.map((r) => r.confidence)).size).toBeGreaterThan(1);
+  });
+});
