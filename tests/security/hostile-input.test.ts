@@ -89,6 +89,18 @@ describe("3. dates out of range", () => {
     expect(res.body.rejections[0].errors[0].message).toMatch(/3600 seconds in the future/);
     expect(res.body.rejections[1].errors[0].message).toMatch(/1970-01-01/);
   });
+
+  test("a signal dated 1970 (a zero timestamp) or older than 30 days is rejected naming the bound; 29 days back is accepted", async () => {
+    const day = 86_400_000;
+    const res = await gw.http.post("/api/signals").set(auth).send({ signals: [
+      signal({ id: "epoch", observed_at: "1970-01-01T00:00:00Z" }), signal({ id: "old", observed_at: new Date(Date.now() - 31 * day).toISOString() }),
+      signal({ id: "ok", observed_at: new Date(Date.now() - 29 * day).toISOString() }),
+    ] });
+    expect(res.body.accepted).toBe(1);
+    expect(res.body.rejections.map((r: any) => [r.id, r.errors[0].path, r.errors[0].message])).toEqual([
+      ["epoch", "observed_at", "must not be more than 30 days in the past"], ["old", "observed_at", "must not be more than 30 days in the past"],
+    ]);
+  });
 });
 
 describe("7. one rule for outbound URLs", () => {

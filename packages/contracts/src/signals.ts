@@ -4,6 +4,11 @@ import { pastInstant, storableText, text } from "./common.ts";
 export const SIGNAL_BATCH_MAX = 1000;
 /** Clock skew allowed on `observed_at`: an observation further in the future is refused. */
 export const SIGNAL_MAX_FUTURE_SECONDS = 3600;
+/**
+ * Oldest `observed_at` accepted: a signal older than this could no longer count towards any trend (detection reads a
+ * week of history, retention keeps signals 30 days by default) and is most often a wrong unit or a zero date.
+ */
+export const SIGNAL_MAX_AGE_DAYS = 30;
 
 export const CategoryPath = z
   .string()
@@ -20,7 +25,9 @@ export const Signal = z
     category: CategoryPath,
     count: z.number().int().min(0).max(1_000_000_000).meta({ description: "Mentions or engagement in the observation" }),
     sentiment: z.number().min(-1).max(1).optional(),
-    observed_at: pastInstant(SIGNAL_MAX_FUTURE_SECONDS).meta({ description: `When it was observed (ISO 8601, UTC; 1970 to at most ${SIGNAL_MAX_FUTURE_SECONDS / 3600} h ahead of the server clock)` }),
+    observed_at: pastInstant(SIGNAL_MAX_FUTURE_SECONDS)
+      .refine((v) => !(Date.parse(v) < Date.now() - SIGNAL_MAX_AGE_DAYS * 86_400_000), `must not be more than ${SIGNAL_MAX_AGE_DAYS} days in the past`)
+      .meta({ description: `When it was observed (ISO 8601, UTC; at most ${SIGNAL_MAX_AGE_DAYS} days back and ${SIGNAL_MAX_FUTURE_SECONDS / 3600} h ahead of the server clock)` }),
     link: text({ max: 2000 }).pipe(z.url({ protocol: /^https?$/ })).optional(),
   })
   .strict()
