@@ -179,6 +179,46 @@ test("last_event_id replays exactly the events after it, in order, then continue
   for (const c of [resumed, filtered, caughtUp]) c.ws.close();
 });
 
+test("a last_event_id the stream does not hold (invented, or older than the events kept) is refused with 422 saying what to do", async () => {
+  const a = await main.gw.account();
+  const empty = await refused(`${main.url}?last_event_id=1795330566123-0`, bearer(a.key));
+  expect(empty.status).toBe(422);
+  expect(empty.body.errors[0]).toMatchObject({ path: "last_event_id", code: "unknown_event_id", message: expect.stringMatching(/holds none yet/) });
+
+  const first = await connect(main.url, bearer(a.key));
+  await publish(main, [trendEvent(a.accountId, { trend_id: "r1" }), trendEvent(a.accountId, { trend_id: "r2" })]);
+  await waitFor(async () => first.messages.length === 2);
+  first.ws.close();
+  const [oldest, newest] = first.messages.map((m) => m.id);
+  const [ms] = newest.split("-");
+  const invented = await refused(`${main.url}?last_event_id=${BigInt(ms) + 999n}-0`, bearer(a.key));
+  expect(invented.body.errors[0].message).toMatch(new RegExp(`its events run from ${oldest} to ${newest}`));
+  const tooOld = await refused(`${main.url}?last_event_id=1-0`, bearer(a.key));
+  expect(tooOld.status).toBe(422);
+  expect(tooOld.body.errors[0].message).toMatch(/older than the oldest event kept .*GET \/api\/trends/);
+  const ok = await connect(`${main.url}?last_event_id=${oldest}`, bearer(a.key)); // a held id still resumes
+  await waitFor(async () => ok.messages.length === 1);
+  ok.ws.close();
+});
+
+test("open sockets per API key are capped (STREAM_MAX_SOCKETS_PER_KEY): the next is refused with 429 until one closes", async () => {
+  const capped = await start({ STREAM_MAX_SOCKETS_PER_KEY: "3" });
+  try {
+    const a = await capped.gw.account();
+    const open = await Promise.all([0, 1, 2].map(() => connect(capped.url, bearer(a.key))));
+    const over = await refused(capped.url, bearer(a.key));
+    expect(over.status).toBe(429);
+    expect(over.body).toMatchObject({ code: "too_many_connections", detail: expect.stringContaining("at most 3") });
+    open[0].ws.close();
+    await open[0].closed;
+    await waitFor(async () => capped.stream.stats().clients === 2);
+    const again = await connect(capped.url, bearer(a.key));
+    for (const c of [again, open[1], open[2]]) c.ws.close();
+  } finally {
+    await stop(capped);
+  }
+});
+
 test("heartbeat: a client that does not answer pings is terminated; one that does stays", async () => {
   const hb = await start({ STREAM_HEARTBEAT_MS: "150" });
   try {

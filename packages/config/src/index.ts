@@ -68,6 +68,7 @@ export const ConfigSchema = z.object({
   SHUTDOWN_TIMEOUT_SECONDS: int(1, 600).default(25),
   STREAM_HEARTBEAT_MS: int(100, 600_000).default(30_000),
   STREAM_MAX_BUFFER_BYTES: int(1024, 256 * 1024 * 1024).default(1024 * 1024),
+  STREAM_MAX_SOCKETS_PER_KEY: int(1, 100_000).default(20),
   WORKER_CONCURRENCY: int(1, 1000).default(20),
   WORKER_QUEUES: csv.optional().describe("queues this worker process drains; all when unset"),
   WORKER_LOCK_DURATION_MS: int(1000, 600_000).default(30_000),

@@ -12,6 +12,7 @@ import { toApiError } from "../http/problem.ts";
 import { toEntries } from "./account-reader.ts";
 import { CLOSE, StreamClient } from "./client.ts";
 import { StreamHub } from "./hub.ts";
+import { checkResumePoint } from "./resume.ts";
 import { STREAM_PATH, parseStreamQuery, rejectUpgrade, upgradeAuthorization } from "./upgrade.ts";
 
 export { STREAM_PATH } from "./upgrade.ts";
@@ -88,10 +89,17 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
       const query = parseStreamQuery(url);
       if (closing) throw new ApiError("service_unavailable", "The gateway is shutting down; reconnect");
       const key = trendStreamKey(prefix, auth.accountId);
+      const keyPrefix = parseKey(credential?.replace(/^Bearer\s+/i, "").trim() ?? "")?.prefix ?? null;
+      // Sockets per API key on this gateway: a client reconnecting in a loop without closing must not pile up readers.
+      const open = hub.clients().filter((c) => c.opts.keyPrefix === keyPrefix && !c.isClosed).length;
+      if (open >= config.STREAM_MAX_SOCKETS_PER_KEY) {
+        throw new ApiError("too_many_connections", `This API key already has ${open} open stream connections (at most ${config.STREAM_MAX_SOCKETS_PER_KEY}); close one first`);
+      }
+      if (query.lastEventId) await checkResumePoint(deps.redis, key, query.lastEventId);
       client = new StreamClient({
         accountId: auth.accountId,
         credential,
-        keyPrefix: parseKey(credential?.replace(/^Bearer\s+/i, "").trim() ?? "")?.prefix ?? null,
+        keyPrefix,
         category: query.category,
         lastEventId: query.lastEventId,
         maxBufferBytes,
