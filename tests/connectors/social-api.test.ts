@@ -218,6 +218,26 @@ describe("X polling", () => {
     expect(new Set((await db().signal.findMany({ where: { accountId: a.accountId, source: "x" } })).map((s) => s.externalId))).toEqual(new Set([seen, ...burst, late].map((p) => p.id)));
   });
 
+  test("DELETE …/connection disconnects: polling stops, the signals stay, the credentials are gone; another account's answers 404", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth);
+    xp.setData({ posts: [post(2, "solar before disconnect")] });
+    await tickAndWait(conn.id);
+    const b = await stack.gw.account();
+    expect((await stack.gw.http.delete(`${BASE}/x/connection`).set(b.auth)).status).toBe(404);
+
+    const del = await stack.gw.http.delete(`${BASE}/x/connection`).set(a.auth);
+    expect(del.status).toBe(204);
+    expect((await stack.gw.http.get(`${BASE}/x/status`).set(a.auth)).status).toBe(404);
+    expect(await db().socialConnection.count({ where: { id: conn.id } })).toBe(0);
+    expect(await db().signal.count({ where: { accountId: a.accountId, source: "x" } })).toBe(1);
+    xp.requests.length = 0;
+    await tick();
+    await sleep(800);
+    expect(xp.requests).toHaveLength(0);
+    expect((await stack.gw.http.delete(`${BASE}/x/connection`).set(a.auth)).status).toBe(404);
+  });
+
   test("a 429 sets rate_limited until X's reset, and the next tick skips the connection", async () => {
     const a = await stack.gw.account();
     const conn = await connectX(a.auth);

@@ -30,6 +30,15 @@ export function saveSocialConnection(db: Db, accountId: string, provider: string
   });
 }
 
+/**
+ * Removes the account's connection of a provider: its sealed credentials, cursor and quota go with it; the signals it
+ * stored stay (they are the account's history). Returns whether there was one.
+ */
+export async function deleteSocialConnection(db: Db, accountId: string, provider: string): Promise<boolean> {
+  const { count } = await db.socialConnection.deleteMany({ where: { accountId, provider } });
+  return count > 0;
+}
+
 /** Stores an action first in the connection's list of actions, keeping the newest `max`. One statement: concurrent requests lose none. */
 export async function prependSocialAction(db: Db, connectionId: string, action: unknown, max: number): Promise<void> {
   await db.$pool.query(

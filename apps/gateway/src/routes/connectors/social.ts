@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { QUEUES, SocialAction, SocialConnection, SocialConnectionStatus, SocialProviderList, type JobPayload } from "@trendgate/contracts";
 import { isPolled, type RunAction, type SocialActionDef, type SocialConnector } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { countSignalsSince, decideSocialDraft, findSocialConnection, newId, prependSocialAction, saveSocialConnection, type SocialConnectionRow } from "@trendgate/db";
+import { countSignalsSince, decideSocialDraft, deleteSocialConnection, findSocialConnection, newId, prependSocialAction, saveSocialConnection, type SocialConnectionRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -98,6 +98,17 @@ function connectionRoutes(c: SocialConnector): RouteDef[] {
         };
         const row = await saveSocialConnection(deps.db, auth.accountId, m.id, fields);
         return { status: 200, body: toConnection(row) };
+      },
+    }),
+    defineRoute({
+      method: "delete", path: `${path}/connection`, operationId: `delete${m.operationName}Connection`, tag: TAG, auth: "apiKey",
+      summary: `Disconnect the ${m.displayName} connector`,
+      description: `Deletes the account's ${m.displayName} connection: its credentials, polling cursor and quota ledger. Polling stops ` +
+        `(a poll already running finishes without storing its cursor); the signals it stored stay. 404 when there is none.`,
+      responses: { 204: { description: "Disconnected" } },
+      async handler({ deps, auth }) {
+        if (!(await deleteSocialConnection(deps.db, auth.accountId, m.id))) throw notFound(`${m.displayName} connection`);
+        return { status: 204 };
       },
     }),
     defineRoute({
