@@ -24,7 +24,8 @@ let gt: TrendsServer;
 
 beforeAll(async () => {
   [xp, yt, rd, gt] = await Promise.all([startXServer(), startYouTubeServer({ apiKey: YT_KEY }), startRedditServer(), startTrendsServer({ token: TRENDS_TOKEN })]);
-  stack = await startStack({ OUTBOUND_ALLOWLIST: "127.0.0.1", SOCIAL_POLL_INTERVAL_SECONDS: "3600" });
+  // The scheduler ticks hourly here: each test polls with tick() when it wants to.
+  stack = await startStack({ OUTBOUND_ALLOWLIST: "127.0.0.1", SOCIAL_POLL_INTERVAL_SECONDS: "3600", SOCIAL_POLL_TICK_SECONDS: "3600" });
 });
 afterAll(async () => {
   await stack?.close();

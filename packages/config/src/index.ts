@@ -114,6 +114,7 @@ export const ConfigSchema = z.object({
   WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
   WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),
   SOCIAL_POLL_INTERVAL_SECONDS: int(1, 86_400).default(300),
+  SOCIAL_POLL_TICK_SECONDS: int(1, 3600).default(30),
   // Each social provider's endpoint variables (SOCIAL_X_BASE_URL, ...) are named by its manifest and read from PROVIDER_ENV.
 
   // Connections (browser OAuth). Providers' own variables (client ids and secrets, endpoint overrides) are named by

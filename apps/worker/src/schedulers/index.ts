@@ -25,7 +25,9 @@ export const SOCIAL_POLL_SCHEDULER_ID = "social-poll-tick";
 export function schedules(config: Config): Schedule[] {
   return [
     { queue: QUEUES.trendDetection, id: DETECTION_SCHEDULER_ID, everyMs: config.DETECTION_INTERVAL_SECONDS * 1000 },
-    { queue: QUEUES.socialPoll, id: SOCIAL_POLL_SCHEDULER_ID, everyMs: config.SOCIAL_POLL_INTERVAL_SECONDS * 1000 },
+    // Due connections are looked for more often than they are polled: ticking once per interval, a connection that
+    // fell due just after a tick waited for the next one, up to two intervals between its polls.
+    { queue: QUEUES.socialPoll, id: SOCIAL_POLL_SCHEDULER_ID, everyMs: Math.min(config.SOCIAL_POLL_TICK_SECONDS, config.SOCIAL_POLL_INTERVAL_SECONDS) * 1000 },
     { queue: QUEUES.operatorTicks, id: "operator-tick", everyMs: config.OPERATOR_TICK_SECONDS * 1000 },
     { queue: QUEUES.retention, id: "retention-pass", everyMs: config.RETENTION_INTERVAL_SECONDS * 1000 },
   ];
