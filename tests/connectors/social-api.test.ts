@@ -258,6 +258,23 @@ describe("X polling", () => {
     expect((await status(a.auth, "x")).status).toBe("rate_limited");
   });
 
+  test("after a 429 the status shows the window spent until the retry time, not the quota read before it", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth);
+    xp.setData({ posts: [post(3, "solar first")] });
+    let polled = await tickAndWait(conn.id);
+    expect((await status(a.auth, "x")).quota.last.remaining).toBeGreaterThan(0);
+    const reset = Math.floor(Date.now() / 1000) + 900;
+    xp.setRateLimit({ resetEpochSeconds: reset });
+    xp.failNext(1, 429);
+    await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+    polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+    expect(polled.status).toBe("rate_limited");
+    const st = await status(a.auth, "x");
+    expect(st.quota.last.remaining).toBe(0);
+    expect(Math.abs(Date.parse(st.quota.last.reset_at) - polled.nextPollAt!.getTime())).toBeLessThan(1000);
+  });
+
   test("a 401 sets needs_reauth with a clear error and an account event; polling stops until new credentials", async () => {
     const a = await stack.gw.account();
     const conn = await connectX(a.auth);

@@ -152,12 +152,14 @@ async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
   let lastError: string | null = outcome.warning ?? null;
   let next: Date | null = new Date(Math.max(now.getTime() + interval, outcome.notBefore?.getTime() ?? 0));
   let failures = 0;
+  let quota = outcome.quota;
   const e = outcome.error;
   if (e) {
     lastError = e.message;
     if (e.kind === "rate_limited") {
       status = "rate_limited";
       next = new Date(Date.now() + Math.max(1000, e.detail.retryAfterMs ?? interval));
+      quota = spent(quota, next);
     } else if (e.kind === "quota_exhausted") {
       status = "quota_exhausted";
       next = e.detail.resetAt ?? new Date(Date.now() + 3_600_000);
@@ -180,10 +182,20 @@ async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
         SET status = $2, last_error = $3, next_poll_at = ($4::timestamptz AT TIME ZONE 'UTC'), last_polled_at = ($5::timestamptz AT TIME ZONE 'UTC'),
             quota = $6::jsonb, cursor = cursor || jsonb_build_object('terms', $7::jsonb, 'failures', $8::int), updated_at = (now() AT TIME ZONE 'UTC')
       WHERE id = $1 AND credentials_ciphertext = $9`,
-    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(outcome.quota), JSON.stringify(outcome.cursor), failures, conn.credentialsCiphertext],
+    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(quota), JSON.stringify(outcome.cursor), failures, conn.credentialsCiphertext],
   );
   if (rowCount && status === "needs_reauth" && conn.status !== "needs_reauth") await recordNeedsReauth(deps, conn, lastError);
   return { stored, observations: outcome.observations.length, status, error: lastError };
+}
+
+/**
+ * The recorded window after a 429: nothing remains until the provider's retry time. The window read before the 429
+ * (or on an earlier poll) would otherwise still show requests left while the connection waits.
+ */
+function spent(quota: Record<string, unknown>, until: Date): Record<string, unknown> {
+  const last = quota.last as Record<string, unknown> | null | undefined;
+  if (!last || typeof last !== "object" || !("remaining" in last)) return quota;
+  return { ...quota, last: { ...last, remaining: 0, reset_at: until.toISOString(), cost: 0 } };
 }
 
 /** Merges fields into one of the connection's recorded actions. */
