@@ -140,6 +140,11 @@ describe("configure", () => {
       .send({ credentials: { client_id: "id", client_secret: "s" }, terms: ["solar"], options: { subreddits: ["no spaces allowed"], user_agent: "test:trendgate:1.0 (by /u/x)" } });
     expect(reddit.status).toBe(422);
     expect(reddit.body.errors.map((e: any) => e.path)).toContain("options.subreddits.0");
+    // A generic User-Agent (Reddit throttles or blocks it) is refused when saved, naming the form Reddit wants.
+    const agent = await stack.gw.http.put(`${BASE}/reddit/connection`).set(a.auth)
+      .send({ credentials: { client_id: "id", client_secret: "s" }, terms: ["solar"], options: { subreddits: ["solar"], user_agent: "python-requests/2.31" } });
+    expect(agent.status).toBe(422);
+    expect(agent.body.errors).toEqual([expect.objectContaining({ path: "options.user_agent", message: expect.stringContaining("(by /u/") })]);
   });
 
   test("another account's connection is 404", async () => {
