@@ -14,6 +14,7 @@ const BEARER = "app-bearer-token";
 const USER_TOKEN = "user-context-token";
 const YT_KEY = "AIzaSy-test-key";
 const TRENDS_TOKEN = "trends-token";
+const TRENDS_OAUTH = { clientId: "trends-client.apps.googleusercontent.com", clientSecret: "trends-client-secret", refreshToken: "1//trends-refresh" };
 const BASE = "/api/integrations/social";
 
 let stack: Stack;
@@ -23,7 +24,7 @@ let rd: RedditServer;
 let gt: TrendsServer;
 
 beforeAll(async () => {
-  [xp, yt, rd, gt] = await Promise.all([startXServer(), startYouTubeServer({ apiKey: YT_KEY }), startRedditServer(), startTrendsServer({ token: TRENDS_TOKEN })]);
+  [xp, yt, rd, gt] = await Promise.all([startXServer(), startYouTubeServer({ apiKey: YT_KEY }), startRedditServer(), startTrendsServer({ token: TRENDS_TOKEN, oauth: TRENDS_OAUTH })]);
   // The scheduler ticks hourly here: each test polls with tick() when it wants to.
   stack = await startStack({ OUTBOUND_ALLOWLIST: "127.0.0.1", SOCIAL_POLL_INTERVAL_SECONDS: "3600", SOCIAL_POLL_TICK_SECONDS: "3600" });
 });
@@ -560,6 +561,42 @@ describe("Reddit polling under limits and refusals", () => {
 });
 
 describe("Google Trends validation", () => {
+  test("with a refresh token, each validation gets a fresh access token from Google's token endpoint, so it keeps working past the hour", async () => {
+    const a = await stack.gw.account();
+    const day = 86_400_000;
+    gt.setSeries("kite surf", Array.from({ length: 35 }, (_, i) => ({ time: new Date(Date.now() - (36 - i) * day).toISOString(), searchInterest: 20 })));
+    gt.setPollsUntilDone(1);
+    const creds = { refresh_token: TRENDS_OAUTH.refreshToken, client_id: TRENDS_OAUTH.clientId, client_secret: TRENDS_OAUTH.clientSecret };
+    const put = await stack.gw.http.put(`${BASE}/google_trends/connection`).set(a.auth).send({ credentials: creds, base_url: gt.baseUrl, token_url: gt.tokenUrl });
+    expect(put.status).toBe(200);
+    expect(JSON.stringify(put.body)).not.toContain(TRENDS_OAUTH.refreshToken);
+    const validate = async () => {
+      const res = await stack.gw.http.post(`${BASE}/google_trends/validate`).set(a.auth).send({ term: "kite surf" });
+      return waitFor(async () => (await status(a.auth, "google_trends")).actions.find((x: any) => x.id === res.body.id && x.status !== "queued"), { timeoutMs: 15_000 });
+    };
+    const before = gt.tokenRequests.length;
+    expect(await validate()).toMatchObject({ status: "succeeded", result: { verdict: "refuted" } });
+    gt.expireIssued(); // an hour later
+    expect(await validate()).toMatchObject({ status: "succeeded" });
+    expect(gt.tokenRequests.slice(before).map((f) => [f.grant_type, f.refresh_token])).toEqual([["refresh_token", TRENDS_OAUTH.refreshToken], ["refresh_token", TRENDS_OAUTH.refreshToken]]);
+
+    // A revoked refresh token: the validation fails saying to send new credentials.
+    const revoked = await stack.gw.http.put(`${BASE}/google_trends/connection`).set(a.auth).send({ credentials: { ...creds, refresh_token: "1//revoked" }, base_url: gt.baseUrl, token_url: gt.tokenUrl });
+    expect(revoked.status).toBe(200);
+    expect(await validate()).toMatchObject({ status: "failed", error: expect.stringMatching(/invalid_grant.*new credentials/) });
+  });
+
+  test("credentials need an access token, or a refresh token with its OAuth client (422 naming what is missing)", async () => {
+    const a = await stack.gw.account();
+    const put = (credentials: object) => stack.gw.http.put(`${BASE}/google_trends/connection`).set(a.auth).send({ credentials, base_url: gt.baseUrl });
+    const none = await put({});
+    expect(none.status).toBe(422);
+    expect(none.body.errors.map((e: any) => e.path)).toEqual(["credentials.access_token"]);
+    const half = await put({ refresh_token: "1//x" });
+    expect(half.body.errors.map((e: any) => e.path).sort()).toEqual(["credentials.client_id", "credentials.client_secret"]);
+  });
+
+
   test("validate queues a momentum check whose verdict is readable in the status", async () => {
     const a = await stack.gw.account();
     const day = 86_400_000;

@@ -36,7 +36,30 @@ const FAILURES: Record<Exclude<TrendsFailure, "operationInvalidArgument">, Answe
 
 const RESOLUTIONS = new Set(["DAY", "WEEK", "MONTH", "YEAR"]);
 
-export async function startTrendsServer(opts: { token: string } & Pick<StandInOptions, "port">) {
+/**
+ * `token`: an access token accepted as is. `oauth`: an OAuth client whose refresh token Google's token endpoint
+ * (POST /token, form body, RFC 6749 section 6) exchanges for one-hour access tokens, which the API then accepts
+ * until they expire; a wrong refresh token or client gets Google's 400 invalid_grant / 401 invalid_client.
+ */
+export async function startTrendsServer(opts: { token: string; oauth?: { clientId: string; clientSecret: string; refreshToken: string } } & Pick<StandInOptions, "port">) {
+  const issued = new Map<string, number>(); // access token -> expiry (ms)
+  const tokenRequests: Record<string, string>[] = [];
+  function tokenEndpoint(raw: string): Answer {
+    const form = Object.fromEntries(new URLSearchParams(raw));
+    tokenRequests.push(form);
+    if (!opts.oauth || form.client_id !== opts.oauth.clientId || form.client_secret !== opts.oauth.clientSecret) {
+      return { status: 401, body: { error: "invalid_client", error_description: "The OAuth client was not found." } };
+    }
+    if (form.grant_type !== "refresh_token") return { status: 400, body: { error: "unsupported_grant_type", error_description: `Invalid grant_type: ${form.grant_type ?? ""}` } };
+    if (form.refresh_token !== opts.oauth.refreshToken) return { status: 400, body: { error: "invalid_grant", error_description: "Token has been expired or revoked." } };
+    const token = `ya29.${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+    issued.set(token, Date.now() + 3599_000);
+    return { status: 200, body: { access_token: token, expires_in: 3599, scope: "https://www.googleapis.com/auth/searchtrends", token_type: "Bearer" } };
+  }
+  const accepted = (authorization: string | undefined) => {
+    const t = /^Bearer (.+)$/.exec(authorization ?? "")?.[1];
+    return t === opts.token || (!!t && (issued.get(t) ?? 0) > Date.now());
+  };
   const series = new Map<string, FixturePoint[]>();
   const requests: RecordedRequest[] = [];
   const failures: { failure: TrendsFailure; on: FailOn; headers: Record<string, string>; details: object[] }[] = [];
@@ -74,6 +97,7 @@ export async function startTrendsServer(opts: { token: string } & Pick<StandInOp
   }
 
   function answer(method: string, path: string, headers: http.IncomingHttpHeaders, raw: string): Answer {
+    if (method === "POST" && path === "/token") return tokenEndpoint(raw);
     let body: any = null;
     try { body = raw ? JSON.parse(raw) : null; } catch { /* recorded as null; answered below */ }
     requests.push({ method, path, headers, body });
@@ -84,7 +108,7 @@ export async function startTrendsServer(opts: { token: string } & Pick<StandInOp
       const withDetails = { error: { ...(a.body as any).error, details: fail.details } };
       return { ...a, body: withDetails, headers: { ...a.headers, ...fail.headers } };
     }
-    if (headers.authorization !== `Bearer ${opts.token}`) {
+    if (!accepted(headers.authorization)) {
       return { ...FAILURES.unauthenticated, headers: { "www-authenticate": 'Bearer realm="https://accounts.google.com/", error="invalid_token"' } };
     }
     if (method === "POST" && path === "/v1alpha:fetchTimeSeries") {
@@ -108,6 +132,10 @@ export async function startTrendsServer(opts: { token: string } & Pick<StandInOp
 
   return {
     baseUrl,
+    tokenUrl: `${baseUrl}/token`,
+    tokenRequests,
+    /** Expires every access token issued from the refresh token (as an hour passing would). */
+    expireIssued() { for (const k of issued.keys()) issued.set(k, 0); },
     requests,
     on: (method: string, prefix: string) => requests.filter((r) => r.method === method && r.path.startsWith(prefix)),
     setSeries(term: string, points: FixturePoint[]) { series.set(term, points); },

@@ -3,9 +3,10 @@ import { ProviderError } from "../types.ts";
 import { trendsHttpError, trendsOperationError } from "./errors.ts";
 import { assessMomentum, type MomentumResult, type MomentumRule, type TrendPoint } from "./momentum.ts";
 
-// The official Google Trends API (alpha since July 2025, approved testers only; the caller keeps it behind a
-// feature flag). No public reference exists, so the wire format below is an ASSUMPTION taken from one public tester
-// script; everything that depends on it is in this file:
+// The official Google Trends API (alpha since July 2025, open to approved testers only: a project outside the alpha
+// gets 403 and the connection shows needs_reauth). No public reference exists, so the wire format below is an
+// ASSUMPTION taken from one public tester script, and the stand-in in tests only mirrors that assumption: until a
+// tester account confirms it, treat validations as unverified. Everything that depends on it is in this file:
 // - ctx.baseUrl is https://searchtrends.googleapis.com, auth is an OAuth bearer token with scope
 //   https://www.googleapis.com/auth/searchtrends;
 // - POST {base}/v1alpha:fetchTimeSeries with {spec:{expression:{terms:[{value, type:"BROAD"}]}, geo?:{type, code},
