@@ -245,6 +245,25 @@ describe("X polling", () => {
     expect((await stack.gw.http.delete(`${BASE}/x/connection`).set(a.auth)).status).toBe(404);
   });
 
+  test("the daily read cap (X bills per post read) stops reading for the rest of the UTC day: quota_exhausted until midnight", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth, { options: { page_size: 10, max_pages: 5, max_posts_per_day: 25, category: "energy/solar" } });
+    xp.setData({ posts: Array.from({ length: 40 }, (_, i) => post(i + 1, `solar cap ${i}`)) });
+    let polled = await tickAndWait(conn.id);
+    expect(polled.status).toBe("active");
+    expect(await db().signal.count({ where: { accountId: a.accountId, source: "x" } })).toBe(20); // 2 pages of 10 fit under 25
+    expect((await status(a.auth, "x")).quota.spend).toMatchObject({ posts: 20, cap: 25 });
+
+    await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+    xp.requests.length = 0;
+    polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+    expect(xp.requests).toHaveLength(0); // nothing more is read (and billed) today
+    expect(polled.status).toBe("quota_exhausted");
+    const midnight = new Date(); midnight.setUTCHours(24, 0, 0, 0);
+    expect(polled.nextPollAt!.getTime()).toBe(midnight.getTime());
+    expect(polled.lastError).toMatch(/daily read cap of 25 posts/);
+  });
+
   test("a 429 sets rate_limited until X's reset, and the next tick skips the connection", async () => {
     const a = await stack.gw.account();
     const conn = await connectX(a.auth);

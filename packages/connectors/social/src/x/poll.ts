@@ -2,7 +2,7 @@ import type { PollOutcome, SocialConnectionState, SocialContext } from "../kind.
 import { quotaJson, spentUntil } from "../quota-json.ts";
 import { ProviderError, type Observation, type QuotaState } from "../types.ts";
 import { XClient } from "./client.ts";
-import type { XOptions } from "./schemas.ts";
+import { X_DEFAULT_DAILY_POSTS, type XOptions } from "./schemas.ts";
 
 /**
  * Per term: the newest post id counted so far (since_id). While a burst is read over several polls (more posts than
@@ -11,6 +11,8 @@ import type { XOptions } from "./schemas.ts";
  */
 type TermCursor = { since_id?: string; until_id?: string; newest?: string };
 type XCursor = Record<string, TermCursor>;
+/** Posts read on one UTC day, kept in the status' `quota.spend`: the daily spend cap counts them. */
+type Spend = { day: string; posts: number };
 
 const newer = (a: string, b: string | undefined) => b === undefined || BigInt(a) > BigInt(b);
 const older = (a: string, b: string | undefined) => b === undefined || BigInt(a) < BigInt(b);
@@ -23,23 +25,38 @@ export async function pollX(ctx: SocialContext, conn: SocialConnectionState): Pr
   const x = new XClient(ctx);
   const options = conn.options as XOptions;
   const cursor: XCursor = { ...conn.cursor };
+  const today = ctx.now.toISOString().slice(0, 10);
+  const kept = (conn.quota as { spend?: Spend }).spend;
+  const spend: Spend = kept?.day === today ? { ...kept } : { day: today, posts: 0 };
+  const cap = options.max_posts_per_day ?? X_DEFAULT_DAILY_POSTS;
   const observations: Observation[] = [];
   let last: QuotaState | undefined;
   const out = (error?: ProviderError): PollOutcome => ({
-    observations, cursor, error, quota: last ? { last: quotaJson(last) } : conn.quota, notBefore: last && spentUntil(last),
+    observations, cursor, error, quota: { last: last ? quotaJson(last) : (conn.quota.last ?? null), spend: { ...spend, cap } }, notBefore: last && spentUntil(last),
   });
   for (const term of conn.terms) {
     const at: TermCursor = cursor[term] ?? {};
+    const left = cap - spend.posts;
+    if (left < 10) { // X's smallest page
+      const midnight = new Date(`${today}T00:00:00Z`);
+      midnight.setUTCDate(midnight.getUTCDate() + 1);
+      return out(new ProviderError("x", "quota_exhausted", `the daily read cap of ${cap} posts (options.max_posts_per_day) is reached; reading resumes at ${midnight.toISOString()}`, {
+        status: null, resetAt: midnight, providerCode: "daily_read_cap",
+      }));
+    }
+    const pageSize = Math.min(options.page_size ?? 100, left);
     let res;
     try {
       res = await x.searchAll({
-        query: term, topic: term, sinceId: at.since_id, untilId: at.until_id, maxResults: options.page_size ?? 100, maxPages: options.max_pages ?? 3,
+        query: term, topic: term, sinceId: at.since_id, untilId: at.until_id, maxResults: pageSize,
+        maxPages: Math.max(1, Math.min(options.max_pages ?? 3, Math.floor(left / pageSize))),
       }, conn.credentials.bearer_token);
     } catch (e) {
       if (e instanceof ProviderError) return out(e);
       throw e;
     }
     observations.push(...res.items);
+    spend.posts += res.items.length;
     last = res.quota;
     let [newest, oldest] = [at.newest, at.until_id];
     for (const o of res.items) {

@@ -3,6 +3,9 @@ import { storableText, text } from "@trendgate/contracts";
 import { category, ProviderUrl, secret, terms } from "../connection-fields.ts";
 import { draftDecision } from "../kind.ts";
 
+/** Default daily read cap: one term at the default settings reads at most 300 posts a poll, 86,400 a day at 5-minute polls. */
+export const X_DEFAULT_DAILY_POSTS = 10_000;
+
 // X's request bodies: the connection (PUT …/x/connection) and a reply (POST …/x/reply).
 
 export const XConnectionBody = z
@@ -16,7 +19,10 @@ export const XConnectionBody = z
       category,
       max_pages: z.number().int().min(1).max(10).default(3).meta({ description: "Pages of recent search per term and poll (each page is billed); more new posts are read by the next polls" }),
       page_size: z.number().int().min(10).max(100).default(100),
-    }).strict().default({ max_pages: 3, page_size: 100 }),
+      max_posts_per_day: z.number().int().min(10).max(10_000_000).default(X_DEFAULT_DAILY_POSTS).meta({
+        description: "Spend cap: posts read per UTC day over all terms (X bills reads per post). Once reached, polling pauses until midnight UTC (`quota_exhausted`)",
+      }),
+    }).strict().default({ max_pages: 3, page_size: 100, max_posts_per_day: X_DEFAULT_DAILY_POSTS }),
     base_url: ProviderUrl.nullable().optional(),
   })
   .strict()
@@ -33,4 +39,4 @@ export const XReplyDraftBody = z
 export const XReplyDecisionBody = draftDecision("XReplyDecision");
 export const XReplyBody = z.union([XReplyDraftBody, XReplyDecisionBody]).meta({ id: "XReplyBody" });
 
-export interface XOptions { category?: string; max_pages?: number; page_size?: number }
+export interface XOptions { category?: string; max_pages?: number; page_size?: number; max_posts_per_day?: number }
