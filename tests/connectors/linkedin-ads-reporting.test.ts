@@ -63,8 +63,8 @@ test("the account's currency comes from adAccounts and its reporting days are UT
   expect(await client.account(ACCOUNT)).toEqual({ currency: "EUR", time_zone: "UTC" });
   expect(await client.account(`urn:li:sponsoredAccount:${ACCOUNT}`)).toEqual({ currency: "EUR", time_zone: "UTC" });
   const call = server.requests.find((r) => r.path === `/rest/adAccounts/${ACCOUNT}`)!;
-  expect([call.headers["linkedin-version"], call.headers["x-restli-protocol-version"]]).toEqual(["202610", "2.0.0"]);
-  await expect(client.account("508000777")).rejects.toMatchObject({ kind: "unauthorized", detail: { status: 403 } });
+  expect([call.headers["linkedin-version"], call.headers["x-restli-protocol-version"]]).toEqual(["202608", "2.0.0"]);
+  await expect(client.account("508000777")).rejects.toMatchObject({ kind: "bad_request", detail: { status: 403 } });
 });
 
 test("ad rows carry LinkedIn's numbers: cost decimals as exact micros of EUR, the same UTC days, names from the entities", async () => {
@@ -88,7 +88,7 @@ test("ad rows carry LinkedIn's numbers: cost decimals as exact micros of EUR, th
   expect(server.requests.map((r) => r.path).filter((p) => p !== "/rest/adAnalytics")).toEqual([
     `/rest/adAccounts/${ACCOUNT}/creatives`, `/rest/adAccounts/${ACCOUNT}/adCampaigns`, `/rest/adAccounts/${ACCOUNT}/adCampaignGroups`,
   ]);
-  expect(server.requests.every((r) => r.status === 200 && r.headers["linkedin-version"] === "202610" && r.headers["x-restli-protocol-version"] === "2.0.0")).toBe(true);
+  expect(server.requests.every((r) => r.status === 200 && r.headers["linkedin-version"] === "202608" && r.headers["x-restli-protocol-version"] === "2.0.0")).toBe(true);
 });
 
 test("levels: LinkedIn campaigns are our ad groups and campaign groups our campaigns, summed exactly before rounding", async () => {
@@ -177,7 +177,7 @@ test("one day (or a total) at the cap cannot be split by date: bad_request, not 
   ]);
 });
 
-test("throttles are rate_limited without a wait hint (LinkedIn sends no Retry-After); a missing scope or token is unauthorized", async () => {
+test("throttles are rate_limited without a wait hint (LinkedIn sends no Retry-After); a missing scope is refused, a bad token unauthorized", async () => {
   const client = seed();
   server.failNext("throttle", 1);
   const e = await all(client.pages(query({}), {})).then(() => null, (err: ProviderError) => err);
@@ -193,7 +193,8 @@ test("throttles are rate_limited without a wait hint (LinkedIn sends no Retry-Af
   const noScope = "AQtest-no-reporting";
   server.addToken(noScope, { accounts: { [ACCOUNT]: "CAMPAIGN_MANAGER" }, scopes: ["r_ads", "rw_ads"] });
   const scoped = linkedinAds.reporting!.client({ baseUrl: server.url, accessToken: noScope });
-  await expect(all(scoped.pages(query({}), {}))).rejects.toMatchObject({ kind: "unauthorized", detail: { status: 403 }, message: expect.stringContaining("r_ads_reporting") });
+  // LinkedIn's 403 for a missing scope is the same ACCESS_DENIED as for a missing role: a refusal naming the scope.
+  await expect(all(scoped.pages(query({}), {}))).rejects.toMatchObject({ kind: "bad_request", detail: { status: 403 }, message: expect.stringContaining("r_ads_reporting") });
   server.expireToken(TOKEN);
   await expect(all(client.pages(query({}), {}))).rejects.toMatchObject({ kind: "unauthorized", detail: { status: 401 } });
 });
@@ -235,7 +236,7 @@ test("an abort stops the work: nothing more is fetched after it, and a request i
 test("the stand-in is as strict as LinkedIn where a client could slip: field lists, the finder, raw URNs", async () => {
   seed();
   const range = "dateRange=(start:(year:2026,month:3,day:1),end:(year:2026,month:3,day:2))";
-  const get = (qs: string) => fetch(`${server.url}/rest/adAnalytics?${qs}`, { headers: { authorization: `Bearer ${TOKEN}`, "Linkedin-Version": "202610", "X-Restli-Protocol-Version": "2.0.0" } });
+  const get = (qs: string) => fetch(`${server.url}/rest/adAnalytics?${qs}`, { headers: { authorization: `Bearer ${TOKEN}`, "Linkedin-Version": "202608", "X-Restli-Protocol-Version": "2.0.0" } });
   const base = `q=analytics&pivot=CAMPAIGN&timeGranularity=DAILY&${range}&accounts=List(urn%3Ali%3AsponsoredAccount%3A${ACCOUNT})`;
   const ok = await get(`${base}&fields=pivotValues,costInLocalCurrency`);
   // Only the fields asked for, cost as LinkedIn's decimal string, summed exactly.

@@ -1,6 +1,7 @@
 import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { linkedinAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
-import { LINKEDIN_FACETS as F, startLinkedInAdsServer, type Criteria, type LinkedInAdsServer } from "../peers/linkedin-ads-server.ts";
+import { callError } from "../../packages/connectors/ads/src/linkedin/errors.ts";
+import { LINKEDIN_FACETS as F, PUBLISHED_VERSIONS, startLinkedInAdsServer, type Criteria, type LinkedInAdsServer } from "../peers/linkedin-ads-server.ts";
 
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
@@ -77,9 +78,10 @@ test("lists campaign groups then campaigns through LinkedIn's page tokens, edita
   ]);
   expect(apiCalls().every((r) => r.query.search === "(status:(values:List(ACTIVE,PAUSED,DRAFT)))")).toBe(true);
   // Every call names the pinned version and the Rest.li protocol; the token rides in the header only.
-  expect(apiCalls().every((r) => r.headers["linkedin-version"] === "202610" && r.headers["x-restli-protocol-version"] === "2.0.0")).toBe(true);
+  expect(apiCalls().every((r) => r.headers["linkedin-version"] === "202608" && r.headers["x-restli-protocol-version"] === "2.0.0")).toBe(true);
   expect(JSON.stringify(server.requests)).not.toContain(TOKEN);
-  await expect(client.listEntities(OTHER, { limit: 10 })).rejects.toMatchObject({ kind: "unauthorized", detail: { status: 403, providerCode: "ACCESS_DENIED" } });
+  // No role on the account: refused for good, not a token problem (re-authorizing would not help).
+  await expect(client.listEntities(OTHER, { limit: 10 })).rejects.toMatchObject({ kind: "bad_request", detail: { status: 403, providerCode: "ACCESS_DENIED" } });
   await expect(client.listEntities(ACCOUNT, { cursor: "garbage", limit: 10 })).rejects.toMatchObject({ kind: "bad_request" });
   await expect(client.listEntities("acme", { limit: 10 })).rejects.toMatchObject({ kind: "bad_request" });
 });
@@ -125,7 +127,7 @@ describe("preview, apply and rollback", () => {
     expect(calls.map((c) => [c.method, c.path, c.change_ids])).toEqual([
       ["POST", `adAccounts/${ACCOUNT}/adCampaigns/${rich.id}`, ["c1", "c2"]], ["POST", `adAccounts/${ACCOUNT}/adCampaigns/${bare.id}`, ["c3"]],
     ]);
-    expect(calls[0].headers).toEqual({ "Linkedin-Version": "202610", "X-Restli-Protocol-Version": "2.0.0", "X-RestLi-Method": "PARTIAL_UPDATE", "content-type": "application/json" });
+    expect(calls[0].headers).toEqual({ "Linkedin-Version": "202608", "X-Restli-Protocol-Version": "2.0.0", "X-RestLi-Method": "PARTIAL_UPDATE", "content-type": "application/json" });
     expect(calls.map((c) => c.body)).toEqual([{ patch: { $set: { targetingCriteria: RICH_AFTER } } }, { patch: { $set: { targetingCriteria: BARE_AFTER } } }]);
     expect(JSON.stringify(calls)).not.toContain(TOKEN);
 
@@ -142,7 +144,7 @@ describe("preview, apply and rollback", () => {
     const applied = await client.run(ACCOUNT, calls, { dryRun: false });
     const writes = apiCalls().filter((r) => r.method === "POST");
     expect(applied.map((v) => [v.change_id, v.ok, v.request_id])).toEqual([["c1", true, writes[0].liUuid], ["c2", true, writes[0].liUuid], ["c3", true, writes[1].liUuid]]);
-    expect(writes.every((w) => w.headers["x-restli-method"] === "PARTIAL_UPDATE" && w.headers["linkedin-version"] === "202610")).toBe(true);
+    expect(writes.every((w) => w.headers["x-restli-method"] === "PARTIAL_UPDATE" && w.headers["linkedin-version"] === "202608")).toBe(true);
     expect([server.criteriaOf(rich.id), server.criteriaOf(bare.id)]).toEqual([RICH_AFTER, BARE_AFTER]);
     expect(server.campaign(rich.id)!.dailyBudget).toEqual({ amount: "50.00", currencyCode: "USD" });
     expect(server.budgetWrites).toEqual([]);
@@ -192,7 +194,7 @@ describe("preview, apply and rollback", () => {
     expect(() => client.calls(ACCOUNT, [change("x", rich.id, "add", { id: US, name: "United States" })], prior)).toThrow(/member interest or skill URN/);
     const budget = [{ ...calls[0], body: { patch: { $set: { ...(calls[0].body as any).patch.$set, dailyBudget: { amount: "9999", currencyCode: "USD" } } } } }];
     const otherAccount = [{ ...calls[0], path: calls[0].path.replace(ACCOUNT, OTHER) }];
-    const noMethod = [{ ...calls[0], headers: { "Linkedin-Version": "202610" } }];
+    const noMethod = [{ ...calls[0], headers: { "Linkedin-Version": "202608" } }];
     for (const bad of [budget, otherAccount, noMethod]) await expect(client.run(ACCOUNT, bad, { dryRun: false })).rejects.toMatchObject({ kind: "bad_request" });
     expect(apiCalls()).toEqual([]);
     // Adding what is there and removing what is not change nothing.
@@ -232,12 +234,13 @@ test("429s without a wait hint, outages, token and version errors map onto the f
 
   server.addToken("AQviewer", { accounts: { [ACCOUNT]: "VIEWER" } });
   const viewer = linkedinAds.client({ baseUrl: server.url, accessToken: "AQviewer" });
-  e = await settle(viewer.run(ACCOUNT, calls.slice(1), { dryRun: false })) as ProviderError;
-  expect([e.kind, e.detail.status]).toEqual(["unauthorized", 403]);
-  expect(e.message).toMatch(/CAMPAIGN_MANAGER/);
+  // A VIEWER's 403 is a permission refusal of that campaign's write, not a reason to mark the connection needs_reauth.
+  const denied = await viewer.run(ACCOUNT, calls.slice(1), { dryRun: false });
+  expect(denied.map((r) => [r.change_id, r.ok, r.error?.kind, r.error?.detail.status, r.error?.detail.providerCode])).toEqual([["c2", false, "bad_request", 403, "ACCESS_DENIED"]]);
+  expect(denied[0].error!.message).toMatch(/CAMPAIGN_MANAGER/);
   server.expireToken(TOKEN);
   await expect(client.listEntities(ACCOUNT, { limit: 10 })).rejects.toMatchObject({ kind: "unauthorized", detail: { status: 401, providerCode: "EXPIRED_ACCESS_TOKEN" } });
-  expect(() => linkedinAds.client({ baseUrl: server.url, accessToken: TOKEN, env: { LINKEDIN_ADS_API_VERSION: "2026-10" } })).toThrow(/YYYYMM/);
+  expect(() => linkedinAds.client({ baseUrl: server.url, accessToken: TOKEN, env: { LINKEDIN_ADS_API_VERSION: "2026-10" } })).toThrow(/LINKEDIN_ADS_API_VERSION must look like 202608/);
   server.addToken("AQfresh", { accounts: { [ACCOUNT]: "CAMPAIGN_MANAGER" } });
   const old = linkedinAds.client({ baseUrl: server.url, accessToken: "AQfresh", env: { LINKEDIN_ADS_API_VERSION: "202501" } });
   const sunset = await settle(old.listEntities(ACCOUNT, { limit: 1 })) as ProviderError;
@@ -288,4 +291,25 @@ describe("OAuth", () => {
     server.addCode("code-2", { redirectUri: "https://app.example/cb", accounts: {} });
     await expect(wrong.exchangeCode({ code: "code-2", redirectUri: "https://app.example/cb" })).rejects.toMatchObject({ kind: "unauthorized" });
   });
+});
+
+test("a 403 is needs-reauthorization only when LinkedIn's body names a token problem; role, scope and version 403s are refusals", () => {
+  const kind = (body: unknown) => callError(403, body, "read", null).kind;
+  expect(kind({ status: 403, serviceErrorCode: 65600, code: "INVALID_ACCESS_TOKEN", message: "Invalid access token" })).toBe("unauthorized");
+  expect(kind({ status: 403, serviceErrorCode: 65602, message: "The token used in the request has been revoked by the user" })).toBe("unauthorized");
+  expect(kind({ status: 403, code: "EXPIRED_ACCESS_TOKEN", message: "The token used in the request has expired" })).toBe("unauthorized");
+  expect(kind({ status: 403, serviceErrorCode: 100, code: "ACCESS_DENIED", message: "Not enough permissions to access: partialUpdate /adAccounts/1" })).toBe("bad_request");
+  expect(kind({ status: 403, serviceErrorCode: 100, code: "VERSION_MISSING", message: "A version must be present" })).toBe("bad_request");
+  expect(kind(null)).toBe("bad_request");
+  expect(callError(401, null, "read", null).kind).toBe("unauthorized");
+});
+
+test("the default Linkedin-Version is one LinkedIn published: a pin to a month it skipped or has not released is a 426", async () => {
+  expect(PUBLISHED_VERSIONS).toContain(linkedinAds.manifest.apiVersion!.default);
+  const { client } = seed();
+  await expect(client.listEntities(ACCOUNT, { limit: 1 })).resolves.toBeDefined();
+  for (const v of ["202609", "202610"]) {
+    const unpublished = linkedinAds.client({ baseUrl: server.url, accessToken: TOKEN, env: { LINKEDIN_ADS_API_VERSION: v } });
+    await expect(unpublished.listEntities(ACCOUNT, { limit: 1 })).rejects.toMatchObject({ kind: "bad_request", detail: { status: 426, providerCode: "NONEXISTENT_VERSION" } });
+  }
 });

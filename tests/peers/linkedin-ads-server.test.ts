@@ -36,7 +36,7 @@ beforeEach(() => {
   li.setCriteria(campaignId, CRITERIA);
 });
 
-const HEADERS = { "Linkedin-Version": "202611", "X-Restli-Protocol-Version": "2.0.0" };
+const HEADERS = { "Linkedin-Version": "202608", "X-Restli-Protocol-Version": "2.0.0" };
 async function api(method: string, path: string, o: { query?: string; body?: unknown; headers?: Record<string, string>; token?: string | null } = {}) {
   const token = o.token === undefined ? TOKEN : o.token;
   const res = await fetch(`${li.url}/rest/${path}${o.query ? `?${o.query}` : ""}`, {
@@ -52,16 +52,25 @@ const patch = (criteria: unknown, headers: Record<string, string> = { "X-RestLi-
 const enc = (s: string) => encodeURIComponent(s);
 
 describe("versioned headers and tokens", () => {
-  test("every call needs Linkedin-Version (served ~12 months) and X-Restli-Protocol-Version 2.0.0", async () => {
+  test("every call needs a published Linkedin-Version (served ~12 months) and X-Restli-Protocol-Version 2.0.0", async () => {
     const path = `adAccounts/${ACCOUNT}/adCampaigns/${campaignId}`;
     const missing = await fetch(`${li.url}/rest/${path}`, { headers: { authorization: `Bearer ${TOKEN}`, "X-Restli-Protocol-Version": "2.0.0" } });
     expect([missing.status, (await missing.json() as any).code]).toEqual([400, "VERSION_MISSING"]);
-    for (const v of ["202510", "202612", "2026-11", "20261101"]) {
+    // 202609-202611 were never published (the newest is 202608); 202508 is past its ~12 months.
+    for (const v of ["202508", "202609", "202610", "202611", "2026-08", "20260801"]) {
       const r = await api("GET", path, { headers: { "Linkedin-Version": v } });
       expect([v, r.status, r.body.code]).toEqual([v, 426, "NONEXISTENT_VERSION"]);
     }
-    expect((await api("GET", path, { headers: { "Linkedin-Version": "202512" } })).status).toBe(200);
-    const v1 = await fetch(`${li.url}/rest/${path}`, { headers: { authorization: `Bearer ${TOKEN}`, "Linkedin-Version": "202611" } });
+    expect((await api("GET", path, { headers: { "Linkedin-Version": "202509" } })).status).toBe(200);
+    // A month LinkedIn skipped is refused even inside the window.
+    const skipping = await startLinkedInAdsServer({ published: ["202606", "202608"] });
+    try {
+      skipping.addAccount({ id: ACCOUNT, name: "Shoes US" });
+      skipping.addToken(TOKEN, { accounts: { [ACCOUNT]: "CAMPAIGN_MANAGER" } });
+      const at = (v: string) => fetch(`${skipping.url}/rest/adAccounts/${ACCOUNT}`, { headers: { ...HEADERS, authorization: `Bearer ${TOKEN}`, "Linkedin-Version": v } }).then((r) => r.status);
+      expect([await at("202606"), await at("202607"), await at("202608")]).toEqual([200, 426, 200]);
+    } finally { await skipping.close(); }
+    const v1 = await fetch(`${li.url}/rest/${path}`, { headers: { authorization: `Bearer ${TOKEN}`, "Linkedin-Version": "202608" } });
     expect(v1.status).toBe(400);
   });
 

@@ -6,8 +6,9 @@ import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for the LinkedIn Marketing API, strict where a connector could get it
 // wrong:
-// - Versioned headers on EVERY API call: no `Linkedin-Version` is a 400 (VERSION_MISSING); a version older than
-//   ~12 months, in the future or malformed is a 426 (NONEXISTENT_VERSION). No `X-Restli-Protocol-Version: 2.0.0`
+// - Versioned headers on EVERY API call: no `Linkedin-Version` is a 400 (VERSION_MISSING); a version LinkedIn did
+//   not publish (it skips months), one older than ~12 months, in the future or malformed is a 426
+//   (NONEXISTENT_VERSION). Served: the PUBLISHED versions within 12 months of the newest (`version`). No `X-Restli-Protocol-Version: 2.0.0`
 //   is a 400 (LinkedIn would fall back to Rest.li 1.0 and mis-read 2.0-encoded parameters; refusing outright makes a
 //   forgotten header show).
 // - Structured query parameters in Rest.li 2.0 encoding (`(k:v)`, `List(a,b)`, URNs percent-encoded inside): a raw
@@ -102,7 +103,7 @@ export interface LinkedInAdsServer {
   /** The consent page (LINKEDIN_ADS_AUTHORIZE_URL): approving issues a code reaching every ad account, as CAMPAIGN_MANAGER. */
   authorizeUrl: string;
   tokenUrl: string;
-  /** The newest version served; the 11 before it are served too. */
+  /** The newest version served; published versions of the 11 months before it are served too. */
   version: string;
   app: { clientId: string; clientSecret: string };
   /** Registers a token seeing these ad accounts with these roles; `expiresInS` <= 0 is expired. */
@@ -213,8 +214,15 @@ export function parseRestli(raw: string): unknown {
 
 const monthIndex = (v: string) => Number(v.slice(0, 4)) * 12 + Number(v.slice(4, 6)) - 1;
 
-export async function startLinkedInAdsServer(opts: { version?: string } & StandInOptions = {}): Promise<LinkedInAdsServer> {
-  const version = opts.version ?? "202611";
+/**
+ * The versions the stand-in serves, oldest first, ending at 202608 (the newest confirmed release). Update from
+ * LinkedIn's versioning page when the default pin moves: a pin to a month missing here is a 426, as at LinkedIn.
+ */
+export const PUBLISHED_VERSIONS = ["202509", "202510", "202511", "202512", "202601", "202602", "202603", "202604", "202605", "202606", "202607", "202608"] as const;
+
+export async function startLinkedInAdsServer(opts: { version?: string; published?: readonly string[] } & StandInOptions = {}): Promise<LinkedInAdsServer> {
+  const published = new Set(opts.published ?? PUBLISHED_VERSIONS);
+  const version = opts.version ?? [...published].sort().at(-1)!;
   const app = opts.app ?? { clientId: `86${crypto.randomBytes(6).toString("hex")}`, clientSecret: crypto.randomBytes(12).toString("base64url") };
   const tokens = new Map<string, { expiresAt: number; revoked: boolean; accounts: Record<string, Role>; scopes: string[] }>();
   const refreshTokens = new Map<string, { expiresAt: number; accounts: Record<string, Role>; scopes: string[] }>();
@@ -240,7 +248,7 @@ export async function startLinkedInAdsServer(opts: { version?: string } & StandI
     const v = req.headers["linkedin-version"];
     if (v === undefined) throw new ApiError(400, "VERSION_MISSING", "A version must be present. Please specify a version by adding the LinkedIn-Version header.", 0);
     const s = String(v);
-    const ok = /^20\d{2}(0[1-9]|1[0-2])$/.test(s) && monthIndex(s) <= monthIndex(version) && monthIndex(s) > monthIndex(version) - 12;
+    const ok = published.has(s) && monthIndex(s) <= monthIndex(version) && monthIndex(s) > monthIndex(version) - 12;
     if (!ok) throw new ApiError(426, "NONEXISTENT_VERSION", `Requested version ${s} is not active`, 0);
     if (req.headers["x-restli-protocol-version"] !== "2.0.0") {
       throw new ApiError(400, "ILLEGAL_ARGUMENT", "This API takes Rest.li protocol 2.0.0: send X-Restli-Protocol-Version: 2.0.0");

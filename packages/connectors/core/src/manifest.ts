@@ -72,6 +72,22 @@ export interface RateLimitRules {
   limitHeader?: string;
 }
 
+/**
+ * The vendor API version a provider's calls name, declared once so every client reads it the same way
+ * (`pinnedVersion`, api-version.ts) and tests/connectors/api-versions.test.ts fails before the vendor retires it.
+ */
+export interface ApiVersionPin {
+  /** The configuration variable that overrides the default; absent where the version is not configurable. */
+  env?: string;
+  default: string;
+  /** What an override must look like (checked before any call names it). */
+  pattern: RegExp;
+  /** YYYY-MM-DD the vendor retires `default` (or its rule, approximated); null when it publishes none. */
+  sunset: string | null;
+  /** Where the vendor documents the version's lifetime. */
+  source: string;
+}
+
 export interface ProviderManifest<K extends ConnectorKind = ConnectorKind> {
   /** Stable id: path segment, registry key, `provider` column. Lowercase letters, digits and `_`. */
   id: string;
@@ -85,6 +101,8 @@ export interface ProviderManifest<K extends ConnectorKind = ConnectorKind> {
   /** The provider's own settings (name -> configuration variable), read from PROVIDER_ENV by its folder's code. */
   env?: Record<string, string>;
   rateLimit?: RateLimitRules;
+  /** The vendor API version the provider's calls name; `{apiVersion}` in its OAuth URLs is replaced by it too. */
+  apiVersion?: ApiVersionPin;
   /** Request bodies this provider's routes accept (validated, and documented in OpenAPI). */
   schemas: { connection?: z.ZodType; selection?: z.ZodType; settings?: z.ZodType };
 }

@@ -1,3 +1,4 @@
+import { withPinnedVersion } from "./api-version.ts";
 import { isOAuth, type OAuthClientSettings, type ProviderManifest } from "./manifest.ts";
 
 // A provider's configuration comes from the environment variables its manifest names (client id and secret,
@@ -18,8 +19,9 @@ export function oauthClientOf(m: ProviderManifest, env: ProviderEnv): { client: 
   return {
     client: {
       clientId: clientId!, clientSecret: clientSecret!,
-      authorizationUrl: (a.env.authorizationUrl && env[a.env.authorizationUrl]) || a.authorizationUrl,
-      tokenUrl: (a.env.tokenUrl && env[a.env.tokenUrl]) || a.tokenUrl,
+      // A default URL naming the API version follows the provider's one version setting (Meta: /v25.0/dialog/oauth).
+      authorizationUrl: (a.env.authorizationUrl && env[a.env.authorizationUrl]) || withPinnedVersion(a.authorizationUrl, m, env),
+      tokenUrl: (a.env.tokenUrl && env[a.env.tokenUrl]) || withPinnedVersion(a.tokenUrl, m, env),
       revocationUrl: (a.env.revocationUrl && env[a.env.revocationUrl]) || a.revocationUrl,
       baseUrl: baseUrlOf(m, env),
       env,

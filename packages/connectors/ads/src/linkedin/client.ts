@@ -1,9 +1,9 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { criteriaProblems, FACETS, mergeInterests, planFacetOf, planUrns, type Criteria } from "./criteria.ts";
-import { callError, errorOf, kindOf, messageOf, PROVIDER, providerCodeOf } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { callError, errorOf, hintOf, kindOf, messageOf, PROVIDER, providerCodeOf } from "./errors.ts";
+import { manifest } from "./manifest.ts";
 import { restliQuery } from "./restli.ts";
 
 // The LinkedIn Marketing API client under `<base>/rest/`, every call with the pinned
@@ -19,8 +19,6 @@ import { restliQuery } from "./restli.ts";
 // and 0 for audiences under its 300-member minimum). There is no idempotency key; the apply worker reads before
 // writing, and a PARTIAL_UPDATE sets a value, so repeating one cannot duplicate anything.
 
-/** The LinkedIn-Version pinned when LINKEDIN_ADS_API_VERSION is not set (client and reporting share it). */
-export const DEFAULT_VERSION = "202610";
 /** LinkedIn's page size ceiling (more is a 400). */
 const MAX_PAGE = 1000;
 /** LinkedIn will not run a campaign for fewer members; audienceCounts reports such totals as 0. */
@@ -66,8 +64,7 @@ export class LinkedInAdsClient implements AdsClient {
   private readonly version: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^20\d{2}(0[1-9]|1[0-2])$/.test(this.version)) throw new Error(`${ENV.apiVersion} must be a monthly version like 202610 (YYYYMM), not ${JSON.stringify(this.version)}`);
+    this.version = pinnedVersion(manifest, ctx.env);
     this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/rest/`;
   }
 
@@ -231,11 +228,11 @@ export class LinkedInAdsClient implements AdsClient {
         out.push(...each(call, { ok: true, request_id: requestId }));
         continue;
       }
-      const kind = kindOf(r.status);
+      const kind = kindOf(r.status, r.body);
       if (kind === "bad_request" || kind === "not_found") {
         // LinkedIn refuses the campaign's whole write, so every change of the call fails; the next campaign goes on.
         const e = errorOf(r.body);
-        fail(call, new ProviderError(PROVIDER, kind, `campaign ${campaign} not written: ${messageOf(e, r.status)}`, { status: r.status, providerCode: providerCodeOf(e, r.status) }), requestId);
+        fail(call, new ProviderError(PROVIDER, kind, `campaign ${campaign} not written: ${messageOf(e, r.status)}${hintOf(r.status, r.body)}`, { status: r.status, providerCode: providerCodeOf(e, r.status) }), requestId);
         continue;
       }
       const err = callError(r.status, r.body, what, r.requestId);

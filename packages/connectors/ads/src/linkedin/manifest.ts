@@ -20,7 +20,7 @@ export const manifest: ProviderManifest<"ads"> = {
     mode: "oauth2",
     authorizationUrl: "https://www.linkedin.com/oauth/v2/authorization",
     tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",
-    // r_ads_reporting is left out: plans read and write targeting, never reports.
+    // r_ads and rw_ads: plans read and write campaign targeting; r_ads_reporting: the reporting catalog (report.ts).
     scopes: ["r_ads", "rw_ads", "r_ads_reporting"],
     scopeSeparator: " ",
     pkce: false,
@@ -28,6 +28,9 @@ export const manifest: ProviderManifest<"ads"> = {
     env: { clientId: "LINKEDIN_ADS_CLIENT_ID", clientSecret: "LINKEDIN_ADS_CLIENT_SECRET", authorizationUrl: "LINKEDIN_ADS_AUTHORIZE_URL", tokenUrl: "LINKEDIN_ADS_TOKEN_URL" },
   },
   baseUrl: { default: "https://api.linkedin.com", env: "LINKEDIN_ADS_API_URL" },
+  // 202608 is the latest published version (LinkedIn skips months: an unpublished one is a 426); each is served
+  // about 12 months from its release, so its sunset here is approximate.
+  apiVersion: { env: env.apiVersion, default: "202608", pattern: /^20\d{2}(0[1-9]|1[0-2])$/, sunset: "2027-08-01", source: "https://learn.microsoft.com/en-us/linkedin/marketing/versioning" },
   schemas: {},
   env,
 };

@@ -1,9 +1,8 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
-import { DEFAULT_VERSION } from "./client.ts";
 import { callError, PROVIDER } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { manifest } from "./manifest.ts";
 import { restliQuery } from "./restli.ts";
 
 // LinkedIn Ads reporting through `GET /rest/adAnalytics?q=analytics`, with the
@@ -24,7 +23,6 @@ import { restliQuery } from "./restli.ts";
 // and BigInt arithmetic (more than 6 decimals round half-up to the micro). Throttles: LinkedIn's 429 has no
 // Retry-After (errors.ts), so rate_limited carries no wait hint.
 
-/** Same pin as client.ts: LinkedIn sunsets each monthly version after ~12 months (426). */
 const TIMEOUT_MS = 60_000;
 /** Elements in one adAnalytics answer, beyond which LinkedIn drops the rest. */
 export const ANALYTICS_CAP = 15_000;
@@ -96,8 +94,7 @@ export class LinkedInAdsReporting implements ReportingClient {
   private readonly known: Record<"group" | "campaign" | "creative", Map<string, Named>> = { group: new Map(), campaign: new Map(), creative: new Map() };
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^20\d{2}(0[1-9]|1[0-2])$/.test(this.version)) throw new Error(`${ENV.apiVersion} must be a monthly version like 202610 (YYYYMM), not ${JSON.stringify(this.version)}`);
+    this.version = pinnedVersion(manifest, ctx.env);
     this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/rest/`;
   }
 

@@ -1,8 +1,8 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { ProviderError, pinnedVersion, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, graphErrorOf, graphMessage, kindOf, PROVIDER, providerCodeOf } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { manifest } from "./manifest.ts";
 import { mergeInterests } from "./spec.ts";
 
 // The Meta Marketing API client: campaigns and ad sets of `act_<id>` through Graph cursor pages,
@@ -12,7 +12,6 @@ import { mergeInterests } from "./spec.ts";
 // dry run is the same call with execution_options=["validate_only"]. The token goes in the Authorization header,
 // never in a URL (Graph's `paging.next` links carry it, so they are not followed: cursors are).
 
-const DEFAULT_VERSION = "v25.0";
 const MAX_PAGE = 100;
 /** Interests a trend phrase resolves to when Meta has no interest of exactly that name. */
 const MAX_MATCHES = 3;
@@ -45,9 +44,7 @@ export class MetaAdsClient implements AdsClient {
   private readonly base: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    const version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^v\d+\.\d+$/.test(version)) throw new Error(`${ENV.apiVersion} must look like v25.0, not ${JSON.stringify(version)}`);
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${version}/`;
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${pinnedVersion(manifest, ctx.env)}/`;
   }
 
   private async send(method: "GET" | "POST", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {

@@ -16,8 +16,9 @@ export const manifest: ProviderManifest<"ads"> = {
   operationName: "MetaAds",
   auth: {
     mode: "oauth2",
-    authorizationUrl: "https://www.facebook.com/v25.0/dialog/oauth",
-    tokenUrl: "https://graph.facebook.com/v25.0/oauth/access_token",
+    // `{apiVersion}` follows META_ADS_API_VERSION, so consent and API calls name the same Graph version.
+    authorizationUrl: "https://www.facebook.com/{apiVersion}/dialog/oauth",
+    tokenUrl: "https://graph.facebook.com/{apiVersion}/oauth/access_token",
     scopes: ["ads_management", "ads_read", "business_management"],
     scopeSeparator: ",",
     pkce: false,
@@ -26,6 +27,8 @@ export const manifest: ProviderManifest<"ads"> = {
     hooks: metaAdsOAuthHooks,
   },
   baseUrl: { default: "https://graph.facebook.com", env: "META_ADS_API_URL" },
+  // Meta serves a version at least two years after its release; v25.0 (2026-02-18) is available until 2028-07-29.
+  apiVersion: { env: env.apiVersion, default: "v25.0", pattern: /^v\d+\.\d+$/, sunset: "2028-07-29", source: "https://developers.facebook.com/docs/graph-api/changelog/versions" },
   schemas: {},
   env,
 };

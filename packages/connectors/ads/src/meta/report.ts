@@ -1,8 +1,8 @@
-import { pollReport, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pollReport, ProviderError, pinnedVersion, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, graphErrorOf, PROVIDER } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { manifest } from "./manifest.ts";
 
 // Meta reporting through the Insights API: `GET /act_<id>/insights` (sync, Graph cursor pages) or, for
 // large reports, an async report run: `POST /act_<id>/insights` -> report_run_id, poll `GET /<report_run_id>` until
@@ -18,7 +18,6 @@ import { env as ENV } from "./manifest.ts";
 // - The token goes in the Authorization header; `paging.next` links carry it in their query, so they are never
 //   followed: the `after` cursor is.
 
-const DEFAULT_VERSION = "v25.0";
 /** Insights are computed on request: a sync page takes longer than an entity read. */
 const TIMEOUT_MS = 60_000;
 const PAGE_SIZE = 500;
@@ -114,9 +113,7 @@ export class MetaAdsReportingClient implements ReportingClient {
   private readonly opts: Required<MetaReportingOptions>;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }, opts: MetaReportingOptions = {}) {
-    const version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^v\d+\.\d+$/.test(version)) throw new Error(`${ENV.apiVersion} must look like v25.0, not ${JSON.stringify(version)}`);
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${version}/`;
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${pinnedVersion(manifest, ctx.env)}/`;
     // Meta's runs take seconds to minutes: start at 1 s, back off to 20 s, give up after 30 min.
     this.opts = { pollFirstMs: 1000, pollMaxMs: 20_000, maxWaitMs: 30 * 60_000, pageSize: PAGE_SIZE, ...opts };
   }

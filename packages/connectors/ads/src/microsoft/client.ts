@@ -1,10 +1,10 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { checkAdds, checkDeletes, type AddBody, type DeleteBody, type KeywordRow } from "./checks.ts";
 import { callError, describe, faultOf, PROVIDER, type BatchError } from "./errors.ts";
 import { hostOf } from "./hosts.ts";
-import { env as ENV } from "./manifest.ts";
+import { env as ENV, manifest } from "./manifest.ts";
 
 // The Microsoft Advertising Campaign Management REST client: Search campaigns of the account
 // (`Campaigns/QueryByAccountId`), their ad groups (`AdGroups/QueryByCampaignId`), and keywords, which are not
@@ -16,7 +16,6 @@ import { env as ENV } from "./manifest.ts";
 // acting for it) and the CustomerAccountId headers, and carrying both in the selection spares a Customer Management
 // lookup (another host) per call. Longs are sent as JSON numbers (ids stay far below 2^53).
 
-const VERSION = "v13";
 /** Keywords are added as phrase match: broad match would spend on loosely related searches. */
 const MATCH_TYPE = "Phrase";
 const DEFAULT_WAIT_SECONDS = 60;
@@ -65,9 +64,11 @@ interface Answer { status: number; body: any; trackingId: string | null }
 export class MicrosoftAdsClient implements AdsClient {
   private readonly base: string;
   private readonly waitMs: number;
+  private readonly version: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/CampaignManagement/${VERSION}/`;
+    this.version = pinnedVersion(manifest, ctx.env);
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/CampaignManagement/${this.version}/`;
     const wait = ctx.env?.[ENV.throttleWaitSeconds];
     const seconds = wait ? Number(wait) : DEFAULT_WAIT_SECONDS;
     if (!(seconds > 0 && seconds <= 3600)) throw new Error(`${ENV.throttleWaitSeconds} must be seconds between 0 and 3600, not ${JSON.stringify(wait)}`);
@@ -128,7 +129,7 @@ export class MicrosoftAdsClient implements AdsClient {
   }
 
   private async customerCall(op: string, body: unknown, what: string): Promise<any> {
-    const url = `${hostOf(this.ctx.baseUrl, this.ctx.env?.[ENV.customerUrl], "clientcenter")}/CustomerManagement/${VERSION}/${op}`;
+    const url = `${hostOf(this.ctx.baseUrl, this.ctx.env?.[ENV.customerUrl], "clientcenter")}/CustomerManagement/${this.version}/${op}`;
     const r = await this.send("POST", url, body, { "content-type": "application/json" }, what);
     if (r.status !== 200 || !r.body || faultOf(r.body)) throw callError(r.status, r.body, what, r.trackingId, this.waitMs);
     return r.body;

@@ -1,11 +1,11 @@
-import { pollReport, ProviderError, type ProviderDownload, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, pollReport, ProviderError, type ProviderDownload, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import { Unzip, UnzipInflate } from "fflate";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { parseAccount } from "./client.ts";
 import { hostOf } from "./hosts.ts";
 import { callError, faultOf, PROVIDER } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { env as ENV, manifest } from "./manifest.ts";
 
 // Microsoft Advertising reporting (Reporting service v13, REST/JSON). Reports are async jobs:
 // `POST /Reporting/v13/GenerateReport/Submit` with a typed ReportRequest (the REST body needs its `Type`
@@ -35,7 +35,6 @@ export const REPORTING_ENV = {
   timeoutSeconds: ENV.reportTimeoutSeconds,
 } as const;
 
-const VERSION = "v13";
 const PAGE_ROWS = 1000;
 const DEFAULT_POLL_MS = 2_000;
 const MAX_POLL_MS = 15_000;
@@ -215,8 +214,9 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
   private readonly timeoutMs: number;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.reporting = `${hostOf(ctx.baseUrl, ctx.env?.[REPORTING_ENV.reportingUrl], "reporting")}/Reporting/${VERSION}/`;
-    this.customer = `${hostOf(ctx.baseUrl, ctx.env?.[REPORTING_ENV.customerUrl], "clientcenter")}/CustomerManagement/${VERSION}/`;
+    const version = pinnedVersion(manifest, ctx.env);
+    this.reporting = `${hostOf(ctx.baseUrl, ctx.env?.[REPORTING_ENV.reportingUrl], "reporting")}/Reporting/${version}/`;
+    this.customer = `${hostOf(ctx.baseUrl, ctx.env?.[REPORTING_ENV.customerUrl], "clientcenter")}/CustomerManagement/${version}/`;
     this.waitMs = secondsEnv(ctx.env, ENV.throttleWaitSeconds, 60_000, 3600);
     this.pollMs = secondsEnv(ctx.env, REPORTING_ENV.pollSeconds, DEFAULT_POLL_MS, 600);
     this.timeoutMs = secondsEnv(ctx.env, REPORTING_ENV.timeoutSeconds, DEFAULT_REPORT_TIMEOUT_MS, 24 * 3600);

@@ -1,9 +1,10 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { checkCall, guardCall, MAX_KEYWORD } from "./checks.ts";
 import { resultsOf } from "./results.ts";
 import { callError, PROVIDER } from "./errors.ts";
+import { manifest } from "./manifest.ts";
 import { mergeInterests } from "./spec.ts";
 
 // The Pinterest API v5 client (paths, parameters and bodies as in Pinterest's published description). Campaigns and ad groups of an ad account through `bookmark` pages. An ad group carries two kinds of
@@ -22,7 +23,6 @@ import { mergeInterests } from "./spec.ts";
 // Pinterest refuses to size, or sizes at nobody, is refused. Nothing is written. The token goes in the Authorization
 // header only.
 
-const API_VERSION = "v5";
 const MAX_PAGE = 250;
 /** Keywords are added as phrase match: broad match would spend on loosely related searches. */
 const MATCH_TYPE = "PHRASE";
@@ -57,7 +57,7 @@ export class PinterestAdsClient implements AdsClient {
   private readonly base: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "").replace(/\/v5$/, "")}/${API_VERSION}/`;
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "").replace(/\/v5$/, "")}/${pinnedVersion(manifest, ctx.env)}/`;
   }
 
   private async request(method: ProviderCall["method"], path: string, what: string, opts: { query?: Query; body?: unknown } = {}): Promise<Answer> {

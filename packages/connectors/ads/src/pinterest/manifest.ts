@@ -28,6 +28,8 @@ export const manifest: ProviderManifest<"ads"> = {
   baseUrl: { default: "https://api.pinterest.com", env: "PINTEREST_ADS_API_URL" },
   // Envoy's rate-limit headers on every answer; the reset is in seconds (hours away for the Trial tier's daily cap).
   rateLimit: RATE_LIMIT,
+  // v5 is the only version served; Pinterest publishes no sunset, so it is not configurable.
+  apiVersion: { default: "v5", pattern: /^v\d+$/, sunset: null, source: "https://developers.pinterest.com/docs/api/v5/" },
   schemas: {},
   // The first wait before polling an async report (report.ts; doubled up to 15 s).
   env: { reportPollMs: "PINTEREST_ADS_REPORT_POLL_MS" },

@@ -1,4 +1,4 @@
-import { pollReport, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, pollReport, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
@@ -42,7 +42,6 @@ import { manifest } from "./manifest.ts";
 // Throttles and quotas map through errors.ts (ads_analytics per-minute limit: rate_limited with retryAfterMs; the
 // Trial tier's daily cap: quota_exhausted).
 
-const API_VERSION = "v5";
 const TIMEOUT_MS = 60_000;
 const MAX_IDS = 250;
 /** Async body filters take up to 500 ids; beyond that the report is filtered here. */
@@ -164,7 +163,7 @@ class PinterestReportingClient implements ReportingClient {
   private readonly pollFirstMs: number;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "").replace(/\/v5$/, "")}/${API_VERSION}/`;
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "").replace(/\/v5$/, "")}/${pinnedVersion(manifest, ctx.env)}/`;
     // Tests poll a local stand-in faster; the backoff stays bounded either way.
     this.pollFirstMs = Math.max(10, Number(ctx.env?.[manifest.env!.reportPollMs]) || POLL_FIRST_MS);
   }

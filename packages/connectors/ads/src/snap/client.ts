@@ -1,5 +1,6 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
+import { manifest } from "./manifest.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, PROVIDER, reasonCode, type SnapEnvelope } from "./errors.ts";
 import { includedInterests, lifestyleIds, mergeInterests, squadProblems, type Squad } from "./targeting.ts";
@@ -48,7 +49,7 @@ export class SnapAdsClient implements AdsClient {
   private catalogue: Promise<Map<string, string>> | null = null;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/v1/`;
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${pinnedVersion(manifest, ctx.env)}/`;
   }
 
   private async request(method: "GET" | "PUT", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {

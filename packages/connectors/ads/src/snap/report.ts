@@ -1,5 +1,6 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
+import { manifest } from "./manifest.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, PROVIDER } from "./errors.ts";
 
@@ -112,7 +113,7 @@ export class SnapAdsReportingClient implements ReportingClient {
   private readonly base: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/v1/`;
+    this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${pinnedVersion(manifest, ctx.env)}/`;
   }
 
   private async get(path: string, query: Record<string, string>, what: string, signal?: AbortSignal): Promise<Record<string, any>> {

@@ -1,8 +1,8 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, envelopeOf, kindOf, PROVIDER, providerCodeOf, succeeded, tiktokMessage } from "./errors.ts";
-import { appEnv, env as ENV } from "./manifest.ts";
+import { appEnv, manifest } from "./manifest.ts";
 import { categoryItem, itemTypeOf, keywordItem, mergeInterests, specOf, writeConflicts, type InterestSpec, type InterestWrite } from "./targeting.ts";
 
 // The TikTok API for Business client: campaigns and ad groups of an advertiser through
@@ -14,7 +14,6 @@ import { categoryItem, itemTypeOf, keywordItem, mergeInterests, specOf, writeCon
 // and TikTok's documented constraints (known, effective interest ids; no interest keywords next to purchase-intention
 // keywords; list caps), reading only. The token goes in `Access-Token`.
 
-const DEFAULT_VERSION = "v1.3";
 /** /campaign/get/ and /adgroup/get/ take page_size 1-1000; filtering by ad group ids takes at most 100. */
 const MAX_PAGE = 1000;
 const MAX_IDS = 100;
@@ -56,8 +55,7 @@ export class TikTokAdsClient implements AdsClient {
   private categories: Map<string, string> | null = null;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    const version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^v\d+\.\d+$/.test(version)) throw new Error(`${ENV.apiVersion} must look like v1.3, not ${JSON.stringify(version)}`);
+    const version = pinnedVersion(manifest, ctx.env);
     this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/open_api/${version}/`;
   }
 

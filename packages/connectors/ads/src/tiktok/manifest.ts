@@ -33,6 +33,8 @@ export const manifest: ProviderManifest<"ads"> = {
     hooks: tiktokAdsOAuthHooks,
   },
   baseUrl: { default: "https://business-api.tiktok.com", env: "TIKTOK_ADS_API_URL" },
+  // TikTok publishes no sunset for v1.3 (it announces a retirement in its changelog).
+  apiVersion: { env: env.apiVersion, default: "v1.3", pattern: /^v\d+\.\d+$/, sunset: null, source: "https://business-api.tiktok.com/portal/docs?id=1740579480076290" },
   schemas: {},
   env,
 };

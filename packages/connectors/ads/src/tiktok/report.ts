@@ -1,8 +1,8 @@
-import { ProviderError, type ProviderEnv } from "@trendgate/connector-core";
+import { pinnedVersion, ProviderError, type ProviderEnv } from "@trendgate/connector-core";
 import { http } from "./http.ts";
 import type { AdsReporting, ReportingCapabilities, ReportingClient, ReportLevel, ReportQuery, ReportRow } from "../kind.ts";
 import { callError, envelopeOf, PROVIDER, succeeded } from "./errors.ts";
-import { env as ENV } from "./manifest.ts";
+import { manifest } from "./manifest.ts";
 
 // TikTok reporting: the synchronous BASIC report
 // `GET /report/integrated/get/` (advertiser_id, report_type=BASIC, data_level AUCTION_CAMPAIGN|ADGROUP|AD,
@@ -17,7 +17,6 @@ import { env as ENV } from "./manifest.ts";
 // most 365 days. Sync reports return at most ~10,000 ads per query unless filtered by ids (<= 100 ids a filter),
 // which is why ad group filters go in chunks of 100.
 
-const DEFAULT_VERSION = "v1.3";
 const TIMEOUT_MS = 60_000;
 /** /report/integrated/get/ takes page_size 1-1000. */
 const PAGE_SIZE = 1000;
@@ -117,8 +116,7 @@ export class TikTokReportingClient implements ReportingClient {
   private readonly base: string;
 
   constructor(private readonly ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }) {
-    const version = ctx.env?.[ENV.apiVersion] || DEFAULT_VERSION;
-    if (!/^v\d+\.\d+$/.test(version)) throw new Error(`${ENV.apiVersion} must look like v1.3, not ${JSON.stringify(version)}`);
+    const version = pinnedVersion(manifest, ctx.env);
     this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/open_api/${version}/`;
   }
 

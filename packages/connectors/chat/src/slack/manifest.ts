@@ -24,5 +24,6 @@ export const manifest: ProviderManifest<"chat"> = {
   },
   baseUrl: { default: "https://slack.com/api/", env: "SLACK_API_URL" },
   rateLimit: { retryAfterHeader: "retry-after" },
+  // No apiVersion: Slack's Web API is not versioned as a whole (a method names its own, e.g. oauth.v2.access).
   schemas: { selection: ChatSaveChannelBody, settings: ChatSettingsBody },
 };

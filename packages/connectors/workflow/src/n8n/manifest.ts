@@ -13,5 +13,7 @@ export const manifest: ProviderManifest<"workflow"> = {
   // Each user brings their own instance: the connection's api_base_url is used, this default only documents the shape.
   baseUrl: { default: "https://example.app.n8n.cloud/", env: "N8N_API_URL" },
   rateLimit: { retryAfterHeader: "retry-after" },
+  // The public API's one version (/api/v1, client.ts); n8n publishes no sunset, and it is the user's instance.
+  apiVersion: { default: "v1", pattern: /^v\d+$/, sunset: null, source: "https://docs.n8n.io/api/" },
   schemas: { connection: N8nConnectBody, selection: N8nSelectionBody },
 };
