@@ -85,7 +85,7 @@ test("daily ad group rows: exact micros of the account currency, the account's d
   expect(submits()[0].body.ReportRequest).toMatchObject({
     Type: "AdGroupPerformanceReportRequest", Aggregation: "Daily", Format: "Csv", ExcludeReportHeader: true, ExcludeReportFooter: true,
     Columns: ["TimePeriod", "AccountId", "CampaignId", "CampaignName", "AdGroupId", "AdGroupName", "Impressions", "Clicks", "Spend", "Conversions"],
-    Scope: { AccountIds: [Number(account.id)] },
+    Scope: { AccountIds: [account.id] }, // longs as strings, as in Microsoft's JSON templates
     Time: { CustomDateRangeStart: { Day: 1, Month: 3, Year: 2026 }, CustomDateRangeEnd: { Day: 3, Month: 3, Year: 2026 }, ReportTimeZone: "AmsterdamBerlinBernRomeStockholmVienna" },
   });
 });

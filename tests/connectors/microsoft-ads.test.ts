@@ -91,8 +91,8 @@ describe("preview, apply and rollback", () => {
   test("one AddKeywords per ad group: Text and MatchType only, the account headers, no credentials, no bid", async () => {
     const { acc, account, g1, g2, calls, client } = await planned();
     expect(calls.map((c) => [c.method, c.path, c.change_ids, c.body])).toEqual([
-      ["POST", "Keywords", ["c1", "c2"], { AdGroupId: Number(g1.id), Keywords: [{ Text: "rust ide", MatchType: "Phrase" }, { Text: "zig ide", MatchType: "Phrase" }] }],
-      ["POST", "Keywords", ["c3"], { AdGroupId: Number(g2.id), Keywords: [{ Text: "go ide", MatchType: "Phrase" }] }],
+      ["POST", "Keywords", ["c1", "c2"], { AdGroupId: g1.id, Keywords: [{ Text: "rust ide", MatchType: "Phrase" }, { Text: "zig ide", MatchType: "Phrase" }] }],
+      ["POST", "Keywords", ["c3"], { AdGroupId: g2.id, Keywords: [{ Text: "go ide", MatchType: "Phrase" }] }],
     ]);
     expect(calls[0].headers).toEqual({ "content-type": "application/json", CustomerId: CUSTOMER, CustomerAccountId: account.id });
     expect(JSON.stringify(calls)).not.toContain(TOKEN);
@@ -102,7 +102,7 @@ describe("preview, apply and rollback", () => {
     expect(() => client.executorRequest!(calls[0], { dryRun: true })).toThrow(/no validate-only/);
     // An executor plan's rollback names the keyword its step will create by a placeholder; our own run never sends one.
     const undo = client.calls(acc, [{ ...add("u1", g1.id, "rust ide"), op: "remove", item: { ...item("rust ide"), resource: "{{resource:c1}}" } }], []);
-    expect(undo.map((c) => [c.method, c.body])).toEqual([["DELETE", { AdGroupId: Number(g1.id), KeywordIds: ["{{resource:c1}}"] }]]);
+    expect(undo.map((c) => [c.method, c.body])).toEqual([["DELETE", { AdGroupId: g1.id, KeywordIds: ["{{resource:c1}}"] }]]);
     await expect(client.run(acc, undo, { dryRun: false })).rejects.toMatchObject({ kind: "bad_request" });
     expect(() => client.calls(acc, [{ ...add("u2", g1.id, "x"), op: "remove" }], [])).toThrow(/keyword id/);
   });
@@ -157,6 +157,28 @@ describe("preview, apply and rollback", () => {
     expect(ms.keywordsOf(g2.id)).toEqual([]);
   });
 
+  test("64-bit ids go out as strings, as Microsoft's REST templates quote them: ids past 2^53 keep every digit", async () => {
+    const s = seed();
+    // 2^53 + 1: as a JSON number it would arrive as 9007199254740992, another ad group (or none).
+    const big = ms.addAdGroup({ campaignId: s.c1.id, name: "Huge", id: "9007199254740993" });
+    const kw = ms.addKeyword({ adGroupId: big.id, text: "huge ide", matchType: "Phrase" });
+    const prior = await s.client.readTargeting(s.acc, [big.id], "keywords");
+    expect(prior[0].items.map((i) => i.text)).toEqual(["huge ide"]);
+    const calls = s.client.calls(s.acc, [add("b1", big.id, "vast ide"), { ...add("b2", big.id, "huge ide"), op: "remove", item: item("huge ide", "Phrase", kw.id) }], prior);
+    expect(calls.map((c) => c.body)).toEqual([
+      { AdGroupId: "9007199254740993", Keywords: [{ Text: "vast ide", MatchType: "Phrase" }] },
+      { AdGroupId: "9007199254740993", KeywordIds: [kw.id] },
+    ]);
+    expect((await s.client.run(s.acc, calls, { dryRun: false })).map((r) => [r.change_id, r.ok])).toEqual([["b1", true], ["b2", true]]);
+    expect(ms.keywordsOf(big.id).map((k) => k.text)).toEqual(["vast ide"]);
+    expect(writes().map((r) => typeof r.body.AdGroupId)).toEqual(["string", "string"]);
+    // A plan stored before this change carries safe-integer numbers: sent as strings all the same.
+    ms.resetLog();
+    const legacy = s.client.calls(s.acc, [add("l1", s.g1.id, "old ide")], []).map((c) => ({ ...c, body: { ...(c.body as object), AdGroupId: Number(s.g1.id) } }));
+    expect((await s.client.run(s.acc, legacy, { dryRun: false }))[0].ok).toBe(true);
+    expect(writes()[0].body.AdGroupId).toBe(s.g1.id);
+  });
+
   test("an ad group gone since the preview fails its changes only; run refuses calls that carry a bid", async () => {
     const { acc, client, calls } = await planned();
     const moved = [{ ...calls[0] }, { ...calls[1], body: { ...(calls[1].body as object), AdGroupId: 4242 } }];
@@ -165,7 +187,7 @@ describe("preview, apply and rollback", () => {
     expect(r[2].request_id).toBe(writes()[1].trackingId);
 
     ms.resetLog();
-    const bid = [{ ...calls[0], body: { AdGroupId: (calls[0].body as { AdGroupId: number }).AdGroupId, Keywords: [{ Text: "a", MatchType: "Phrase", Bid: { Amount: 5 } }, { Text: "b", MatchType: "Phrase" }] } }];
+    const bid = [{ ...calls[0], body: { AdGroupId: (calls[0].body as { AdGroupId: string }).AdGroupId, Keywords: [{ Text: "a", MatchType: "Phrase", Bid: { Amount: 5 } }, { Text: "b", MatchType: "Phrase" }] } }];
     await expect(client.run(acc, bid, { dryRun: false })).rejects.toMatchObject({ kind: "bad_request", message: expect.stringContaining("never a bid") });
     await expect(client.run(`${CUSTOMER}:1`, calls, { dryRun: false })).rejects.toMatchObject({ kind: "bad_request" });
     expect(ms.requests).toEqual([]);

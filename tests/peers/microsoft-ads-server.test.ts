@@ -47,17 +47,20 @@ test("credentials: token, developer token and the account headers are all requir
   const expired = await call("POST", "Campaigns/QueryByAccountId", { AccountId: Number(account) }, { authorization: "Bearer EwB-old" });
   expect([expired.status, expired.body.Errors[0].Code]).toEqual([401, MS_CODES.tokenExpired]);
   expect((await fetch(`${ms.url}/CampaignManagement/v12/Keywords`, { method: "POST", headers: headers(), body: "{}" })).status).toBe(404);
-  // Ids are JSON numbers.
-  expect((await call("POST", "Keywords/QueryByAdGroupId", { AdGroupId: group })).status).toBe(400);
+  // Longs are strings of digits, as Microsoft's templates quote them; a JSON number past 2^53 has lost digits: refused.
+  expect((await call("POST", "Keywords/QueryByAdGroupId", { AdGroupId: group })).status).toBe(200);
+  const unsafe = await call("POST", "Keywords/QueryByAdGroupId", { AdGroupId: 2 ** 60 });
+  expect([unsafe.status, unsafe.body.OperationErrors[0].Message]).toEqual([400, expect.stringContaining("send longs as strings")]);
+  expect((await call("POST", "Keywords/QueryByAdGroupId", { AdGroupId: "12x" })).status).toBe(400);
 });
 
 test("reads: Search campaigns by default, ad groups of a campaign, keywords of an ad group, each whole (no paging)", async () => {
   const c = await call("POST", "Campaigns/QueryByAccountId", { AccountId: Number(account) });
-  expect(c.body.Campaigns.map((x: any) => [x.Id, x.Name, x.CampaignType])).toEqual([[Number(campaign), "Brand", "Search"]]);
+  expect(c.body.Campaigns.map((x: any) => [x.Id, x.Name, x.CampaignType])).toEqual([[campaign, "Brand", "Search"]]);
   const both = await call("POST", "Campaigns/QueryByAccountId", { AccountId: Number(account), CampaignType: "Search Audience" });
   expect(both.body.Campaigns).toHaveLength(2);
   const g = await call("POST", "AdGroups/QueryByCampaignId", { CampaignId: Number(campaign) });
-  expect(g.body.AdGroups.map((x: any) => [x.Id, x.Name, x.Status])).toEqual([[Number(group), "Editors", "Active"]]);
+  expect(g.body.AdGroups.map((x: any) => [x.Id, x.Name, x.Status])).toEqual([[group, "Editors", "Active"]]);
   const k = await call("POST", "Keywords/QueryByAdGroupId", { AdGroupId: Number(group) });
   expect(k.body.Keywords.map((x: any) => [x.Text, x.MatchType, x.Status])).toEqual([["code editor", "Phrase", "Active"]]);
   const unknown = await call("POST", "Keywords/QueryByAdGroupId", { AdGroupId: 42 });
@@ -74,7 +77,7 @@ test("AddKeywords applies the valid items; PartialErrors name the others by Inde
     { Text: "go ide", MatchType: "Fuzzy" }, { Text: "free ide crack", MatchType: "Broad" }, { Text: "zig ide", MatchType: "Broad", Bid: { Amount: 9.99 } },
   ] });
   expect(r.status).toBe(200);
-  expect(r.body.KeywordIds.map((x: unknown) => x === null ? null : typeof x)).toEqual(["number", null, null, null, null, "number"]);
+  expect(r.body.KeywordIds.map((x: unknown) => x === null ? null : typeof x)).toEqual(["string", null, null, null, null, "string"]);
   expect(r.body.PartialErrors.map((e: any) => [e.Index, e.ErrorCode, e.Type])).toEqual([
     [1, "CampaignServiceKeywordTextTooLong", "BatchError"], [2, "CampaignServiceDuplicateKeyword", "BatchError"],
     [3, "CampaignServiceInvalidKeywordMatchType", "BatchError"], [4, "CampaignServiceEditorialValidationError", "EditorialError"],

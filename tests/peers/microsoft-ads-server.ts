@@ -19,8 +19,9 @@ import { peerFaults, type PeerFaults } from "./faults.ts";
 //   faults: this peer answers 401 for credentials, 500 for InternalError and 400 for the rest, CallRateExceeded
 //   included, so a client has to branch on `Code`. Every answer carries a `TrackingId` header (the SOAP response
 //   header element), repeated in fault bodies.
-// - Longs are JSON numbers (a string id is a 400: how the service deserializes them is not documented; numbers are
-//   what every SDK sends). Ids answered are numbers too.
+// - Longs (ids) are JSON strings of digits, as Microsoft's REST JSON templates quote them ("AdGroupId":
+//   "LongValueHere"); a JSON number is taken only while it is exact, and one past 2^53 is a 400 (a JSON number that
+//   large has already lost digits). Ids answered are strings too (campaigns, ad groups, keywords, KeywordIds).
 // - AddKeywords: at most 1,000 keywords; each is checked (text present and at most 100 characters, match type Exact /
 //   Phrase / Broad, not already in the ad group nor twice in the request) and refusals come back in `PartialErrors`
 //   (BatchError with the item's `Index`) with HTTP 200, `KeywordIds` aligned to the input with null where refused.
@@ -220,15 +221,23 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
   let pace = 1;
   const nextId = (base: number) => String(base + ++seq);
 
+  /** A long's digits, or undefined when `v` is not one (an unsafe JSON number included). */
+  const longValue = (v: unknown): string | undefined => {
+    if (typeof v === "string" && /^\d{1,19}$/.test(v) && BigInt(v) > 0n && BigInt(v) < 2n ** 63n) return String(BigInt(v));
+    if (typeof v === "number" && Number.isSafeInteger(v) && v > 0) return String(v);
+    return undefined;
+  };
   const long = (v: unknown, name: string): string => {
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v <= 0) throw operation(MS_CODES.nullRequest, "InvalidRequest", `${name} must be a long (JSON number).`);
-    return String(v);
+    const id = longValue(v);
+    if (id !== undefined) return id;
+    if (typeof v === "number" && Number.isInteger(v)) throw operation(MS_CODES.nullRequest, "InvalidRequest", `${name} ${v} is past 2^53 as a JSON number and has lost digits: send longs as strings.`);
+    throw operation(MS_CODES.nullRequest, "InvalidRequest", `${name} must be a long (a string of digits).`);
   };
   const liveKeywords = (adGroupId: string) => [...keywords.values()].filter((k) => k.adGroupId === adGroupId && k.status !== "Deleted");
   const keywordView = (k: MsKeyword) => ({
     Bid: k.bid === null ? null : { Amount: k.bid }, BiddingScheme: { Type: "InheritFromParent", InheritedBidStrategyType: "EnhancedCpc" }, DestinationUrl: null,
     EditorialStatus: k.editorialStatus, FinalAppUrls: null, FinalMobileUrls: null, FinalUrlSuffix: null, FinalUrls: null, ForwardCompatibilityMap: null,
-    Id: Number(k.id), MatchType: k.matchType, Param1: null, Param2: null, Param3: null, Status: k.status, Text: k.text, TrackingUrlTemplate: null, UrlCustomParameters: null,
+    Id: k.id, MatchType: k.matchType, Param1: null, Param2: null, Param3: null, Status: k.status, Text: k.text, TrackingUrlTemplate: null, UrlCustomParameters: null,
   });
 
   /** The caller's token (its string, and what it reaches), after the token and developer token checks. */
@@ -265,7 +274,7 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
       return {
         Campaigns: [...campaigns.values()].filter((c) => c.accountId === account.id && types.includes(c.campaignType) && c.status !== "Deleted").map((c) => ({
           AudienceAdsBidAdjustment: null, BiddingScheme: { Type: "EnhancedCpc" }, BudgetType: "DailyBudgetStandard", DailyBudget: 50, ExperimentId: null, FinalUrlSuffix: null,
-          ForwardCompatibilityMap: [], Id: Number(c.id), MultimediaAdsBidAdjustment: null, Name: c.name, Status: c.status, SubType: null, TimeZone: "PacificTimeUSCanadaTijuana",
+          ForwardCompatibilityMap: [], Id: c.id, MultimediaAdsBidAdjustment: null, Name: c.name, Status: c.status, SubType: null, TimeZone: "PacificTimeUSCanadaTijuana",
           TrackingUrlTemplate: null, UrlCustomParameters: null, CampaignType: c.campaignType, Settings: null, BudgetId: null, Languages: ["All"], AdScheduleUseSearcherTimeZone: false,
         })),
       };
@@ -276,7 +285,7 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
       return {
         AdGroups: [...adGroups.values()].filter((g) => g.campaignId === c.id && g.status !== "Deleted").map((g) => ({
           AdRotation: null, AudienceAdsBidAdjustment: null, BiddingScheme: { Type: "InheritFromParent" }, CpcBid: { Amount: 0.5 }, EndDate: null, FinalUrlSuffix: null,
-          ForwardCompatibilityMap: [], Id: Number(g.id), Language: null, Name: g.name, Network: "OwnedAndOperatedAndSyndicatedSearch", PrivacyStatus: "Active",
+          ForwardCompatibilityMap: [], Id: g.id, Language: null, Name: g.name, Network: "OwnedAndOperatedAndSyndicatedSearch", PrivacyStatus: "Active",
           Settings: null, StartDate: null, Status: g.status, TrackingUrlTemplate: null, UrlCustomParameters: null, AdScheduleUseSearcherTimeZone: false, AdGroupType: "SearchStandard",
         })),
       };
@@ -342,7 +351,7 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
       throw reportError(MS_CODES.invalidReportColumns, "ReportingServiceInvalidReportColumns", `The report columns are not valid for ${r.Type}.`);
     }
     const ids: unknown[] = r.Scope?.AccountIds ?? [];
-    if (!ids.length || ids.some((x) => typeof x !== "number" || String(x) !== account.id)) {
+    if (!ids.length || ids.some((x) => longValue(x) !== account.id)) {
       throw reportError(MS_CODES.invalidReportScope, "ReportingServiceInvalidAccountIds", "The account IDs in the report scope are not valid for the CustomerAccountId header.");
     }
     const aggregation = r.Aggregation ?? "Summary";
@@ -454,7 +463,7 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
     if (!Array.isArray(list) || !list.length) throw operation(MS_CODES.nullRequest, "NullArrayArgument", "Keywords cannot be null or empty.");
     if (list.length > 1000) throw operation(MS_CODES.keywordsArrayTooLong, "CampaignServiceKeywordsArrayExceedsLimit", "The list of keywords exceeds the limit of 1,000.");
     const have = new Set(liveKeywords(g.id).map((k) => `${k.text.toLowerCase()}|${k.matchType}`));
-    const ids: (number | null)[] = [];
+    const ids: (string | null)[] = [];
     const errors: unknown[] = [];
     list.forEach((raw: any, i) => {
       const text = typeof raw?.Text === "string" ? raw.Text.trim() : "";
@@ -470,7 +479,7 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
       have.add(key);
       const k: MsKeyword = { id: nextId(80_000_000_000), adGroupId: g.id, text, matchType: raw.MatchType, status: "Active", editorialStatus: "Active", bid: raw?.Bid?.Amount ?? null };
       keywords.set(k.id, k);
-      ids.push(Number(k.id));
+      ids.push(k.id);
     });
     return { KeywordIds: ids, PartialErrors: errors };
   }
@@ -480,7 +489,8 @@ export async function startMicrosoftAdsServer(opts: StandInOptions & { developer
     if (list.length > 1000) throw operation(MS_CODES.keywordIdsArrayTooLong, "CampaignServiceKeywordIdsArrayExceedsLimit", "The list of keyword IDs exceeds the limit of 1,000.");
     const errors: unknown[] = [];
     list.forEach((raw, i) => {
-      const k = typeof raw === "number" ? keywords.get(String(raw)) : undefined;
+      const id = longValue(raw);
+      const k = id === undefined ? undefined : keywords.get(id);
       if (!k || k.adGroupId !== g.id || k.status === "Deleted") { errors.push(batch(i, MS_CODES.invalidKeywordId, "CampaignServiceInvalidKeywordId", "The keyword ID is invalid.")); return; }
       k.status = "Deleted";
     });

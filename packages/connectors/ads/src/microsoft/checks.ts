@@ -15,8 +15,9 @@ export const MAX_PER_AD_GROUP = 20_000;
 export const MATCH_TYPES = ["Exact", "Phrase", "Broad"] as const;
 
 export interface KeywordRow { id: string; text: string; matchType: string }
-export interface AddBody { AdGroupId: number; Keywords: { Text: string; MatchType: string }[] }
-export interface DeleteBody { AdGroupId: number; KeywordIds: number[] }
+/** Ids are 64-bit longs, sent as JSON strings as Microsoft's REST templates quote them ("AdGroupId": "LongValueHere"). */
+export interface AddBody { AdGroupId: string; Keywords: { Text: string; MatchType: string }[] }
+export interface DeleteBody { AdGroupId: string; KeywordIds: string[] }
 
 const norm = (t: string) => t.trim().replace(/\s+/g, " ").toLowerCase();
 const keyOf = (text: string, matchType: string) => `${norm(text)}|${matchType}`;

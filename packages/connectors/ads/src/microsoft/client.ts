@@ -14,7 +14,8 @@ import { env as ENV, manifest } from "./manifest.ts";
 // pages, so the listing pages itself. No bid is ever sent: a new keyword bids what its ad group bids.
 // The account id is `<customerId>:<accountId>`: every call needs both the CustomerId (the customer, or the manager
 // acting for it) and the CustomerAccountId headers, and carrying both in the selection spares a Customer Management
-// lookup (another host) per call. Longs are sent as JSON numbers (ids stay far below 2^53).
+// lookup (another host) per call. Longs are sent as JSON strings, as Microsoft's REST templates quote them: a number
+// past 2^53 would lose digits in any JSON number parser on the way.
 
 /** Keywords are added as phrase match: broad match would spend on loosely related searches. */
 const MATCH_TYPE = "Phrase";
@@ -30,9 +31,14 @@ export function parseAccount(id: string): Account {
   if (!m) throw bad(`account ${JSON.stringify(id)}: Microsoft Advertising accounts are selected as "<customerId>:<accountId>" (both numeric ids, as the Microsoft Advertising UI's URL shows them: cid and aid)`);
   return { customerId: m[1], accountId: m[2] };
 }
-const longOf = (id: string, what: string): number => {
-  if (!/^\d{1,16}$/.test(id) || !Number.isSafeInteger(Number(id))) throw bad(`${what} id ${id}: a numeric id expected`);
-  return Number(id);
+const MAX_LONG = 2n ** 63n - 1n;
+/** A 64-bit id as its digits (what the body carries); anything else is refused before a call. */
+const isLong = (v: unknown): v is string => typeof v === "string" && /^\d{1,19}$/.test(v) && BigInt(v) > 0n && BigInt(v) <= MAX_LONG;
+/** A plan previewed before ids went out as strings carries safe-integer numbers: sent as their digits. */
+const asLong = (v: unknown): unknown => (typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? String(v) : v);
+const longOf = (id: string, what: string): string => {
+  if (!isLong(id)) throw bad(`${what} id ${id}: a numeric id expected`);
+  return id;
 };
 const cursorOf = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString("base64url");
 function parseCursor(s?: string): Cursor {
@@ -207,7 +213,7 @@ export class MicrosoftAdsClient implements AdsClient {
           AdGroupId, KeywordIds: removes.map((c) => {
             const id = c.item.resource;
             if (!id) throw bad(`removing "${c.item.text}" needs its keyword id as read`);
-            return PLACEHOLDER.test(id) ? (id as unknown as number) : longOf(id, "keyword");
+            return PLACEHOLDER.test(id) ? id : longOf(id, "keyword");
           }),
         } satisfies DeleteBody,
       });
@@ -229,6 +235,11 @@ export class MicrosoftAdsClient implements AdsClient {
 
   async run(accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {
     const a = parseAccount(accountId);
+    calls = calls.map((call) => {
+      const b = (call.body ?? {}) as Record<string, unknown>;
+      const body = { ...b, AdGroupId: asLong(b.AdGroupId), ...(Array.isArray(b.KeywordIds) ? { KeywordIds: b.KeywordIds.map(asLong) } : {}) };
+      return { ...call, body };
+    });
     for (const call of calls) guard(call, a);
     const out: ChangeResult[] = [];
     for (const [n, call] of calls.entries()) {
@@ -296,11 +307,11 @@ export class MicrosoftAdsClient implements AdsClient {
 function guard(call: ProviderCall, a: Account) {
   const b = (call.body ?? {}) as Record<string, unknown>;
   const keys = Object.keys(b).sort().join();
-  const ok = call.path === "Keywords" && Number.isSafeInteger(b.AdGroupId) && (
+  const ok = call.path === "Keywords" && isLong(b.AdGroupId) && (
     (call.method === "POST" && keys === "AdGroupId,Keywords" && Array.isArray(b.Keywords) && b.Keywords.length === call.change_ids.length
       && (b.Keywords as object[]).every((k) => k && Object.keys(k).sort().join() === "MatchType,Text")) ||
     (call.method === "DELETE" && keys === "AdGroupId,KeywordIds" && Array.isArray(b.KeywordIds) && b.KeywordIds.length === call.change_ids.length
-      && (b.KeywordIds as unknown[]).every((x) => Number.isSafeInteger(x))));
+      && (b.KeywordIds as unknown[]).every(isLong)));
   const h = call.headers ?? {};
   if (!ok || (h.CustomerAccountId && h.CustomerAccountId !== a.accountId) || (h.CustomerId && h.CustomerId !== a.customerId)) {
     throw bad("refusing a call that is not a keyword add or delete of this account (only Text and MatchType may be sent; never a bid)");

@@ -330,7 +330,7 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
         // Without TimePeriod among the columns Microsoft aggregates as Summary anyway: one row per entity.
         Aggregation: daily ? "Daily" : "Summary",
         Columns: [...(daily ? ["TimePeriod"] : []), ...report.columns, ...METRICS],
-        Scope: { AccountIds: [Number(a.accountId)], ...(level === "campaign" ? { Campaigns: null } : { AdGroups: null, Campaigns: null }) },
+        Scope: { AccountIds: [a.accountId], ...(level === "campaign" ? { Campaigns: null } : { AdGroups: null, Campaigns: null }) },
         Time: { CustomDateRangeStart: msDate(q.from), CustomDateRangeEnd: msDate(to), PredefinedTime: null, ReportTimeZone: timeZone },
       },
     };
