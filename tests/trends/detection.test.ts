@@ -101,11 +101,17 @@ describe("bursts", () => {
     }
   });
 
-  it("does not score a bucket until there is enough history", () => {
+  it("a topic too young for a model is judged as a new topic: its first hour never fires, a jump from what it carried does", () => {
     const as = assessSeries(hourly([100, 100, 100, 5000, 100, 100]));
-    expect(as.map((a) => a.anomalyScore)).toEqual(fill(6, 0));
-    expect(as.map((a) => a.velocity)).toEqual(fill(6, 0));
-    expect(firing(as)).toEqual([]);
+    expect(onsets(as)).toEqual([3]);
+    expect(as[3]).toMatchObject({ severity: "critical", baseline: 100, velocity: 4900 });
+    expect(as.filter((_, i) => i !== 3).map((a) => a.anomalyScore)).toEqual(fill(5, 0));
+    // A term that starts being tracked arrives at its usual volume: its first hour is not a trend, nor is staying there.
+    expect(firing(assessSeries(hourly([5000, 5100, 4900, 5000, 5050, 5000])))).toEqual([]);
+    // A quiet new topic jumping to 200/h within its first hours is a trend (medium: 3x Poisson noise around 50/h).
+    const quiet = assessSeries(hourly([12, 20, 15, 210, 230]));
+    expect(quiet[3]).toMatchObject({ severity: "medium", isTrend: true });
+    expect(quiet[2].isTrend).toBe(false);
   });
 
   it("copes with history shorter than baselineHours", () => {

@@ -1,5 +1,5 @@
 import type { Severity as EventSeverity } from "@trendgate/contracts";
-import { resolveConfig, type DetectionConfig, type Resolved } from "./config.ts";
+import { NEW_TOPIC_DISPERSION, NEW_TOPIC_EXPECTED_PER_HOUR, resolveConfig, type DetectionConfig, type Resolved } from "./config.ts";
 import { fitModel, scoreBucket, type Model } from "./model.ts";
 import { bucketIndex, indexRange, sumByIndex, type Bucket } from "./series.ts";
 
@@ -77,10 +77,35 @@ interface Core {
   severity: Severity;
 }
 
-function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: number, cfg: Resolved): Core {
+/**
+ * A bucket of a topic too young for a model (fewer than minHistoryBuckets buckets since its first mention, at least
+ * one): scored against NEW_TOPIC_EXPECTED_PER_HOUR or the topic's own median so far, whichever is higher. Undefined
+ * when the topic is not young (the model is missing for another reason) or the bucket is not a trend: unscored.
+ */
+function youngCore(y: Float64Array, j: number, observed: number, cfg: Resolved): Core | undefined {
+  const before: number[] = [];
+  for (let k = 0; k < j; k++) if (!Number.isNaN(y[k])) before.push(y[k] - 1);
+  // Its first bucket is never scored: a topic is new to us when its term starts being tracked, not only when it is
+  // new in the world, so only a jump from what it has carried so far counts.
+  if (!before.length || before.length >= cfg.minHistoryBuckets || Number.isNaN(y[j])) return undefined;
+  before.sort((a, b) => a - b);
+  const own = before[(before.length - 1) >> 1];
+  const expected = Math.max((NEW_TOPIC_EXPECTED_PER_HOUR * cfg.bucketSeconds) / 3600, own);
+  const current = y[j] - observed;
+  // A bucket in progress as the bucket it becomes with the rest at the expected rate, as for modelled topics.
+  const whole = current + (1 - observed) * expected;
+  const score = (whole - expected) / (NEW_TOPIC_DISPERSION * Math.sqrt(expected));
+  const severity = severityFor(score, whole, cfg.minPerBucket);
+  if (severity === "none") return undefined;
+  const velocity = ((current / observed - expected) * 3600) / cfg.bucketSeconds;
+  return { current, baseline: expected, velocity, windowVelocity: ((whole - expected) * 3600) / cfg.bucketSeconds, anomalyScore: score, severity };
+}
+
+/** `score: false`: the bucket is not scored (the first minutes of a bucket in progress). */
+function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: number, cfg: Resolved, score = true): Core {
   const current = Number.isNaN(y[j]) ? 0 : y[j] - observed;
-  const scored = model && scoreBucket(model, y, j, observed);
-  if (!scored) return { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
+  const scored = score && model && scoreBucket(model, y, j, observed);
+  if (!scored) return (score && !model && youngCore(y, j, observed, cfg)) || { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
   const projected = current / observed;
   // The volume floor, like the score, judges a bucket in progress as the bucket it becomes with the rest as expected:
   // a clump projected from a few minutes must not lift a topic under the floor over it.
@@ -100,7 +125,7 @@ function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: 
  * with acceleration and stage from the buckets just before it, scored with the same fitted model.
  */
 function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: number, cfg: Resolved, scoreTarget = true, model = fitModel(y, firstBucket, k, cfg)): Assessment {
-  const c = coreAt(scoreTarget ? model : undefined, y, k, observed, cfg);
+  const c = coreAt(model, y, k, observed, cfg, scoreTarget);
   const prev = k >= 1 ? coreAt(model, y, k - 1, 1, cfg) : undefined;
   const prev2 = k >= 2 ? coreAt(model, y, k - 2, 1, cfg) : undefined;
   const isTrend = c.severity !== "none";

@@ -23,6 +23,15 @@ export const DEFAULT_DETECTION_CONFIG: DetectionConfig = Object.freeze({
 export const RECENT_HOURS = 6;
 /** Below this much history a bucket is not scored (anomalyScore 0, velocity 0). */
 export const MIN_HISTORY_HOURS = 6;
+/**
+ * A topic younger than MIN_HISTORY_HOURS has no model yet. It is judged against what a new topic is expected to carry:
+ * this rate, or its own median so far when higher, with noise this many times Poisson's. A topic born at 145
+ * mentions an hour after a first hour under 50 scores `low`, at about 200 `medium`, 260 `high`, 470 `critical`. Its
+ * first bucket is not scored (a term that starts being tracked arrives at its usual volume), and one that stays at a
+ * level does not fire (its own median takes over).
+ */
+export const NEW_TOPIC_EXPECTED_PER_HOUR = 50;
+export const NEW_TOPIC_DISPERSION = 3;
 /** A topic counts as cooling for this long after its last anomalous bucket. */
 export const COOLING_HOURS = 6;
 /**
