@@ -22,6 +22,13 @@ function seed() {
   const g2 = server.addAdGroup({ campaignId: campaign.id, name: "Phones" });
   server.addKeyword({ adGroupId: g1.id, text: "machine learning", matchType: "PHRASE" });
   server.addKeyword({ adGroupId: g1.id, text: "cheap", negative: true });
+  // What Google lists besides: a removed ad group, a removed Search campaign, campaigns of other channels.
+  server.addAdGroup({ campaignId: campaign.id, name: "Old", status: "REMOVED" });
+  const removed = server.addCampaign({ customerId: customer.id, name: "Search: 2025", status: "REMOVED" });
+  server.addAdGroup({ campaignId: removed.id, name: "Last year" });
+  const pmax = server.addCampaign({ customerId: customer.id, name: "PMax", advertisingChannelType: "PERFORMANCE_MAX" });
+  server.addAdGroup({ campaignId: pmax.id, name: "Asset group stand-in" });
+  server.addCampaign({ customerId: customer.id, name: "Display", advertisingChannelType: "DISPLAY", status: "PAUSED" });
   return { customer, campaign, g1, g2, client: googleAds.client({ baseUrl: server.url, accessToken: "tok" }) };
 }
 
@@ -31,7 +38,7 @@ const positive = (adGroupId: string) => server.keywordsOf(adGroupId).filter((k) 
 const add = (id: string, entity: string, text: string): TargetingChange =>
   ({ id, entity_id: entity, field: "keywords", op: "add", item: { key: `${text}|PHRASE`, text, match_type: "PHRASE" }, trend_id: "trd_1" });
 
-test("lists campaigns then ad groups through Google's pages; reads keywords without negatives", async () => {
+test("lists live Search campaigns then their live ad groups through Google's pages (REMOVED and other channels filtered in GAQL); reads keywords without negatives", async () => {
   const { customer, campaign, g1, g2, client } = seed();
   server.pageSize = 1;
   const seen = [];
@@ -43,6 +50,8 @@ test("lists campaigns then ad groups through Google's pages; reads keywords with
   } while (cursor);
   expect(seen.map((e) => [e.level, e.id, e.parent_id])).toEqual([["campaign", campaign.id, null], ["ad_group", g1.id, campaign.id], ["ad_group", g2.id, campaign.id]]);
   expect(seen[1].targeting).toEqual(["keywords"]);
+  const queries = server.requests.filter((r) => r.path.endsWith("googleAds:search")).map((r) => String(r.body.query));
+  expect(queries.every((q) => q.includes("campaign.status != 'REMOVED' AND campaign.advertising_channel_type = 'SEARCH'"))).toBe(true);
   const [t1, t2] = await client.readTargeting(customer.id, [g1.id, g2.id], "keywords");
   expect(t1.items.map((i) => [i.text, i.match_type])).toEqual([["machine learning", "PHRASE"]]);
   expect(t1.items[0].resource).toMatch(/^customers\/\d+\/adGroupCriteria\/\d+~\d+$/);

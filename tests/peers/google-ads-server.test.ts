@@ -117,6 +117,10 @@ describe("googleAds:search", () => {
     const groups = await search(`SELECT ad_group.id, ad_group.name, ad_group.status, ad_group.campaign FROM ad_group WHERE ad_group.campaign = 'customers/${customer.id}/campaigns/${groupA.campaignId}'`);
     expect(groups.json.results.map((r: any) => r.adGroup.name)).toEqual(["Shoes", "Boots"]);
     expect(groups.json.results[0].adGroup.campaign).toBe(`customers/${customer.id}/campaigns/${groupA.campaignId}`);
+    // REMOVED rows and other channels are listed unless the query filters them.
+    ads.addCampaign({ customerId: customer.id, name: "Gone", status: "REMOVED" });
+    const live = await search("SELECT campaign.name FROM campaign WHERE campaign.status != 'REMOVED' AND campaign.advertising_channel_type = 'SEARCH'");
+    expect(live.json.results.map((r: any) => r.campaign.name)).toEqual(["Brand search"]);
     const cust = await search("SELECT customer.id, customer.currency_code, customer.time_zone FROM customer");
     expect(cust.json.results).toEqual([{ customer: { resourceName: `customers/${customer.id}`, id: customer.id, currencyCode: "EUR", timeZone: "Europe/Berlin" } }]);
   });
@@ -141,6 +145,8 @@ describe("googleAds:search", () => {
       ["campaign.id FROM campaign", {}, { queryError: "EXPECTED_SELECT" }],
       ["SELECT campaign.id FROM campaign WHERE campaign.name = 'x", {}, { queryError: "STRING_NOT_TERMINATED" }],
       ["SELECT campaign.id FROM campaign banana", {}, { queryError: "UNEXPECTED_INPUT" }],
+      ["SELECT campaign.id FROM campaign WHERE campaign.advertising_channel_type = 'SEARCH_NETWORK'", {}, { queryError: "BAD_ENUM_CONSTANT" }],
+      ["SELECT ad_group.id FROM ad_group WHERE ad_group.status != 'DELETED'", {}, { queryError: "BAD_ENUM_CONSTANT" }],
       ["SELECT campaign.id FROM campaign", { pageSize: 50 }, { requestError: "PAGE_SIZE_NOT_SUPPORTED" }],
       ["SELECT campaign.id FROM campaign", { pageToken: "not-a-token" }, { requestError: "INVALID_PAGE_TOKEN" }],
     ];

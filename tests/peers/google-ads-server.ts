@@ -21,8 +21,10 @@ import { peerFaults, type PeerFaults } from "./faults.ts";
 //   their attributed parents), refusing anything else with a queryError. Rows are camelCase, int64 ids as strings,
 //   each selected resource carries its resourceName; an empty result has no `results` key at all (proto3 JSON).
 //   Pages are `pageSize` rows (Google fixes 10,000; tests lower it) linked by nextPageToken. Sending `pageSize` is a
-//   400 requestError PAGE_SIZE_NOT_SUPPORTED, as in every version since v17. Removed keywords stay visible with
-//   status REMOVED, as Google keeps removed entities: a connector has to filter them.
+//   400 requestError PAGE_SIZE_NOT_SUPPORTED, as in every version since v17. Removed campaigns, ad groups and
+//   keywords stay visible with status REMOVED, as Google keeps removed entities, and campaigns of every channel
+//   (Performance Max, Display, ...) are listed: a connector has to filter them. An enum field compared in WHERE
+//   with a constant its enum does not have is a queryError BAD_ENUM_CONSTANT.
 // - POST /v{N}/customers/{cid}/adGroupCriteria:mutate {operations, partialFailure?, validateOnly?,
 //   responseContentType?}: keyword create / update (status only; text and match type are immutable) / remove.
 //   validateOnly checks without changing anything ({} or the 400 failure); partialFailure false is all-or-nothing;
@@ -147,6 +149,12 @@ const MATCH_TYPES = new Set(["BROAD", "PHRASE", "EXACT"]);
 // Enum values the REST JSON parser knows: anything else fails the whole request before any operation is looked at.
 const MATCH_TYPE_ENUM = new Set(["UNSPECIFIED", "UNKNOWN", ...MATCH_TYPES]);
 const STATUS_ENUM = new Set(["UNSPECIFIED", "UNKNOWN", "ENABLED", "PAUSED", "REMOVED"]);
+const CHANNEL_ENUM = new Set(["UNSPECIFIED", "UNKNOWN", "SEARCH", "DISPLAY", "SHOPPING", "HOTEL", "VIDEO", "MULTI_CHANNEL", "LOCAL", "SMART", "PERFORMANCE_MAX", "LOCAL_SERVICES", "TRAVEL", "DEMAND_GEN"]);
+/** The enum fields a WHERE may compare, and their constants. */
+const WHERE_ENUMS: Record<string, Set<string>> = {
+  "campaign.status": STATUS_ENUM, "ad_group.status": STATUS_ENUM, "ad_group_criterion.status": STATUS_ENUM, "ad_group_ad.status": STATUS_ENUM,
+  "campaign.advertising_channel_type": CHANNEL_ENUM, "ad_group_criterion.keyword.match_type": MATCH_TYPE_ENUM,
+};
 // Symbols Google refuses in keyword text (KEYWORD_HAS_INVALID_CHARS); match-type punctuation ("", []) belongs to the
 // UI syntax, not to the API's text field.
 const FORBIDDEN_CHARS = /[!@%,*^=;~`|<>(){}[\]\\?"]/;
@@ -294,6 +302,9 @@ function parseQuery(q: string): Query {
         expectKw("AND", "EXPECTED_AND");
         values.push(value());
       } else values.push(value());
+      const constants = WHERE_ENUMS[field];
+      const wrong = constants ? values.find((v) => !constants.has(v)) : undefined;
+      if (wrong !== undefined) throw new QueryError("BAD_ENUM_CONSTANT", `Error in query: '${wrong}' is not a value of ${field}.`);
       where.push({ field, op, values });
     } while (kw("AND") && ++i);
   }

@@ -20,6 +20,10 @@ export const googleAdsPeer: AdsScenarioPeer = {
     const campaign = google.addCampaign({ customerId: customer.id, name: "Search" });
     const g1 = google.addAdGroup({ campaignId: campaign.id, name: "AI" });
     const g2 = google.addAdGroup({ campaignId: campaign.id, name: "Gadgets" });
+    // Listed by Google too, never planned: a removed ad group, a removed campaign, a Performance Max campaign.
+    google.addAdGroup({ campaignId: campaign.id, name: "Retired", status: "REMOVED" });
+    google.addAdGroup({ campaignId: google.addCampaign({ customerId: customer.id, name: "Old search", status: "REMOVED" }).id, name: "Old" });
+    google.addCampaign({ customerId: customer.id, name: "PMax", advertisingChannelType: "PERFORMANCE_MAX" });
     google.addKeyword({ adGroupId: g1.id, text: "machine learning", matchType: "PHRASE" });
     return { token, adAccountId: customer.id, entities: [{ id: g1.id, field: "keywords" }, { id: g2.id, field: "keywords" }], scopes: ["https://www.googleapis.com/auth/adwords"] };
   },

@@ -28,6 +28,12 @@ const keywordItem = (text: string, matchType = MATCH_TYPE, resource?: string): T
 
 type Row = Record<string, any>;
 
+/**
+ * Listings keep what a plan can act on: Google keeps REMOVED campaigns and ad groups (and their keywords) visible, and
+ * plans add search keywords, which only Search campaigns serve (Performance Max, Display, Video... are left out).
+ */
+const LIVE_SEARCH_CAMPAIGN = "campaign.status != 'REMOVED' AND campaign.advertising_channel_type = 'SEARCH'";
+
 export class GoogleAdsClient implements AdsClient {
   private readonly base: string;
   private readonly loginCustomerId?: string;
@@ -66,11 +72,11 @@ export class GoogleAdsClient implements AdsClient {
     // Campaigns first, then ad groups (the level keywords live on), each through Google's own pages.
     const c = parseCursor(opts.cursor);
     if (c.r === "campaign") {
-      const page = await this.search(accountId, "SELECT campaign.id, campaign.name, campaign.status, campaign.advertising_channel_type FROM campaign", c.t);
+      const page = await this.search(accountId, `SELECT campaign.id, campaign.name, campaign.status, campaign.advertising_channel_type FROM campaign WHERE ${LIVE_SEARCH_CAMPAIGN}`, c.t);
       const data = page.results.map((r): AdsEntity => ({ id: String(r.campaign.id), name: r.campaign.name, level: "campaign", parent_id: null, status: r.campaign.status, targeting: [] }));
       return { data, next_cursor: cursorOf(page.nextPageToken ? { r: "campaign", t: page.nextPageToken } : { r: "ad_group" }) };
     }
-    const page = await this.search(accountId, "SELECT ad_group.id, ad_group.name, ad_group.status, ad_group.campaign FROM ad_group", c.t);
+    const page = await this.search(accountId, `SELECT ad_group.id, ad_group.name, ad_group.status, ad_group.campaign FROM ad_group WHERE ad_group.status != 'REMOVED' AND ${LIVE_SEARCH_CAMPAIGN}`, c.t);
     const data = page.results.map((r): AdsEntity => ({
       id: String(r.adGroup.id), name: r.adGroup.name, level: "ad_group", parent_id: String(r.adGroup.campaign ?? "").split("/").pop() || null, status: r.adGroup.status, targeting: ["keywords"],
     }));
