@@ -7,8 +7,9 @@ process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
 
 // The Snap Ads connector's client against the local Snap Marketing API: campaigns then ad squads through
 // Snap's pages (>= 50) cut to the caller's page size, interest targeting read from each ad squad's INCLUDE entries
-// with names from the Lifestyle Category lookup, trend phrases resolved through that lookup, one PUT of the whole
-// ad squad per ad squad (read-merge-write: budget, geos, demographics and excluded interests go back as read), the
+// with names from the Lifestyle Category lookup, trend phrases resolved through that lookup, one PATCH of the ad
+// squad's targeting per ad squad (read-merge-write of the targeting: geos, demographics and excluded interests go
+// back as read; no other field, read-only ones included, is sent), the
 // dry run as our own checks (Snap has none: nothing is sent), a refused ad squad failing its changes only with
 // Snap's request id, rollback giving back the ad squad read before, the bare 429 and other failures onto the
 // framework's kinds, and the standard OAuth code exchange and refresh of Snap's short-lived tokens.
@@ -47,7 +48,7 @@ const item = (i: { id: string; name: string }): TargetingItem => ({ key: i.id, i
 const change = (id: string, entity: string, op: "add" | "remove", i: { id: string; name: string }): TargetingChange =>
   ({ id, entity_id: entity, field: "interests", op, item: item(i), trend_id: "trd_1" });
 const failure = (p: Promise<unknown>) => p.then(() => null, (e: ProviderError) => e);
-const puts = () => server.requests.filter((r) => r.method === "PUT");
+const puts = () => server.requests.filter((r) => r.method === "PUT" || r.method === "PATCH");
 /** An ad squad as stored, without what Snap itself rewrites on a write. */
 const stored = (id: string) => { const { updated_at: _u, ...rest } = server.adSquad(id)!; return rest; };
 
@@ -106,14 +107,16 @@ describe("preview, apply and rollback", () => {
     return { ...s, prior, changes, calls: s.client.calls(s.account, changes, prior) };
   }
 
-  test("one PUT of the whole ad squad per ad squad, to its campaign, without credentials", async () => {
+  test("one PATCH per ad squad, to its campaign, carrying only its id and targeting (no read-only field), without credentials", async () => {
     const { rich, c1, c2, calls } = await planned();
-    expect(calls.map((c) => [c.method, c.path, c.change_ids])).toEqual([["PUT", `campaigns/${c1.id}/adsquads`, ["c1", "c2"]], ["PUT", `campaigns/${c2.id}/adsquads`, ["c3"]]]);
+    expect(calls.map((c) => [c.method, c.path, c.change_ids])).toEqual([["PATCH", `campaigns/${c1.id}/adsquads`, ["c1", "c2"]], ["PATCH", `campaigns/${c2.id}/adsquads`, ["c3"]]]);
     expect(JSON.stringify(calls)).not.toContain(TOKEN);
     const sent = (calls[0].body as { adsquads: Record<string, any>[] }).adsquads;
     expect(sent).toHaveLength(1);
-    // Everything but the interests is the ad squad as read; the additions join the first INCLUDE entry.
-    expect({ ...sent[0], targeting: { ...sent[0].targeting, interests: undefined } }).toEqual({ ...server.adSquad(rich.id), targeting: { ...RICH, interests: undefined } });
+    expect(Object.keys(sent[0]).sort()).toEqual(["id", "targeting"]);
+    expect(sent[0].id).toBe(rich.id);
+    // Everything of the targeting but the interests is as read; the additions join the first INCLUDE entry.
+    expect({ ...sent[0].targeting, interests: undefined }).toEqual({ ...RICH, interests: undefined });
     expect(sent[0].targeting.interests).toEqual([{ category_id: [MUSIC.id, GAMERS.id, TECH.id] }, { category_id: ["SLC_36"], operation: "EXCLUDE" }]);
     expect((calls[1].body as { adsquads: Record<string, any>[] }).adsquads[0].targeting).toEqual({ ...BARE, interests: [{ category_id: [FOODIES.id] }] });
   });
@@ -143,7 +146,7 @@ describe("preview, apply and rollback", () => {
     const before = [stored(rich.id), stored(bare.id)];
     const applied = await client.run(account, calls, { dryRun: false });
     expect(applied.map((v) => [v.change_id, v.ok])).toEqual([["c1", true], ["c2", true], ["c3", true]]);
-    // request_id is Snap's request_id of the PUT that carried the change.
+    // request_id is Snap's request_id of the PATCH that carried the change.
     const ids = puts().map((r) => r.requestId);
     expect(applied.map((v) => v.request_id)).toEqual([ids[0], ids[0], ids[1]]);
     expect(server.adSquad(rich.id)!.targeting).toEqual({ ...RICH, interests: [{ category_id: [MUSIC.id, GAMERS.id, TECH.id] }, { category_id: ["SLC_36"], operation: "EXCLUDE" }] });
@@ -171,18 +174,35 @@ describe("preview, apply and rollback", () => {
     expect(server.adSquad(bare.id)!.targeting.interests).toEqual([{ category_id: [FOODIES.id] }]);
   });
 
-  test("calls need the ad squad as read; run refuses anything but a PUT of one ad squad to its campaign", async () => {
+  test("calls need the ad squad as read; run refuses anything but a PATCH of one ad squad's targeting to its campaign", async () => {
     const { account, rich, c2, client, changes, prior, calls } = await planned();
     expect(() => client.calls(account, changes, [])).toThrow(/as read is needed/);
-    const moved = [{ ...calls[0], path: `campaigns/${c2.id}/adsquads` }];
-    await expect(client.run(account, moved, { dryRun: false })).rejects.toMatchObject({ kind: "bad_request" });
     const two = [{ ...calls[0], body: { adsquads: [...(calls[0].body as { adsquads: unknown[] }).adsquads, ...(calls[1].body as { adsquads: unknown[] }).adsquads] } }];
     await expect(client.run(account, two, { dryRun: false })).rejects.toMatchObject({ kind: "bad_request" });
     await expect(client.run(account, [{ ...calls[0], method: "POST" }], { dryRun: true })).rejects.toMatchObject({ kind: "bad_request" });
+    const budget = [{ ...calls[0], body: { adsquads: [{ ...(calls[0].body as { adsquads: object[] }).adsquads[0], daily_budget_micro: 1 }] } }];
+    await expect(client.run(account, budget, { dryRun: false })).rejects.toMatchObject({ kind: "bad_request", message: expect.stringContaining("targeting") });
     expect(puts()).toEqual([]);
-    // Adding what is there and removing what is not change nothing: the ad squad goes back exactly as read.
+    // A call moved to another campaign: Snap does not find the ad squad there, and its changes fail.
+    const moved = await client.run(account, [{ ...calls[0], path: `campaigns/${c2.id}/adsquads` }], { dryRun: false });
+    expect(moved.map((r) => [r.change_id, r.ok, r.error?.detail.providerCode])).toEqual([["c1", false, SNAP_CODES.notFound], ["c2", false, SNAP_CODES.notFound]]);
+    expect(server.adSquad(rich.id)!.targeting).toEqual(RICH);
+    // Adding what is there and removing what is not change nothing: the targeting goes back exactly as read.
     const same = client.calls(account, [change("x", rich.id, "add", MUSIC), change("y", rich.id, "remove", FOODIES)], prior);
-    expect((same[0].body as { adsquads: unknown[] }).adsquads[0]).toEqual(prior[0].spec);
+    expect((same[0].body as { adsquads: unknown[] }).adsquads[0]).toEqual({ id: rich.id, targeting: (prior[0].spec as { targeting: unknown }).targeting });
+  });
+
+  test("Snap refuses the whole ad squad sent back as read (read-only fields); a plan stored as such a PUT is sent as a PATCH", async () => {
+    const { account, rich, c1, client, prior, calls } = await planned();
+    // What a whole-object write of the ad squad as read looks like: Snap refuses its read-only fields (E2023).
+    const whole = { ...(prior[0].spec as Record<string, unknown>), targeting: (calls[0].body as { adsquads: { targeting: unknown }[] }).adsquads[0].targeting };
+    const raw = await fetch(`${server.url}/v1/campaigns/${c1.id}/adsquads`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ adsquads: [whole] }) });
+    expect((await raw.json() as any).adsquads[0].sub_request_error_reason).toMatch(new RegExp(`^${SNAP_CODES.immutable}: .*read-only`));
+    server.resetLog();
+    const stored = [{ ...calls[0], method: "PUT" as const, body: { adsquads: [whole] } }];
+    expect((await client.run(account, stored, { dryRun: false })).map((r) => r.ok)).toEqual([true, true]);
+    expect(puts().map((r) => [r.method, Object.keys(r.body.adsquads[0]).sort()])).toEqual([["PATCH", ["id", "targeting"]]]);
+    expect(server.adSquad(rich.id)!.targeting.interests[0].category_id).toEqual([MUSIC.id, GAMERS.id, TECH.id]);
   });
 });
 
@@ -225,7 +245,7 @@ test("a bare 429, outages and token errors map onto the framework's kinds", asyn
   expect(JSON.stringify(server.requests)).not.toContain(TOKEN);
 });
 
-test("capabilities are truthful: no dry run, no sandbox, interests written as whole ad squads", () => {
+test("capabilities are truthful: no dry run, no sandbox, interests written as the whole targeting", () => {
   expect(snapAds.capabilities).toEqual({ dryRun: false, audienceEstimate: false, sandbox: false, targeting: ["interests"], writes: "whole_spec" });
 });
 

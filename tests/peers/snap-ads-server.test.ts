@@ -2,8 +2,8 @@
 // relies on, with plain fetch: the OAuth token endpoint (code, refresh with the reused refresh token), Bearer-only
 // auth under /v1/, wrapped envelopes with request ids, opt-in paging with next_link, the Lifestyle Category lookup,
 // whole-object PUTs of ad squads (fields not sent are gone, required ones refused, per-ad-squad sub-request
-// statuses), Snap's targeting rules, and the bare 429.
-import { SNAP_CODES, startSnapAdsServer, type SnapAdsServer } from "./snap-ads-server.ts";
+// statuses), PATCHes of the fields sent, read-only fields refused on both, Snap's targeting rules, and the bare 429.
+import { SNAP_CODES, SNAP_READ_ONLY, startSnapAdsServer, type SnapAdsServer } from "./snap-ads-server.ts";
 
 let snap: SnapAdsServer;
 const TOKEN = "snap-test-token";
@@ -105,18 +105,24 @@ describe("auth, envelopes and reads", () => {
 });
 
 describe("PUT of whole ad squads", () => {
-  const current = async () => (await call(`/v1/adsquads/${squadId}`)).body.adsquads[0].adsquad;
+  const asRead = async () => (await call(`/v1/adsquads/${squadId}`)).body.adsquads[0].adsquad;
+  /** The ad squad as read without its read-only fields: what a PUT may send. */
+  const current = async () => { const s = await asRead(); for (const f of SNAP_READ_ONLY) delete s[f]; return s; };
 
-  test("the ad squad sent back as read with a new interest is stored whole; read-only fields are ignored", async () => {
+  test("the ad squad sent back as read is refused for its read-only fields (E2023); without them it is stored whole", async () => {
+    const read = await asRead();
+    expect(Object.keys(read)).toEqual(expect.arrayContaining(["created_at", "updated_at", "delivery_status"]));
+    const refused = await call(`/v1/campaigns/${campaign}/adsquads`, { method: "PUT", body: { adsquads: [read] } });
+    expect([refused.status, refused.body.adsquads[0].sub_request_error_reason]).toEqual([400, expect.stringMatching(new RegExp(`^${SNAP_CODES.immutable}: created_at, updated_at, delivery_status are read-only`))]);
     const squad = await current();
-    const sent = { ...squad, targeting: { ...squad.targeting, interests: [{ category_id: ["SLC_23", "SLC_37"] }] }, updated_at: "1999-01-01T00:00:00.000Z" };
+    const sent = { ...squad, targeting: { ...squad.targeting, interests: [{ category_id: ["SLC_23", "SLC_37"] }] } };
     const r = await call(`/v1/campaigns/${campaign}/adsquads`, { method: "PUT", body: { adsquads: [sent] } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ request_status: "SUCCESS", request_id: expect.any(String), adsquads: [{ sub_request_status: "SUCCESS", adsquad: { id: squadId } }] });
     const after = snap.adSquad(squadId)!;
     expect(after.targeting.interests).toEqual([{ category_id: ["SLC_23", "SLC_37"] }]);
     expect(after.daily_budget_micro).toBe(50_000_000);
-    expect(after.updated_at).not.toBe("1999-01-01T00:00:00.000Z");
+    expect(after.updated_at).not.toBe(read.updated_at);
   });
 
   test("it replaces, not merges: an optional field left out is gone, a required one left out is refused", async () => {
@@ -147,7 +153,9 @@ describe("PUT of whole ad squads", () => {
   test("each ad squad of a batch answers for itself: PARTIAL with 200, ERROR with 400; a refused one is not changed", async () => {
     const other = snap.addAdSquad({ campaignId: campaign, name: "Gamers", targeting: TARGETING });
     snap.refuseAdSquad(other.id);
-    const both = [await current(), (await call(`/v1/adsquads/${other.id}`)).body.adsquads[0].adsquad].map((s) => ({ ...s, name: `${s.name}!` }));
+    const otherRead = (await call(`/v1/adsquads/${other.id}`)).body.adsquads[0].adsquad;
+    for (const f of SNAP_READ_ONLY) delete otherRead[f];
+    const both = [await current(), otherRead].map((s) => ({ ...s, name: `${s.name}!` }));
     const r = await call(`/v1/campaigns/${campaign}/adsquads`, { method: "PUT", body: { adsquads: both } });
     expect(r.status).toBe(200);
     expect(r.body.request_status).toBe("PARTIAL");
@@ -161,6 +169,31 @@ describe("PUT of whole ad squads", () => {
     const elsewhere = snap.addCampaign({ adAccountId: account, name: "Summer" }).id;
     expect((await call(`/v1/campaigns/${elsewhere}/adsquads`, { method: "PUT", body: { adsquads: [both[0]] } })).body.adsquads[0].sub_request_error_reason).toMatch(/not found/);
     expect((await call(`/v1/campaigns/${campaign}/adsquads`, { method: "PUT", body: { adsquad: both[0] } })).status).toBe(400);
+  });
+});
+
+describe("PATCH of the fields sent", () => {
+  const patch = (item: Record<string, unknown>) => call(`/v1/campaigns/${campaign}/adsquads`, { method: "PATCH", body: { adsquads: [{ id: squadId, ...item }] } });
+
+  test("changes only the fields sent (targeting replaced whole); the rest stays as stored", async () => {
+    const before = snap.adSquad(squadId)!;
+    const r = await patch({ targeting: { ...TARGETING, interests: [{ category_id: ["SLC_23", "SLC_37"] }] } });
+    expect([r.status, r.body.request_status, r.body.adsquads[0].adsquad.id]).toEqual([200, "SUCCESS", squadId]);
+    const after = snap.adSquad(squadId)!;
+    expect(after.targeting.interests).toEqual([{ category_id: ["SLC_23", "SLC_37"] }]);
+    expect({ ...after, targeting: null, updated_at: null }).toEqual({ ...before, targeting: null, updated_at: null });
+    expect(snap.writes.map((w) => [w.method, w.ok])).toEqual([["PATCH", true]]);
+  });
+
+  test("read-only fields and immutable changes are refused with E2023; the result must pass the PUT's checks", async () => {
+    for (const item of [{ updated_at: "2026-01-01T00:00:00.000Z" }, { delivery_status: ["VALID"] }, { type: "LEAD_GENERATION" }, { campaign_id: "elsewhere" }]) {
+      const r = await patch(item);
+      expect([Object.keys(item)[0], r.status, r.body.adsquads[0].sub_request_error_reason]).toEqual([Object.keys(item)[0], 400, expect.stringMatching(new RegExp(`^${SNAP_CODES.immutable}:`))]);
+    }
+    expect((await patch({ targeting: { interests: [{ category_id: ["SLC_23"] }] } })).body.adsquads[0].sub_request_error_reason).toMatch(/geos is required/);
+    expect((await patch({ name: "" })).body.adsquads[0].sub_request_error_reason).toMatch(new RegExp(`^${SNAP_CODES.required}:`));
+    expect((await call(`/v1/campaigns/${campaign}/adsquads`, { method: "PATCH", body: { adsquads: [{ targeting: TARGETING }] } })).body.adsquads[0].sub_request_error_reason).toMatch(/not found/);
+    expect(snap.adSquad(squadId)!.targeting).toEqual(TARGETING);
   });
 });
 

@@ -19,8 +19,11 @@ import { peerFaults, type PeerFaults } from "./faults.ts";
 // - Interest lookup `GET /v1/targeting/interests/scls[?country_code=]`: the Snap Lifestyle Categories as
 //   `targeting_dimensions:[{sub_request_status, scls:{id, name, path, parent_id, source}}]` (no search: the whole list).
 // - Writes: `PUT /v1/campaigns/{campaign_id}/adsquads` with `{adsquads:[...]}`, each the WHOLE ad squad: a field
-//   not sent is gone (replaced, not merged), a required one missing is refused. Server-managed fields sent back as
-//   read (created_at, updated_at, delivery_status) are ignored. Targeting is checked as Snap documents it: geos
+//   not sent is gone (replaced, not merged), a required one missing is refused. `PATCH` on the same path (Snap,
+//   May 2026) takes `{adsquads:[{id, <changed fields>}]}` and changes only the fields sent (a field is replaced whole,
+//   `targeting` included); the result must still pass the PUT's checks. On both, a read-only field sent back
+//   (created_at, updated_at, delivery_status, effective_status) or an immutable one changed (campaign_id, type) is
+//   refused with E2023, the code Snap names for immutable-field violations. Targeting is checked as Snap documents it: geos
 //   required, several countries need a single-language demographics entry, min_age >= 13, interest ids must be
 //   live Lifestyle Categories. Each ad squad answers its own sub_request_status (`sub_request_error_reason`
 //   "E2xxx: ..." on error): all fine 200 SUCCESS, some 200 PARTIAL, none 400 ERROR. No validate-only mode exists.
@@ -84,7 +87,7 @@ export interface SnapRequest {
 }
 
 /** One ad squad of a PUT that passed auth and throttling, with its verdict. */
-export interface SnapWrite { campaignId: string; adsquad: Record<string, any>; ok: boolean; reason?: string }
+export interface SnapWrite { method: "PUT" | "PATCH"; campaignId: string; adsquad: Record<string, any>; ok: boolean; reason?: string }
 
 export interface SnapAdsServer {
   url: string;
@@ -128,8 +131,9 @@ const SEED_INTERESTS: [string, string][] = [
   ["SLC_1", "Bookworms & Avid Readers"], ["SLC_7", "Fashion & Style Gurus"], ["SLC_8", "Film & TV Fans"], ["SLC_11", "Foodies"],
   ["SLC_23", "Music Fans"], ["SLC_36", "Comedy Fans"], ["SLC_37", "Gamers"], ["SLC_45", "Tech & Gadget Enthusiasts"], ["SLC_52", "Fitness Enthusiasts"],
 ];
-/** Written by Snap, never by a PUT. */
-const SERVER_FIELDS = new Set(["id", "created_at", "updated_at", "delivery_status", "effective_status"]);
+/** Written by Snap, never by a PUT or PATCH: sending one back is refused (E2023). */
+export const SNAP_READ_ONLY = ["created_at", "updated_at", "delivery_status", "effective_status"] as const;
+const SERVER_FIELDS = new Set<string>(["id", ...SNAP_READ_ONLY]);
 const REQUIRED = ["name", "type", "status", "billing_event", "targeting"];
 const IMMUTABLE = ["type"];
 const STATUSES = ["ACTIVE", "PAUSED"];
@@ -347,11 +351,16 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } & 
     return null;
   }
 
-  function putSquad(campaign: SnapCampaign, input: any): { ok: true; adsquad: SnapAdSquad } | { ok: false; reason: string } {
+  function putSquad(campaign: SnapCampaign, sent: any, patch: boolean): { ok: true; adsquad: SnapAdSquad } | { ok: false; reason: string } {
     const fail = (code: string, msg: string) => ({ ok: false as const, reason: `${code}: ${msg}` });
-    if (!input || typeof input !== "object") return fail(SNAP_CODES.badRequest, "Each ad squad must be an object");
-    const current = typeof input.id === "string" ? squads.get(input.id) : undefined;
-    if (!current || current.campaign_id !== campaign.id) return fail(SNAP_CODES.notFound, `Ad Squad ${String(input.id)} not found in campaign ${campaign.id}`);
+    if (!sent || typeof sent !== "object") return fail(SNAP_CODES.badRequest, "Each ad squad must be an object");
+    const current = typeof sent.id === "string" ? squads.get(sent.id) : undefined;
+    if (!current || current.campaign_id !== campaign.id) return fail(SNAP_CODES.notFound, `Ad Squad ${String(sent.id)} not found in campaign ${campaign.id}`);
+    const readOnly = SNAP_READ_ONLY.filter((f) => f in sent);
+    if (readOnly.length) return fail(SNAP_CODES.immutable, `${readOnly.join(", ")} ${readOnly.length > 1 ? "are" : "is"} read-only`);
+    // A PATCH changes the fields sent; the ad squad it leaves must pass what a PUT of it would.
+    const input = patch ? { ...clone(current), ...sent } : sent;
+    if (patch) for (const f of SNAP_READ_ONLY) delete input[f];
     if (input.campaign_id !== campaign.id) return fail(SNAP_CODES.immutable, "campaign_id cannot be changed");
     for (const f of REQUIRED) if (input[f] === undefined || input[f] === null || input[f] === "") return fail(SNAP_CODES.required, `The value for field ${f} is required`);
     if (input.daily_budget_micro === undefined && input.lifetime_budget_micro === undefined) return fail(SNAP_CODES.required, "One of daily_budget_micro or lifetime_budget_micro is required");
@@ -410,12 +419,12 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } & 
       if (!c) throw notFound("Campaign");
       if (!visible(c.ad_account_id)) throw forbidden();
       if (method === "GET") return list([...squads.values()].filter((s) => s.campaign_id === c.id), "adsquads", "adsquad", url);
-      if (method === "PUT") {
+      if (method === "PUT" || method === "PATCH") {
         const items = body?.adsquads;
         if (!Array.isArray(items) || !items.length) throw new SnapError(400, SNAP_CODES.badRequest, "Request body must be {\"adsquads\": [...]}");
         const answers = items.map((input: any) => {
-          const r = putSquad(c, input);
-          writes.push({ campaignId: c.id, adsquad: clone(input), ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
+          const r = putSquad(c, input, method === "PATCH");
+          writes.push({ method: method as SnapWrite["method"], campaignId: c.id, adsquad: clone(input), ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
           return r.ok ? { sub_request_status: "SUCCESS", adsquad: r.adsquad } : { sub_request_status: "ERROR", sub_request_error_reason: r.reason };
         });
         const good = answers.filter((x: any) => x.sub_request_status === "SUCCESS").length;
@@ -496,7 +505,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } & 
         recent.set(bearer!, [...times, Date.now()]);
       }
       const visible = (acct: string | null) => !!acct && (t.accounts === null || t.accounts.includes(acct));
-      if (method !== "GET" && method !== "PUT") throw new SnapError(405, SNAP_CODES.badRequest, `${method} is not supported here`);
+      if (method !== "GET" && method !== "PUT" && method !== "PATCH") throw new SnapError(405, SNAP_CODES.badRequest, `${method} is not supported here`);
       const answer = route(method, parts, url, record.body, visible) as Record<string, unknown>;
       const { __status, ...rest } = answer;
       return send(typeof __status === "number" ? __status : 200, { request_status: "SUCCESS", request_id: rid, ...rest });
@@ -508,7 +517,7 @@ export async function startSnapAdsServer(opts: { perTokenPerSecond?: number } & 
 
   const base = await listenLocal(server, opts.port);
   const api: SnapAdsServer = {
-    faults: peerFaults(server, (m) => m === "PUT"),
+    faults: peerFaults(server, (m) => m === "PUT" || m === "PATCH"),
     url: base, authorizeUrl: `${base}/login/oauth2/authorize`, tokenUrl: `${base}/login/oauth2/access_token`, app, requests, writes, counts,
     addToken(value, o = {}) { tokens.set(value, { expiresAt: o.expiresInS === undefined ? null : Date.now() + o.expiresInS * 1000, accounts: o.accounts ?? null }); },
     expireToken(value) { const t = tokens.get(value); if (t) t.expiresAt = Date.now() - 1000; },

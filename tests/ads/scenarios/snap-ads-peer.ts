@@ -1,8 +1,8 @@
 import { startSnapAdsServer, type SnapAdsServer } from "../../peers/snap-ads-server.ts";
 import type { AdsScenarioPeer } from "./suite.ts";
 
-// The ads scenario suite against the local Snap Marketing API (whole-object writes: each ad squad PUT replaces the
-// whole ad squad, so the connector reads it, merges the plan's interests and sends every other field back as read).
+// The ads scenario suite against the local Snap Marketing API (each ad squad's targeting is written whole by a PATCH,
+// so the connector reads it, merges the plan's interests and sends the rest of the targeting back as read).
 // Snap has no dry run: plans need the caller's acknowledgement under strict_safety (the suite sends it).
 
 let snap: SnapAdsServer;
@@ -52,10 +52,10 @@ export const snapAdsPeer: AdsScenarioPeer = {
   // A bare 429: Snap says nothing about how long, so the outbox's retry schedule is the wait (the suite's 0.2 s, less
   // at most 20% jitter): the retry must not come sooner, i.e. the client does not hammer Snap on its own.
   throttleNext() { snap.failNext("throttle", 1); return { minWaitMs: 150 }; },
-  // Each ad squad of a PUT answers its own sub_request_status.
+  // Each ad squad of a PATCH answers its own sub_request_status.
   executorStepOk: (status, body) => status === 200 && ((body as { adsquads?: { sub_request_status?: string }[] } | null)?.adsquads ?? []).every((s) => s.sub_request_status === "SUCCESS"),
   calls: (adAccountId) => snap.requests.slice(since.get(adAccountId) ?? 0).filter((r) => r.path.startsWith("/v1/")).map((r) => ({
-    at: r.at, throttled: !!r.throttled, write: r.method === "PUT", dryRun: false,
-    ok: r.status === 200, // the connector PUTs one ad squad at a time: a refused one is a 400 ERROR
+    at: r.at, throttled: !!r.throttled, write: r.method === "PATCH" || r.method === "PUT", dryRun: false,
+    ok: r.status === 200, // the connector PATCHes one ad squad at a time: a refused one is a 400 ERROR
   })),
 };

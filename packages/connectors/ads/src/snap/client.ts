@@ -3,15 +3,16 @@ import { http } from "./http.ts";
 import { manifest } from "./manifest.ts";
 import type { AdAccount, AdsClient, AdsEntity, ChangeResult, EntityTargeting, ExecutorRequest, Page, ProviderCall, TargetingChange, TargetingField, TargetingItem } from "../kind.ts";
 import { callError, PROVIDER, reasonCode, type SnapEnvelope } from "./errors.ts";
-import { includedInterests, lifestyleIds, mergeInterests, squadProblems, type Squad } from "./targeting.ts";
+import { includedInterests, lifestyleIds, mergeInterests, targetingProblems, type Squad } from "./targeting.ts";
 
 // The Snap Marketing API client: campaigns and ad squads of an ad account through Snap's
 // cursor pages, interest targeting read from each ad squad's `targeting.interests`, interests found in Snap's
 // Lifestyle Category list (GET /v1/targeting/interests/scls; Snap has no search, so names are matched here). A
-// write is `PUT /v1/campaigns/{campaign_id}/adsquads` with `{adsquads:[<the whole ad squad>]}`: one PUT per ad
-// squad, carrying the ad squad as read with only the plan's change merged in (targeting.ts). Snap has no dry run and
-// no sandbox, so `run({dryRun:true})` sends nothing: it checks each call against Snap's documented constraints and
-// the interest ids against the lookup. The token goes in the Authorization header only; Snap's `paging.next_link`
+// write is `PATCH /v1/campaigns/{campaign_id}/adsquads` with `{adsquads:[{id, targeting}]}` (Snap's PATCH, May 2026):
+// one per ad squad, carrying only the targeting as read with the plan's change merged in (targeting.ts). A PUT would
+// have to send the whole ad squad back, read-only fields included, which Snap refuses, and would overwrite whatever
+// else changed since the read. Snap has no dry run and no sandbox, so `run({dryRun:true})` sends nothing: it checks
+// each call's targeting against Snap's documented constraints and the interest ids against the lookup. The token goes in the Authorization header only; Snap's `paging.next_link`
 // is not followed (its cursor is read out and sent to our own base URL, so the token never leaves for another host).
 
 /** Snap takes page sizes of 50 to 1000; reads of the whole account use the largest. */
@@ -39,7 +40,17 @@ const idOf = (id: string, what: string) => {
 const needInterests = (field: TargetingField) => {
   if (field !== "interests") throw new ProviderError(PROVIDER, "bad_request", `Snap Ads plans change interests only, not ${field}`);
 };
-const PUT_PATH = /^campaigns\/([A-Za-z0-9-]{1,64})\/adsquads$/;
+const WRITE_PATH = /^campaigns\/([A-Za-z0-9-]{1,64})\/adsquads$/;
+type Patch = { id: string; targeting: Record<string, unknown> };
+
+/** A plan stored before writes became PATCHes carries a PUT of the whole ad squad: only its targeting is sent. */
+function asPatch(call: ProviderCall): ProviderCall {
+  const list = (call.body as { adsquads?: unknown } | null)?.adsquads;
+  const whole = call.method === "PUT" && Array.isArray(list) && list.length === 1 ? (list[0] as Squad) : null;
+  const cid = WRITE_PATH.exec(call.path)?.[1];
+  if (!whole || !cid || whole.campaign_id !== cid || typeof whole.id !== "string") return call;
+  return { ...call, method: "PATCH", body: { adsquads: [{ id: whole.id, targeting: whole.targeting ?? {} }] } };
+}
 
 interface Answer { status: number; body: (SnapEnvelope & Record<string, any>) | null }
 
@@ -52,7 +63,7 @@ export class SnapAdsClient implements AdsClient {
     this.base = `${ctx.baseUrl.replace(/\/+$/, "")}/${pinnedVersion(manifest, ctx.env)}/`;
   }
 
-  private async request(method: "GET" | "PUT", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
+  private async request(method: "GET" | "PATCH", path: string, what: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
     const r = await http.fetch(what, url, { env: this.ctx.env, method, json: opts.body, headers: { authorization: `Bearer ${this.ctx.accessToken}` } });
@@ -165,29 +176,30 @@ export class SnapAdsClient implements AdsClient {
     return [...bySquad].map(([squadId, mine]) => {
       const before = prior.find((t) => t.entity_id === squadId && t.field === "interests")?.spec as Squad | undefined;
       if (!before || typeof before !== "object" || before.id !== squadId || typeof before.campaign_id !== "string") {
-        throw new ProviderError(PROVIDER, "bad_request", `ad squad ${squadId}: the ad squad as read is needed (Snap's PUT replaces the whole ad squad)`);
+        throw new ProviderError(PROVIDER, "bad_request", `ad squad ${squadId}: the ad squad as read is needed (its targeting is written back whole)`);
       }
+      const patch: Patch = { id: squadId, targeting: mergeInterests(before, mine).targeting ?? {} };
       return {
-        method: "PUT", path: `campaigns/${idOf(before.campaign_id, "campaign")}/adsquads`, headers: { "content-type": "application/json" },
-        body: { adsquads: [mergeInterests(before, mine)] }, change_ids: mine.map((c) => c.id),
+        method: "PATCH", path: `campaigns/${idOf(before.campaign_id, "campaign")}/adsquads`, headers: { "content-type": "application/json" },
+        body: { adsquads: [patch] }, change_ids: mine.map((c) => c.id),
       } satisfies ProviderCall;
     });
   }
 
-  /** The call for an executor plan. Snap has no dry run: the same PUT would write, so there is no dry-run request. */
+  /** The call for an executor plan. Snap has no dry run: the same PATCH would write, so there is no dry-run request. */
   executorRequest(call: ProviderCall, opts: { dryRun: boolean }): ExecutorRequest {
     if (opts.dryRun) throw new ProviderError(PROVIDER, "bad_request", "Snap has no dry run: a dry run is the connector's own checks, not a request a caller can make");
     return { method: call.method, url: new URL(call.path, this.base).toString(), headers: { "content-type": "application/json" }, body: call.body, credentials: "Authorization: Bearer <access token>" };
   }
 
   async run(_accountId: string, calls: ProviderCall[], opts: { dryRun: boolean }): Promise<ChangeResult[]> {
+    calls = calls.map(asPatch);
     const squads = calls.map((call) => {
       const list = (call.body as { adsquads?: unknown } | null)?.adsquads;
-      const squad = Array.isArray(list) && list.length === 1 ? (list[0] as Squad) : null;
-      const cid = PUT_PATH.exec(call.path)?.[1];
-      if (call.method !== "PUT" || !cid || !squad || squad.campaign_id !== cid || Object.keys(call.body as object).length !== 1) {
-        throw new ProviderError(PROVIDER, "bad_request", "refusing a call that is not a PUT of one ad squad to its campaign");
-      }
+      const squad = Array.isArray(list) && list.length === 1 ? (list[0] as Patch) : null;
+      const ok = call.method === "PATCH" && WRITE_PATH.test(call.path) && squad && typeof squad.id === "string" && squad.targeting && typeof squad.targeting === "object"
+        && Object.keys(squad).sort().join() === "id,targeting" && Object.keys(call.body as object).length === 1;
+      if (!ok) throw new ProviderError(PROVIDER, "bad_request", "refusing a call that is not a PATCH of one ad squad's targeting to its campaign");
       return squad;
     });
     const out: ChangeResult[] = [];
@@ -195,11 +207,11 @@ export class SnapAdsClient implements AdsClient {
       for (const id of call.change_ids) out.push({ change_id: id, ok: false, request_id: requestId, error: new ProviderError(PROVIDER, "bad_request", message, { providerCode: code }) });
     };
     if (opts.dryRun) {
-      // Nothing is sent: Snap would apply a PUT. Our checks, then the interest ids against Snap's lookup.
-      const known = squads.some((s) => lifestyleIds(s).length) ? await this.lifestyleCategories() : new Map<string, string>();
+      // Nothing is sent: Snap would apply a PATCH. Our checks, then the interest ids against Snap's lookup.
+      const known = squads.some((s) => lifestyleIds(s as Squad).length) ? await this.lifestyleCategories() : new Map<string, string>();
       calls.forEach((call, n) => {
-        const problems = squadProblems(squads[n]);
-        const gone = lifestyleIds(squads[n]).filter((id) => !known.has(id));
+        const problems = targetingProblems(squads[n].targeting);
+        const gone = lifestyleIds(squads[n] as Squad).filter((id) => !known.has(id));
         if (gone.length) problems.push(`interest ${gone.join(", ")} is not in Snap's Lifestyle Categories any more`);
         if (problems.length) refuse(call, `ad squad ${squads[n].id} would be refused (checked by Trendgate, Snap has no dry run): ${problems.join("; ")}`, "own_check");
         else for (const id of call.change_ids) out.push({ change_id: id, ok: true });
@@ -208,10 +220,10 @@ export class SnapAdsClient implements AdsClient {
     }
     for (const [n, call] of calls.entries()) {
       const squad = squads[n];
-      const problems = squadProblems(squad);
+      const problems = targetingProblems(squad.targeting);
       if (problems.length) { refuse(call, `ad squad ${squad.id} not written (it breaks Snap's rules): ${problems.join("; ")}`, "own_check"); continue; }
       const what = `ad squad ${squad.id}`;
-      const r = await this.request("PUT", call.path, what, { body: call.body });
+      const r = await this.request("PATCH", call.path, what, { body: call.body });
       const requestId = r.body?.request_id;
       const sub = Array.isArray(r.body?.adsquads) ? r.body!.adsquads[0] : undefined;
       if (r.status === 200 && sub?.sub_request_status === "SUCCESS") {

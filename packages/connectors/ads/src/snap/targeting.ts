@@ -1,8 +1,9 @@
 import type { TargetingChange } from "../kind.ts";
 
-// An ad squad's interest targeting, and the read-merge-write of a PUT. Snap's PUT takes the WHOLE ad squad, so the
-// plan's change is merged into the ad squad as read and every other field (budget, bid, schedule, placements, geos,
-// demographics, devices, segments, excluded interests) goes back exactly as read.
+// An ad squad's interest targeting, and the read-merge-write of its `targeting`. A write is a PATCH carrying only
+// `targeting` (Snap replaces that field whole), so the plan's change is merged into the targeting as read and every
+// other part of it (geos, demographics, devices, segments, excluded interests) goes back exactly as read; no other
+// field of the ad squad (budget, bid, schedule, read-only fields) is sent.
 // In `targeting.interests`, entries are OR-ed, and so are the `category_id`s within one; an entry with
 // `operation: "EXCLUDE"` takes people out. A plan reads and widens the INCLUDE entries only (no `operation` means
 // INCLUDE): an add joins the first INCLUDE entry (or makes one), a remove takes the id out wherever it is included,
@@ -46,16 +47,13 @@ export function mergeInterests(prior: Squad, changes: TargetingChange[]): Squad 
 }
 
 /**
- * Our own checks of an ad squad write against Snap's documented constraints (Snap has no validate-only mode): what a
- * PUT needs to be accepted, each failure a reason. Field names and rules are from Snap's ad squad and targeting
- * reference; the age floor of 13 is Snap's minimum advertising age.
+ * Our own checks of the targeting a write sets against Snap's documented constraints (Snap has no validate-only
+ * mode), each failure a reason. Field names and rules are from Snap's ad squad and targeting reference; the age
+ * floor of 13 is Snap's minimum advertising age. The other fields of the ad squad are not sent, so not checked.
  */
-export function squadProblems(squad: Squad): string[] {
+export function targetingProblems(t: Record<string, unknown> | undefined): string[] {
   const out: string[] = [];
-  for (const f of ["id", "campaign_id", "name", "type", "status"]) if (typeof squad[f] !== "string" || !(squad[f] as string).trim()) out.push(`${f} is required`);
-  if (squad.daily_budget_micro === undefined && squad.lifetime_budget_micro === undefined) out.push("one of daily_budget_micro or lifetime_budget_micro must be set");
-  const t = squad.targeting;
-  if (!t || typeof t !== "object") return [...out, "targeting is required"];
+  if (!t || typeof t !== "object") return ["targeting is required"];
   const geos = Array.isArray(t.geos) ? (t.geos as { country_code?: unknown; operation?: unknown }[]) : [];
   if (!geos.length) out.push("targeting.geos is required: at least one country");
   geos.forEach((g, i) => { if (typeof g?.country_code !== "string" || !/^[a-z]{2}$/i.test(g.country_code)) out.push(`targeting.geos[${i}].country_code must be a two-letter country code`); });
