@@ -50,3 +50,11 @@ test("the check finds what it is meant to, and not hash updates", () => {
   ].join("\n");
   expect(dataAccessIn("x.ts", src).map((s) => s.split(": ")[0])).toEqual(["x.ts:1", "x.ts:2", "x.ts:4", "x.ts:5", "x.ts:6"]);
 });
+
+test("no route file queues outbox messages itself: a handler returns what its transaction added and the router queues it after the commit", () => {
+  const found = routeFiles(ROUTES).flatMap((f) => {
+    const source = fs.readFileSync(f, "utf8");
+    return /\bdispatchOutbox\b|\bqueueOutboxAttempt\b/.test(source) ? [path.relative(root, f)] : [];
+  });
+  expect(found).toEqual([]);
+});

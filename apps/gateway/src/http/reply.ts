@@ -1,7 +1,17 @@
+import type { OutboxRow } from "@trendgate/db";
+
 // What a route handler answers. Its own file because the idempotency store records replies, and the gateway's
 // dependencies (which the route types need) hold that store.
 export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * Outbox messages the handler's transaction added. The router queues them once the transaction has committed (a
+   * failure is left to the outbox sweeper); they are not part of the answer and never recorded for replays.
+   */
+  outbox?: OutboxRow[];
 }
+
+/** The reply as answered and recorded: without the messages queued after it. */
+export const shown = ({ outbox: _queued, ...reply }: Reply): Reply => reply;

@@ -6,9 +6,11 @@ import { IdempotencyStore } from "./idempotency.ts";
 import { assertPagingRule } from "./paging-rule.ts";
 import { toApiError } from "./problem.ts";
 import type { AuthFailureLimiter, RateLimits } from "./rate-limit.ts";
+import { shown } from "./reply.ts";
 import { checkedReply, expressPath, type Reply, type RouteDef } from "./route.ts";
 import { validateRequest } from "./validate.ts";
 import type { Tx } from "@trendgate/db";
+import { dispatchOutbox } from "@trendgate/queues";
 import type { GatewayDeps } from "../deps.ts";
 
 const BODY_METHODS = new Set(["post", "put", "patch"]);
@@ -57,8 +59,9 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
     ]);
     const idemKey = route.idempotent ? IdempotencyStore.checkHeader(req.get("idempotency-key")) : undefined;
     if (!idemKey) {
-      const reply = await route.handler({ ...base, params, query, body });
-      if (!res.headersSent) send(res, checked(route, deps, reply ?? { status: 204 })); // a handler that streamed its answer (CSV) sent it already
+      const reply = (await route.handler({ ...base, params, query, body })) ?? { status: 204 };
+      await dispatchQueued(deps, reply);
+      if (!res.headersSent) send(res, checked(route, deps, shown(reply))); // a handler that streamed its answer (CSV) sent it already
       return;
     }
 
@@ -75,7 +78,7 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
       if (!transactional) throw new Error(`${route.operationId}: declare idempotent: "transactional" to commit through atomically`);
       return deps.db.$transaction(async (tx) => {
         const reply = await work(tx);
-        if (reply.status < 500 && !(await deps.idempotency.recordInTransaction(tx, claim, reply)))
+        if (reply.status < 500 && !(await deps.idempotency.recordInTransaction(tx, claim, shown(reply))))
           throw new ApiError("idempotency_request_in_progress", "Another request with this Idempotency-Key committed first; nothing was changed", { headers: { "Retry-After": "1" } });
         committed = true;
         return reply;
@@ -89,11 +92,19 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
       if (!committed) await deps.idempotency.release(claim);
       throw err;
     }
+    await dispatchQueued(deps, reply);
     // Also in Redis for committed answers: replays then need no database read.
-    await deps.idempotency.complete(claim, reply).catch((err) =>
+    await deps.idempotency.complete(claim, shown(reply)).catch((err) =>
       deps.logger.warn({ err: String(err), request_id: req.id }, "idempotency record not saved"));
-    send(res, checked(route, deps, reply));
+    send(res, checked(route, deps, shown(reply)));
   };
+}
+
+/** Queues what a committed handler added to the outbox; a failure is left to the outbox sweeper. */
+async function dispatchQueued(deps: GatewayDeps, reply: Reply): Promise<void> {
+  if (!reply.outbox?.length) return;
+  await dispatchOutbox(deps.queues, reply.outbox).catch((err) =>
+    deps.logger.warn({ err: String(err), messages: reply.outbox!.length }, "outbox dispatch failed; the sweeper will queue the messages"));
 }
 
 /** In tests, the reply held to its declared schema (checkedReply). */

@@ -2,9 +2,8 @@ import {
   OPERATOR_HISTORY_MAX, OperatorActionBody, OperatorItem, OperatorItemIdParam, OperatorItemsQuery, OperatorItemWithHistory, page, QUEUES,
   type OperatorItemEvent, type OperatorItemState,
 } from "@trendgate/contracts";
-import { chatDeliveryErrors, findOperatorItem, listOperatorItems, operatorItemHistory, type OperatorItemEventRow, type OperatorItemRow, type OutboxRow } from "@trendgate/db";
+import { chatDeliveryErrors, findOperatorItem, listOperatorItems, operatorItemHistory, type OperatorItemEventRow, type OperatorItemRow } from "@trendgate/db";
 import { applyActionIn, keyActor } from "@trendgate/operator";
-import { dispatchOutbox } from "@trendgate/queues";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
@@ -37,13 +36,6 @@ const toEvent = (e: OperatorItemEventRow): OperatorItemEvent => ({
 async function withDeliveryErrors(deps: GatewayDeps, rows: OperatorItemRow[]): Promise<OperatorItem[]> {
   const errors = await chatDeliveryErrors(deps.db, QUEUES.chatMessages, rows.map((r) => r.id));
   return rows.map((r) => toOperatorItem(r, errors.get(r.id) ?? null));
-}
-
-/** Queues what a committed change added to the outbox; a failure is left to the outbox sweeper. */
-export async function dispatchAfterCommit(deps: GatewayDeps, rows: OutboxRow[]): Promise<void> {
-  if (!rows.length) return;
-  await dispatchOutbox(deps.queues, rows).catch((err) =>
-    deps.logger.warn({ err: String(err), messages: rows.length }, "outbox dispatch failed; the sweeper will queue the messages"));
 }
 
 export const operatorRoutes = [
@@ -84,16 +76,12 @@ export const operatorRoutes = [
       409: { description: "`version_conflict`: the item changed since you read it" },
     },
     async handler({ deps, auth, params, body, atomically }) {
-      let outbox: OutboxRow[] = [];
-      const reply = await atomically(async (tx) => {
+      return atomically(async (tx) => {
         const r = await applyActionIn(tx, deps, {
           itemId: params.item_id, accountId: auth.accountId, action: body.action, version: body.version, snoozeMinutes: body.snooze_minutes,
           note: body.note, actor: keyActor(auth.keyId),
         });
-        if (r.ok) {
-          outbox = r.outbox;
-          return { status: 200, body: (await withDeliveryErrors(deps, [r.item]))[0] };
-        }
+        if (r.ok) return { status: 200, body: (await withDeliveryErrors(deps, [r.item]))[0], outbox: r.outbox };
         if (r.reason === "not_found") throw notFound("Operator item");
         if (r.reason === "version_conflict") {
           throw new ApiError("version_conflict", `The item is at version ${r.item.version} (${r.item.state}); you sent version ${body.version}. Read it again, then act if still needed.`, {
@@ -104,8 +92,6 @@ export const operatorRoutes = [
           errors: [{ location: "body", path: "action", message: `not allowed from ${r.item.state}`, code: "invalid_transition" }],
         });
       });
-      await dispatchAfterCommit(deps, outbox);
-      return reply;
     },
   }),
 ];

@@ -7,14 +7,13 @@ import {
 } from "@trendgate/contracts";
 import {
   addOutboxMessages, cancelExport, connectionStates, createQueuedExport, deleteExpiredExports, deleteExport, findAccountExport, newId,
-  type OutboxRow, type ReportExportRow,
+  type ReportExportRow,
 } from "@trendgate/db";
 import { chunkReader, csvStringifier, DIMENSIONS, METRICS, providerCatalog, reportRows, reportSources } from "@trendgate/reports";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { invalidCursor, openCursor, sealCursor } from "../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../http/route.ts";
 import type { GatewayDeps } from "../deps.ts";
-import { dispatchAfterCommit } from "./operator.ts";
 
 // Ads reporting: the catalog, a report preview (the first rows, a page at a time) and CSV exports. An
 // export answers in the response when the report is small (REPORT_STREAM_MAX_ROWS, read within
@@ -133,14 +132,11 @@ const createExportRoute = defineRoute({
       }
     }
     const id = newId("rpx");
-    let outbox: OutboxRow[] = [];
-    const reply = await atomically(async (tx) => {
+    return atomically(async (tx) => {
       const e = await createQueuedExport(tx, { id, accountId: auth.accountId, request: body, expiresAt: new Date(Date.now() + c.REPORT_EXPORT_TTL_SECONDS * 1000) });
-      outbox = await addOutboxMessages(tx, [{ queue: QUEUES.reportExports, accountId: auth.accountId, connectionId: null, subjectId: id, dedupKey: id, payload: { export_id: id } }]);
-      return { status: 202, headers: { Location: `${BASE}/exports/${id}` }, body: exportView(e) };
+      const outbox = await addOutboxMessages(tx, [{ queue: QUEUES.reportExports, accountId: auth.accountId, connectionId: null, subjectId: id, dedupKey: id, payload: { export_id: id } }]);
+      return { status: 202, headers: { Location: `${BASE}/exports/${id}` }, body: exportView(e), outbox };
     });
-    await dispatchAfterCommit(deps, outbox);
-    return reply;
   },
 });
 

@@ -3,11 +3,10 @@ import type { AdsConnector } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { AdsApplyRequest, AdsExecutorPlan, AdsExecutorResults, AdsPlanView, ExecutorKeys, type AdsExecutorPlanDocument } from "@trendgate/contracts";
-import { markPlanIssued, newId, type OutboxRow } from "@trendgate/db";
+import { markPlanIssued, newId } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { dispatchAfterCommit } from "../operator.ts";
 import { planReply } from "./ads.ts";
 import { planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
@@ -109,18 +108,14 @@ const resultsRoute = defineRoute({
     const problem = executorReportProblem(doc, body.steps);
     if (problem) throw new ApiError("validation_failed", `${problem.path}: ${problem.message}`, { errors: [problem] });
 
-    let outbox: OutboxRow[] = [];
-    const reply = await atomically(async (tx) => {
+    return atomically(async (tx) => {
       if (!verified.jti) throw notFound("Plan");
       const recorded = await recordExecutorResults(tx, deps, {
         accountId: auth.accountId, planId: verified.jti, doc, steps: body.steps, publicBaseUrl: deps.config.PUBLIC_BASE_URL,
         providerName: (id) => deps.registry.find("ads", id)?.manifest.displayName ?? id,
       }).catch(planProblem);
-      outbox = recorded.outbox;
-      return { status: 200, body: planReply(deps, recorded.plan) };
+      return { status: 200, body: planReply(deps, recorded.plan), outbox: recorded.outbox };
     });
-    await dispatchAfterCommit(deps, outbox);
-    return reply;
   },
 });
 

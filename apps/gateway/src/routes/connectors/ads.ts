@@ -6,12 +6,11 @@ import {
   AdsAccountList, AdsApplyAccepted, AdsApplyRequest, AdsEntitiesQuery, AdsEntityPage, AdsMappingsBody, AdsPlanView, AdsProviderList, AdsRunList,
   AdsRunsQuery, AdsSelectionBody, IdParam, type AdsSelection,
 } from "@trendgate/contracts";
-import { connectionStates, findAccountPlan, listAdsMappings, listAdsRuns, replaceAdsMappings, saveConnectionSelection, type ConnectionRow, type OutboxRow } from "@trendgate/db";
+import { connectionStates, findAccountPlan, listAdsMappings, listAdsRuns, replaceAdsMappings, saveConnectionSelection, type ConnectionRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { invalidCursor, openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { dispatchAfterCommit } from "../operator.ts";
 import { adAccountRequired, adsProblem, planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
@@ -210,15 +209,11 @@ function routesOf(c: AdsConnector): RouteDef[] {
         422: { description: "`acknowledgement_required`: the plan needs `acknowledged_plan_hash` (strict_safety, no provider dry run), or the one sent is not the plan's" },
       },
       async handler({ deps, auth, body, atomically }) {
-        let outbox: OutboxRow[] = [];
-        const reply = await atomically(async (tx) => {
+        return atomically(async (tx) => {
           const run = await queueApply(tx, { accountId: auth.accountId, connector: c, planId: body.plan_id, acknowledgedPlanHash: body.acknowledged_plan_hash })
             .catch(planProblem);
-          outbox = run.outbox;
-          return { status: 202, body: { plan_id: run.planId, run_id: run.runId, status: "applying" as const } };
+          return { status: 202, body: { plan_id: run.planId, run_id: run.runId, status: "applying" as const }, outbox: run.outbox };
         });
-        await dispatchAfterCommit(deps, outbox);
-        return reply;
       },
     }),
     defineRoute({

@@ -3,13 +3,12 @@ import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
-import { findOperatorItem, saveConnectionSelection, saveConnectionSettings, type ConnectionRow, type OutboxRow } from "@trendgate/db";
+import { findOperatorItem, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
 import { applyActionIn, chatActor, queueCardRefresh } from "@trendgate/operator";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { dispatchAfterCommit } from "../operator.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
@@ -194,23 +193,23 @@ function routesOf(connector: ChatConnector): RouteDef[] {
         // The card's workspace must be the connection's: a press from another workspace names nothing here.
         if (!item || !conn || !connector.interactions.fromWorkspaceOf(it, conn.externalAccount as Record<string, unknown>)) return ephemeral("This item is not available in this workspace.");
 
-        let outbox: OutboxRow[] = [];
-        const reply = await atomically(async (tx) => { // no Idempotency-Key here: one plain transaction
+        return atomically(async (tx) => { // no Idempotency-Key here: one plain transaction
           const snooze = it.snoozeMinutes === undefined ? undefined : Math.min(SNOOZE_MINUTES.max, Math.max(SNOOZE_MINUTES.min, it.snoozeMinutes));
           const r = await applyActionIn(tx, deps, {
             itemId: item.id, accountId: item.accountId, action: it.action, version: it.version, snoozeMinutes: snooze,
             actor: chatActor(it.teamId, it.user.id), actorName: it.user.name,
           });
-          if (r.ok) { outbox = r.outbox; return { status: 200 }; }
+          if (r.ok) return { status: 200, outbox: r.outbox };
           if (r.reason === "not_found") return ephemeral("This item no longer exists.");
-          outbox = await queueCardRefresh(tx, r.item, conn.id);
+          const outbox = await queueCardRefresh(tx, r.item, conn.id);
           const state = r.item.state as OperatorItemState;
-          return ephemeral(r.reason === "version_conflict"
-            ? `This item changed meanwhile: it is now ${state}. The card is being refreshed; press again if still needed.`
-            : `An item that is ${state} cannot be ${PAST[it.action]}. The card is being refreshed.`);
+          return {
+            ...ephemeral(r.reason === "version_conflict"
+              ? `This item changed meanwhile: it is now ${state}. The card is being refreshed; press again if still needed.`
+              : `An item that is ${state} cannot be ${PAST[it.action]}. The card is being refreshed.`),
+            outbox,
+          };
         });
-        await dispatchAfterCommit(deps, outbox);
-        return reply;
       },
     }),
   ];

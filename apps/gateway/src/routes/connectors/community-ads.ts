@@ -4,12 +4,11 @@ import type { ConnectorRegistry } from "@trendgate/connectors";
 import { ConversionMessagePayload, Id, QUEUES } from "@trendgate/contracts";
 import {
   addOutboxMessages, findAccountOutboxMessage, findOutboxMessageByDedupKey, newId, outboxMessageAttempts, saveConnectionSelection, storeAuthorizedConnection,
-  type ConnectionRow, type OutboxAttemptRow, type OutboxMessage, type OutboxRow,
+  type ConnectionRow, type OutboxAttemptRow, type OutboxMessage,
 } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { dispatchAfterCommit } from "../operator.ts";
 import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
 import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
@@ -150,15 +149,12 @@ function routesOf(connector: ConversionsConnector): RouteDef[] {
           event: connector.hashIdentifiers({ event_name: b.event_name ?? selection.event_name, data: { ...b.data, event_at: eventAt, conversion_id: conversionId } }),
         };
         const dedupKey = `${conn.id}:${b.test_id ? `test:${b.test_id}:` : ""}${conversionId}`;
-        let rows: OutboxRow[] = [];
-        const reply = await atomically(async (tx) => {
-          rows = await addOutboxMessages(tx, [{ queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: conversionBatchGroup(payload), dedupKey, payload }]);
-          if (rows.length) return { status: 202, body: { id: rows[0].id, status: "pending", conversion_id: conversionId, duplicate: false } };
+        return atomically(async (tx) => {
+          const outbox = await addOutboxMessages(tx, [{ queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: conversionBatchGroup(payload), dedupKey, payload }]);
+          if (outbox.length) return { status: 202, body: { id: outbox[0].id, status: "pending", conversion_id: conversionId, duplicate: false }, outbox };
           const first = await findOutboxMessageByDedupKey(tx, QUEUES.conversionEvents, dedupKey);
           return { status: 202, body: { id: first?.id ?? id, status: first?.status ?? "pending", conversion_id: conversionId, duplicate: true } };
         });
-        await dispatchAfterCommit(deps, rows);
-        return reply;
       },
     }),
     defineRoute({

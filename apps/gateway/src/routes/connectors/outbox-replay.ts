@@ -1,9 +1,8 @@
 import { z } from "zod";
-import { replayOutboxMessage, type OutboxRow, type Tx } from "@trendgate/db";
+import { replayOutboxMessage, type Tx } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import type { Reply } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { dispatchAfterCommit } from "../operator.ts";
 
 // Replay of an outbox message a connector sent (a workflow push, a conversion event), like a webhook execution's:
 // a message that failed, or whose outcome is unknown (the peer may have acted: the user decides), is put back to
@@ -18,8 +17,7 @@ export async function replayOutbox(
   deps: GatewayDeps, atomically: (work: (tx: Tx) => Promise<Reply>) => Promise<Reply>,
   m: { accountId: string; queue: string; messageId: string; shownId: string; what: string },
 ): Promise<Reply> {
-  let rows: OutboxRow[] = [];
-  const reply = await atomically(async (tx) => {
+  return atomically(async (tx) => {
     const r = await replayOutboxMessage(tx, m.accountId, m.queue, m.messageId);
     if ("status" in r) {
       if (r.status === "missing") throw notFound(m.what);
@@ -27,9 +25,6 @@ export async function replayOutbox(
         ? `This ${m.what.toLowerCase()} is still pending (queued or waiting for a retry); replay it once it has failed`
         : `This ${m.what.toLowerCase()} is ${r.status}: only failed ones (or ones whose outcome is unknown) can be replayed`);
     }
-    rows = [r.row];
-    return { status: 202, body: { id: m.shownId, status: "queued" as const, attempt: r.row.attempts + 1 } };
+    return { status: 202, body: { id: m.shownId, status: "queued" as const, attempt: r.row.attempts + 1 }, outbox: [r.row] };
   });
-  await dispatchAfterCommit(deps, rows);
-  return reply;
 }

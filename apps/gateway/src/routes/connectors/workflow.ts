@@ -3,14 +3,13 @@ import { ProviderError } from "@trendgate/connector-core";
 import { bindPush, instanceBase, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { pageQuery, QUEUES, text, WorkflowPushPayload } from "@trendgate/contracts";
-import { addOutboxMessages, newId, outboxMessageOwnerByDedupKey, saveConnectionSelection, storeAuthorizedConnection, type ConnectionRow, type OutboxRow } from "@trendgate/db";
+import { addOutboxMessages, newId, outboxMessageOwnerByDedupKey, saveConnectionSelection, storeAuthorizedConnection, type ConnectionRow } from "@trendgate/db";
 import { OutboundClient } from "@trendgate/delivery";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { dispatchAfterCommit } from "../operator.ts";
 import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
 import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
@@ -245,13 +244,10 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         const payload: WorkflowPushPayload = {
           event_id: newId("wfe"), event: body.event ?? selection.default_event, data: body.data, source: "api", ...bindPush(selection),
         };
-        let rows: OutboxRow[] = [];
-        const reply = await atomically(async (tx) => {
-          rows = await addOutboxMessages(tx, [{ queue: QUEUES.workflowPushes, accountId: auth.accountId, connectionId: conn.id, dedupKey: payload.event_id, payload }]);
-          return { status: 202, body: { id: payload.event_id, event: payload.event, status: "queued" as const } };
+        return atomically(async (tx) => {
+          const outbox = await addOutboxMessages(tx, [{ queue: QUEUES.workflowPushes, accountId: auth.accountId, connectionId: conn.id, dedupKey: payload.event_id, payload }]);
+          return { status: 202, body: { id: payload.event_id, event: payload.event, status: "queued" as const }, outbox };
         });
-        await dispatchAfterCommit(deps, rows);
-        return reply;
       },
     }),
     defineRoute({
