@@ -33,7 +33,7 @@ const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600
 export async function pollYouTube(ctx: SocialContext, conn: SocialConnectionState): Promise<PollOutcome> {
   const now = ctx.now;
   const options = conn.options as YouTubeConnectionOptions;
-  const ledger = new QuotaLedger();
+  const ledger = new QuotaLedger({ now: () => now }); // one clock for the day, the reset and the pacing
   const saved = (conn.quota as { ledger?: QuotaSnapshot }).ledger;
   if (saved) ledger.restore(saved);
   const yt = new YouTubeClient(ctx, { apiKey: conn.credentials.api_key, ledger, now: () => now });
