@@ -47,7 +47,7 @@ function seed() {
   return { spring, summer, coffee, runners, beach, a1, a2, a3, a4 };
 }
 
-test("account(): the advertiser's currency and IANA time zone from /advertiser/info/; not the token's: unauthorized", async () => {
+test("account(): the advertiser's currency and IANA time zone from /advertiser/info/; not the token's: refused (40001), not needs-reauth", async () => {
   seed();
   tt.addAdvertiser({ advertiserId: YEN, currency: "jpy", timezone: "Etc/GMT-9", displayTimezone: "" });
   expect(await client().account(ADV)).toEqual({ currency: "USD", time_zone: "America/Los_Angeles" });
@@ -56,7 +56,7 @@ test("account(): the advertiser's currency and IANA time zone from /advertiser/i
   const info = tt.requests.find((r) => r.path.endsWith("/advertiser/info/"))!;
   expect(JSON.parse(info.query.advertiser_ids)).toEqual([ADV]);
   expect(info.auth).toBe("access-token");
-  expect((await failure(client().account(NOT_MINE))).kind).toBe("unauthorized");
+  expect(await failure(client().account(NOT_MINE))).toMatchObject({ kind: "bad_request", detail: { providerCode: "40001" } });
   tt.addToken("all-seeing");
   const missing = await failure(reporting.client({ baseUrl: tt.url, accessToken: "all-seeing" }).account("7200000077"));
   expect(missing.kind).toBe("not_found");
@@ -178,7 +178,7 @@ test("adGroupIds filter at TikTok (100 ids a filter); campaign rows of only thos
   expect(reports().map((r) => JSON.parse(JSON.parse(r.query.filtering)[0].filter_value).length)).toEqual([100, 50]);
 });
 
-test("TikTok's failures: 40100 is rate_limited (no retry hint), 50000 unavailable, a revoked token unauthorized", async () => {
+test("TikTok's failures: 40100 is rate_limited (no retry hint), 50000 unavailable, a revoked token unauthorized, another advertiser refused", async () => {
   const s = seed();
   for (let i = 0; i < 15; i++) tt.addStats({ adId: s.a1.ad_id, date: `2026-03-${String(i + 1).padStart(2, "0")}`, impressions: 1, clicks: 0, spend: "0.01" });
   for (let i = 0; i < 15; i++) tt.addStats({ adId: s.a2.ad_id, date: `2026-03-${String(i + 1).padStart(2, "0")}`, impressions: 1, clicks: 0, spend: "0.01" });
@@ -201,7 +201,7 @@ test("TikTok's failures: 40100 is rate_limited (no retry hint), 50000 unavailabl
   const bad = reporting.client({ baseUrl: tt.url, accessToken: "not-a-token" });
   const unauthorized = await failure((async () => { for await (const _ of bad.pages(q({}), {})) { /* drain */ } })());
   expect(unauthorized.kind).toBe("unauthorized");
-  expect((await failure(all(q({ accountId: NOT_MINE })))).kind).toBe("unauthorized");
+  expect((await failure(all(q({ accountId: NOT_MINE })))).kind).toBe("bad_request");
   expect((await failure(all(q({ from: "2026-03-10", to: "2026-03-01" })))).kind).toBe("bad_request");
 });
 

@@ -1,5 +1,6 @@
 import { OAuth2Client, ProviderError, type OAuthClientSettings, type OAuthManifest, ProviderHttp } from "@trendgate/connector-core";
 import { tiktokAds, type TargetingChange, type TargetingItem } from "@trendgate/connector-ads";
+import { kindOf } from "../../packages/connectors/ads/src/tiktok/errors.ts";
 import { startTikTokAdsServer, type TikTokAdsServer } from "../peers/tiktok-ads-server.ts";
 
 // The vendor stand-ins listen on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
@@ -61,7 +62,8 @@ test("lists campaigns then ad groups through TikTok's page numbers, only the con
   expect(tt.requests.map((r) => r.query.page)).toEqual(["1", "2", "1", "2"]);
   // The token rode in Access-Token, never in a URL or an Authorization header.
   expect(tt.requests.every((r) => r.auth === "access-token" && !JSON.stringify(r.query).includes(TOKEN))).toBe(true);
-  await expect(client.listEntities("7100000009", { limit: 10 })).rejects.toMatchObject({ kind: "unauthorized", detail: { providerCode: "40001" } });
+  // Another advertiser: a permission refusal (40001), not a reason to mark the connection needs_reauth.
+  await expect(client.listEntities("7100000009", { limit: 10 })).rejects.toMatchObject({ kind: "bad_request", detail: { providerCode: "40001" }, message: expect.stringContaining("authorize again") });
   await expect(client.listEntities(ADV, { cursor: "garbage", limit: 10 })).rejects.toMatchObject({ kind: "bad_request" });
 });
 
@@ -219,6 +221,40 @@ test("40100, 50000 and token errors map onto the framework's kinds, all answered
   expect(() => tiktokAds.client({ baseUrl: tt.url, accessToken: TOKEN, env: { TIKTOK_ADS_API_VERSION: "1.3" } })).toThrow(/v1\.3/);
   const wrongVersion = tiktokAds.client({ baseUrl: tt.url, accessToken: TOKEN, env: { TIKTOK_ADS_API_VERSION: "v1.2" } });
   expect((await failure(wrongVersion.listEntities(ADV, { limit: 1 }))).kind).toBe("bad_request");
+});
+
+test("each TikTok code has one kind: only token codes need re-authorization; unknown 4xxxx are refusals, 5xxxx (51021 too) are retried", () => {
+  const k = (code: unknown, status = 200) => kindOf(status, { code, message: "m", request_id: "r", data: {} });
+  expect([40102, 40104, 40105].map((c) => k(c))).toEqual(["unauthorized", "unauthorized", "unauthorized"]);
+  expect(k(40100)).toBe("rate_limited");
+  expect([40001, 40002, 40101, 40110, 40999].map((c) => k(c))).toEqual(["bad_request", "bad_request", "bad_request", "bad_request", "bad_request"]);
+  expect([50000, 50002, 51021].map((c) => k(c))).toEqual(["unavailable", "unavailable", "unavailable"]);
+  expect(k(0, 429)).toBe("rate_limited");
+  expect(kindOf(502, "<html>")).toBe("unavailable");
+  expect(kindOf(401, null)).toBe("unauthorized");
+});
+
+test("a Smart+ ad group is listed without editable targeting, and the preview's dry run reports it not editable; TikTok refuses the write", async () => {
+  const { client } = seed();
+  const smart = tt.addCampaign({ advertiserId: ADV, name: "Smart+ spring", smartPlus: true });
+  const auto = tt.addAdGroup({ advertiserId: ADV, campaignId: smart.campaign_id, name: "Automated", interestCategoryIds: [FOOD.id] });
+  const all = [];
+  let cursor: string | undefined;
+  do { const p = await client.listEntities(ADV, { cursor, limit: 50 }); all.push(...p.data); cursor = p.next_cursor ?? undefined; } while (cursor);
+  expect(all.find((e) => e.id === auto.adgroup_id)).toMatchObject({ level: "ad_group", targeting: [] });
+  expect(all.filter((e) => e.level === "ad_group" && e.id !== auto.adgroup_id).every((e) => e.targeting.length === 1)).toBe(true);
+
+  const prior = await client.readTargeting(ADV, [auto.adgroup_id], "interests");
+  const calls = client.calls(ADV, [change("s1", auto.adgroup_id, "add", cat(CYCLING))], prior);
+  const verdicts = await client.run(ADV, calls, { dryRun: true });
+  expect(verdicts.map((v) => [v.change_id, v.ok, v.error?.kind, v.error?.detail.providerCode])).toEqual([["s1", false, "bad_request", "not_editable"]]);
+  expect(verdicts[0].error!.message).toMatch(/Smart\+ campaign.*not editable/);
+  expect(tt.writes).toEqual([]);
+  // Sent anyway, TikTok refuses it and nothing changes.
+  const applied = await client.run(ADV, calls, { dryRun: false });
+  expect(applied.map((v) => [v.ok, v.error?.detail.providerCode])).toEqual([[false, "40002"]]);
+  expect(applied[0].error!.message).toContain("Smart+");
+  expect(tt.adGroup(auto.adgroup_id)!.interest_category_ids).toEqual([FOOD.id]);
 });
 
 test("capabilities are truthful: no dry run, a sandbox, interests only", () => {

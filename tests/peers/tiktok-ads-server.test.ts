@@ -150,6 +150,17 @@ describe("writes", () => {
     expect(tt.writes.map((w) => w.ok)).toEqual([false, false, false, false, false, false]);
   });
 
+  test("an ad group of a Smart+ campaign refuses targeting edits (40002) and keeps its lists; other fields still change", async () => {
+    const smart = tt.addCampaign({ advertiserId: ADV, name: "Smart+", smartPlus: true }).campaign_id;
+    const g = tt.addAdGroup({ advertiserId: ADV, campaignId: smart, name: "Automated", interestCategoryIds: ["30"] }).adgroup_id;
+    const listed = await get("adgroup/get/", { advertiser_id: ADV, fields: ["adgroup_id", "is_smart_performance_campaign"], filtering: { adgroup_ids: [g, adgroupId] } });
+    expect(listed.body.data.list).toEqual(expect.arrayContaining([{ adgroup_id: g, is_smart_performance_campaign: true }, { adgroup_id: adgroupId, is_smart_performance_campaign: false }]));
+    const r = await post("adgroup/update/", { advertiser_id: ADV, adgroup_id: g, interest_category_ids: ["30", "1002"] });
+    expect([r.status, r.body.code, r.body.message]).toEqual([200, TIKTOK_CODES.invalidParam, expect.stringContaining("Smart+")]);
+    expect(tt.adGroup(g)!.interest_category_ids).toEqual(["30"]);
+    expect((await post("adgroup/update/", { advertiser_id: ADV, adgroup_id: g, adgroup_name: "Renamed" })).body.code).toBe(0);
+  });
+
   test("budget and bid fields are accepted and recorded (so tests can prove a connector never sends them)", async () => {
     expect((await update({ budget: 999 })).body.code).toBe(0);
     expect(tt.budgetWrites).toEqual([{ adgroupId, field: "budget", value: 999 }]);

@@ -25,7 +25,9 @@ import { peerFaults, type PeerFaults } from "./faults.ts";
 //   Refused (40002, nothing saved): unknown or non-EFFECTIVE interest keyword ids, unknown category ids, interest
 //   keywords together with purchase-intention keywords ("keyword conflict"), a deleted ad group.
 //   Budget and bid fields are accepted (TikTok would) and recorded in `budgetWrites`, so tests can prove our
-//   guardrails never send them.
+//   guardrails never send them. Smart+ campaigns (`is_smart_performance_campaign: true` on the campaign and its ad
+//   groups; TikTok automates their targeting) refuse any targeting field on /adgroup/update/ with 40002 (code and
+//   message approximate: unverified against a live Smart+ ad group).
 // - Reporting: `GET /advertiser/info/` (`advertiser_ids` JSON list <= 100, `fields`; answer `{list:
 //   [{advertiser_id, name, currency, timezone, display_timezone}]}`; every id must be the token's, else 40001) and the
 //   synchronous BASIC report `GET /report/integrated/get/` (`report_type` BASIC, `data_level` AUCTION_CAMPAIGN |
@@ -45,12 +47,12 @@ export const TIKTOK_CODES = { ok: 0, noPermission: 40001, invalidParam: 40002, r
 
 export type TikTokFault = "rate_limit" | "system_error";
 
-export interface TikTokCampaign { campaign_id: string; advertiser_id: string; campaign_name: string; operation_status: string; objective_type: string; budget: number; create_time: string; modify_time: string }
+export interface TikTokCampaign { campaign_id: string; advertiser_id: string; campaign_name: string; operation_status: string; objective_type: string; budget: number; is_smart_performance_campaign: boolean; create_time: string; modify_time: string }
 export interface TikTokAdGroup {
   adgroup_id: string; advertiser_id: string; campaign_id: string; adgroup_name: string; operation_status: string; secondary_status: string;
   budget: number; bid_price: number; location_ids: string[]; age_groups: string[]; gender: string;
   interest_category_ids: string[]; interest_keyword_ids: string[]; purchase_intention_keyword_ids: string[];
-  deleted: boolean; create_time: string; modify_time: string;
+  is_smart_performance_campaign: boolean; deleted: boolean; create_time: string; modify_time: string;
 }
 export interface TikTokInterestKeyword { keyword_id: string; keyword: string; language: string; status: "EFFECTIVE" | "INEFFECTIVE"; keyword_status: "ONLINE" | "OFFLINE" }
 export interface TikTokInterestCategory { interest_category_id: string; interest_category_name: string; level: number; sub_category_ids: string[] }
@@ -95,7 +97,8 @@ export interface TikTokAdsServer {
   isRevoked(token: string): boolean;
   /** Registers an auth_code as the portal would have issued it (valid 10 minutes unless told). */
   addAuthCode(code: string, opts: { advertisers: string[]; expiresInS?: number }): void;
-  addCampaign(c: { advertiserId: string; name: string; id?: string; status?: string }): TikTokCampaign;
+  /** `smartPlus`: a Smart+ campaign, whose ad groups' targeting TikTok does not let be edited. */
+  addCampaign(c: { advertiserId: string; name: string; id?: string; status?: string; smartPlus?: boolean }): TikTokCampaign;
   addAdGroup(a: { advertiserId: string; campaignId: string; name: string; id?: string; interestCategoryIds?: string[]; interestKeywordIds?: string[]; purchaseIntentionKeywordIds?: string[]; locationIds?: string[] }): TikTokAdGroup;
   adGroup(id: string): TikTokAdGroup | undefined;
   /** Changes an ad group's targeting behind the client's back. */
@@ -144,9 +147,9 @@ const SEED_KEYWORDS: TikTokInterestKeyword[] = [
   { keyword_id: "710007", keyword: "running playlist", language: "en", status: "EFFECTIVE", keyword_status: "OFFLINE" },
 ];
 
-const CAMPAIGN_FIELDS = ["campaign_id", "advertiser_id", "campaign_name", "operation_status", "objective_type", "budget", "create_time", "modify_time"];
+const CAMPAIGN_FIELDS = ["campaign_id", "advertiser_id", "campaign_name", "operation_status", "objective_type", "budget", "is_smart_performance_campaign", "create_time", "modify_time"];
 const ADGROUP_FIELDS = ["adgroup_id", "advertiser_id", "campaign_id", "adgroup_name", "operation_status", "secondary_status", "budget", "bid_price", "location_ids", "age_groups", "gender",
-  "interest_category_ids", "interest_keyword_ids", "purchase_intention_keyword_ids", "create_time", "modify_time"];
+  "interest_category_ids", "interest_keyword_ids", "purchase_intention_keyword_ids", "is_smart_performance_campaign", "create_time", "modify_time"];
 const LIST_FIELDS = ["interest_category_ids", "interest_keyword_ids", "purchase_intention_keyword_ids", "location_ids", "age_groups"] as const;
 const BUDGET_FIELDS = ["budget", "bid_price", "conversion_bid_price", "deep_cpa_bid", "roas_bid"];
 
@@ -328,6 +331,8 @@ export async function startTikTokAdsServer(opts: { version?: string } & StandInO
     for (const f of BUDGET_FIELDS) if (body[f] !== undefined) budgetWrites.push({ adgroupId: id, field: f, value: body[f] });
     if (!a || a.advertiser_id !== advertiser || a.deleted) throw invalid(`adgroup_id: Ad group ${id} does not exist.`);
     if (refusedAdGroups.has(id)) throw invalid(`Ad group ${id} is under review and its targeting cannot be modified now.`);
+    const targeting = [...LIST_FIELDS, "gender"].filter((f) => body[f] !== undefined);
+    if (a.is_smart_performance_campaign && targeting.length) throw invalid(`Smart+ campaign ad groups do not support modifying ${targeting.join(", ")}: targeting is automated by TikTok.`);
     const next = clone(a);
     for (const f of LIST_FIELDS) {
       if (body[f] === undefined) continue;
@@ -488,7 +493,7 @@ export async function startTikTokAdsServer(opts: { version?: string } & StandInO
     addAuthCode(code, o) { codes.set(code, { advertisers: [...o.advertisers], expiresAt: Date.now() + (o.expiresInS ?? 600) * 1000, used: false }); },
     addCampaign(c) {
       const t = now();
-      const camp: TikTokCampaign = { campaign_id: c.id ?? numericId(), advertiser_id: c.advertiserId, campaign_name: c.name, operation_status: c.status ?? "ENABLE", objective_type: "TRAFFIC", budget: 500, create_time: t, modify_time: t };
+      const camp: TikTokCampaign = { campaign_id: c.id ?? numericId(), advertiser_id: c.advertiserId, campaign_name: c.name, operation_status: c.status ?? "ENABLE", objective_type: "TRAFFIC", budget: 500, is_smart_performance_campaign: !!c.smartPlus, create_time: t, modify_time: t };
       campaigns.set(camp.campaign_id, camp);
       return clone(camp);
     },
@@ -498,7 +503,7 @@ export async function startTikTokAdsServer(opts: { version?: string } & StandInO
         adgroup_id: a.id ?? numericId(), advertiser_id: a.advertiserId, campaign_id: a.campaignId, adgroup_name: a.name, operation_status: "ENABLE", secondary_status: "ADGROUP_STATUS_DELIVERY_OK",
         budget: 50, bid_price: 0, location_ids: a.locationIds ?? ["6252001"], age_groups: ["AGE_25_34", "AGE_35_44"], gender: "GENDER_UNLIMITED",
         interest_category_ids: [...(a.interestCategoryIds ?? [])], interest_keyword_ids: [...(a.interestKeywordIds ?? [])], purchase_intention_keyword_ids: [...(a.purchaseIntentionKeywordIds ?? [])],
-        deleted: false, create_time: t, modify_time: t,
+        is_smart_performance_campaign: campaigns.get(a.campaignId)?.is_smart_performance_campaign ?? false, deleted: false, create_time: t, modify_time: t,
       };
       adgroups.set(g.adgroup_id, g);
       return clone(g);

@@ -24,7 +24,12 @@ const MAX_MATCHES = 3;
 const WRITE_PATH = "adgroup/update/";
 /** The only fields a planned write may carry. */
 const WRITABLE = new Set(["advertiser_id", "adgroup_id", "interest_category_ids", "interest_keyword_ids"]);
-const SPEC_FIELDS = ["adgroup_id", "campaign_id", "interest_category_ids", "interest_keyword_ids", "purchase_intention_keyword_ids"];
+/**
+ * Marks an ad group of a Smart+ campaign: TikTok automates its targeting and refuses targeting edits on
+ * /adgroup/update/, so such an ad group is listed without editable targeting and the dry run refuses changes to it.
+ */
+const SMART_PLUS = "is_smart_performance_campaign";
+const SPEC_FIELDS = ["adgroup_id", "campaign_id", "interest_category_ids", "interest_keyword_ids", "purchase_intention_keyword_ids", SMART_PLUS];
 
 type Level = "campaign" | "ad_group";
 const cursorOf = (c: { r: Level; p: number }) => Buffer.from(JSON.stringify(c)).toString("base64url");
@@ -90,12 +95,12 @@ export class TikTokAdsClient implements AdsClient {
     const c = parseCursor(opts.cursor);
     const pageSize = Math.max(1, Math.min(MAX_PAGE, Math.floor(opts.limit) || 50));
     const campaign = c.r === "campaign";
-    const fields = campaign ? ["campaign_id", "campaign_name", "operation_status"] : ["adgroup_id", "adgroup_name", "campaign_id", "operation_status"];
+    const fields = campaign ? ["campaign_id", "campaign_name", "operation_status"] : ["adgroup_id", "adgroup_name", "campaign_id", "operation_status", SMART_PLUS];
     const { data } = await this.get(campaign ? "campaign/get/" : "adgroup/get/", { advertiser_id: advertiser, fields, page: String(c.p), page_size: String(pageSize) }, campaign ? "campaign/get" : "adgroup/get");
     const list: any[] = Array.isArray(data.list) ? data.list : [];
     const rows = list.map((r): AdsEntity => campaign
       ? { id: String(r.campaign_id), name: String(r.campaign_name ?? ""), level: "campaign", parent_id: null, status: String(r.operation_status ?? ""), targeting: [] }
-      : { id: String(r.adgroup_id), name: String(r.adgroup_name ?? ""), level: "ad_group", parent_id: r.campaign_id ? String(r.campaign_id) : null, status: String(r.operation_status ?? ""), targeting: ["interests"] });
+      : { id: String(r.adgroup_id), name: String(r.adgroup_name ?? ""), level: "ad_group", parent_id: r.campaign_id ? String(r.campaign_id) : null, status: String(r.operation_status ?? ""), targeting: r[SMART_PLUS] === true ? [] : ["interests"] });
     const totalPages = Number(data.page_info?.total_page) || 0;
     const more = list.length > 0 && c.p < totalPages;
     const next = more ? cursorOf({ r: c.r, p: c.p + 1 }) : campaign ? cursorOf({ r: "ad_group", p: 1 }) : null;
@@ -103,13 +108,13 @@ export class TikTokAdsClient implements AdsClient {
   }
 
   /** The interest lists of these ad groups as stored now (missing ones are absent: deleted or not this advertiser's). */
-  private async specs(advertiser: string, adgroupIds: string[]): Promise<Map<string, { spec: InterestSpec; requestId: string | null }>> {
-    const out = new Map<string, { spec: InterestSpec; requestId: string | null }>();
+  private async specs(advertiser: string, adgroupIds: string[]): Promise<Map<string, { spec: InterestSpec; smartPlus: boolean; requestId: string | null }>> {
+    const out = new Map<string, { spec: InterestSpec; smartPlus: boolean; requestId: string | null }>();
     for (const part of chunks(adgroupIds, MAX_IDS)) {
       const { data, requestId } = await this.get("adgroup/get/", {
         advertiser_id: advertiser, fields: SPEC_FIELDS, filtering: { adgroup_ids: part }, page: "1", page_size: String(MAX_IDS),
       }, "adgroup/get (targeting)");
-      for (const r of Array.isArray(data.list) ? data.list : []) out.set(String(r.adgroup_id), { spec: specOf(r), requestId });
+      for (const r of Array.isArray(data.list) ? data.list : []) out.set(String(r.adgroup_id), { spec: specOf(r), smartPlus: r[SMART_PLUS] === true, requestId });
     }
     return out;
   }
@@ -226,12 +231,13 @@ export class TikTokAdsClient implements AdsClient {
     calls.forEach((call, i) => {
       const w = writes[i];
       const current = now.get(w.adgroup_id);
-      const fail = (kind: "bad_request" | "not_found", reasons: string[]) => {
+      const fail = (kind: "bad_request" | "not_found", reasons: string[], code = "connector_check") => {
         for (const id of call.change_ids) {
-          out.push({ change_id: id, ok: false, request_id: current?.requestId ?? undefined, error: new ProviderError(PROVIDER, kind, `ad group ${w.adgroup_id} would not be written: ${reasons.join("; ")}`, { providerCode: "connector_check" }) });
+          out.push({ change_id: id, ok: false, request_id: current?.requestId ?? undefined, error: new ProviderError(PROVIDER, kind, `ad group ${w.adgroup_id} would not be written: ${reasons.join("; ")}`, { providerCode: code }) });
         }
       };
       if (!current) return fail("not_found", ["it no longer exists in this advertiser"]);
+      if (current.smartPlus) return fail("bad_request", ["it belongs to a Smart+ campaign, whose targeting TikTok automates: not editable through the API"], "not_editable");
       const reasons = writeConflicts(w, current.spec);
       for (const k of w.interest_keyword_ids.filter((x) => !current.spec.interest_keyword_ids.includes(x))) {
         const info = kws.get(k);

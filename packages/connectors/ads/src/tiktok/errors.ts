@@ -1,11 +1,16 @@
 import { ProviderError, type ProviderErrorKind } from "@trendgate/connector-core";
 
 // TikTok API for Business answers every call with the envelope `{code, message, request_id, data}`, almost always
-// with HTTP 200: `code: 0` is success and anything else a failure, so the kind comes from
-// `code`, never from the status alone. Codes TikTok documents: 40100 (QPS/QPM/QPD limit), 40101 (bad app id or
-// secret), 40110 (bad auth code). The others below are from TikTok's public error-code list as we know it
-// (unverified): 40001 no permission for the advertiser, 40002 a parameter refused (validation),
-// 40102/40104/40105 an expired, missing or revoked access token, 5xxxx TikTok's own failures.
+// with HTTP 200: `code: 0` is success and anything else a failure, so the kind comes from `code` (CODE_KINDS), never
+// from the status alone. Each code's kind is decided once, with how sure we are of its meaning:
+// - documented by TikTok: 40100 (QPS/QPM/QPD limit: the only rate-limit code; nothing documents 51021 as one),
+//   40101 (bad app id or secret), 40110 (bad auth code);
+// - TikTok's wording seen in its answers, not checked against its return-code page: 40105 (token incorrect or
+//   revoked), 40104 (token missing), 40102 (token expired), 40001 (no permission for the advertiser), 40002
+//   (a parameter refused), 50000 (system error).
+// Only token codes are `unauthorized` (the connection needs re-authorization): 40001 is a permission refusal for one
+// advertiser, which re-authorizing the same selection would not fix. A code not in the table is a refusal when it
+// is 4xxxx and TikTok's own failure (retried) when it is 5xxxx, 51021 included.
 
 export const PROVIDER = "tiktok_ads";
 
@@ -24,7 +29,18 @@ export const TIKTOK_CODES = {
 
 export interface Envelope { code?: unknown; message?: unknown; request_id?: unknown; data?: any }
 
-const AUTH = new Set<number>([TIKTOK_CODES.noPermission, TIKTOK_CODES.tokenExpired, TIKTOK_CODES.tokenMissing, TIKTOK_CODES.tokenInvalid]);
+/** The kind of each code we know; a code not here falls to its range (kindOf). */
+export const CODE_KINDS: Readonly<Record<number, ProviderErrorKind>> = {
+  [TIKTOK_CODES.rateLimited]: "rate_limited",
+  [TIKTOK_CODES.badApp]: "bad_request",
+  [TIKTOK_CODES.badAuthCode]: "bad_request",
+  [TIKTOK_CODES.tokenExpired]: "unauthorized",
+  [TIKTOK_CODES.tokenMissing]: "unauthorized",
+  [TIKTOK_CODES.tokenInvalid]: "unauthorized",
+  [TIKTOK_CODES.noPermission]: "bad_request",
+  [TIKTOK_CODES.invalidParam]: "bad_request",
+  [TIKTOK_CODES.systemError]: "unavailable",
+};
 
 export const envelopeOf = (body: unknown): Envelope | null => (body && typeof body === "object" && !Array.isArray(body) ? (body as Envelope) : null);
 
@@ -32,12 +48,18 @@ export const envelopeOf = (body: unknown): Envelope | null => (body && typeof bo
 export const succeeded = (status: number, body: unknown) => status === 200 && envelopeOf(body)?.code === TIKTOK_CODES.ok;
 
 export function kindOf(status: number, body: unknown): ProviderErrorKind {
-  const code = Number(envelopeOf(body)?.code);
-  if (code === TIKTOK_CODES.rateLimited || status === 429) return "rate_limited";
-  if (AUTH.has(code) || status === 401 || status === 403) return "unauthorized";
-  if (code >= 50000 || status >= 500 || !envelopeOf(body) || envelopeOf(body)?.code === undefined) return "unavailable";
+  const raw = envelopeOf(body)?.code;
+  if (status === 429) return "rate_limited";
+  if (typeof raw !== "number" || !Number.isInteger(raw)) return status === 401 ? "unauthorized" : status >= 500 || status === 0 || raw === undefined ? "unavailable" : "bad_request";
+  const known = CODE_KINDS[raw];
+  if (known) return known;
+  if (status >= 500 || raw >= 50000) return "unavailable";
   return "bad_request";
 }
+
+/** What to do about a refusal whose meaning we know, for the messages that carry it. */
+export const codeHint = (body: unknown) =>
+  envelopeOf(body)?.code === TIKTOK_CODES.noPermission ? " (the connection's authorization does not cover this advertiser: select one it covers, or authorize again choosing this one)" : "";
 
 export const providerCodeOf = (status: number, body: unknown) => {
   const code = envelopeOf(body)?.code;
@@ -55,7 +77,7 @@ export function callError(status: number, body: unknown, what: string, requestId
   const kind = kindOf(status, body);
   // TikTok does not say how long a 40100 lasts (its windows are per second, minute and day): no retryAfterMs, so the
   // caller's own back-off schedule decides.
-  return new ProviderError(PROVIDER, kind, `${what}: ${providerCodeOf(status, body)} ${tiktokMessage(status, body)}${requestId ? ` (request_id ${requestId})` : ""}`, {
+  return new ProviderError(PROVIDER, kind, `${what}: ${providerCodeOf(status, body)} ${tiktokMessage(status, body)}${codeHint(body)}${requestId ? ` (request_id ${requestId})` : ""}`, {
     status, providerCode: providerCodeOf(status, body),
   });
 }
