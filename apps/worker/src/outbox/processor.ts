@@ -1,17 +1,18 @@
 import type { Job } from "bullmq";
 import type { z } from "zod";
 import { OUTBOX_PAYLOADS, OutboxJob, type OutboxPayload, type OutboxQueueName } from "@trendgate/contracts";
-import { isTransientDbError, loadOutboxMessage, recordOutboxAttempts, type OutboxAttemptRecord, type OutboxMessage, type RecordedAttempt } from "@trendgate/db";
+import { isTransientDbError, loadOutboxMessage, recordOutboxAttempts, type OutboxAttemptRecord, type OutboxMessage, type OutboxStatus, type RecordedAttempt } from "@trendgate/db";
 import { retrySchedules } from "@trendgate/config";
 import { BatchWriter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { queueOutboxAttempt } from "@trendgate/queues";
 import type { ProcessorFactory, WorkerDeps } from "../processors/types.ts";
-import { AttemptFailedError } from "./attempt-failed.ts";
+import type { AttemptFailedError } from "./attempt-failed.ts";
+import { follow, judge, ranBefore, record, type Judged, type Ledger, type Settled, type Written } from "./attempt-loop.ts";
 import { DeferError, deferJob, HandedOffError } from "./defer.ts";
 import { InvalidPayloadError } from "./invalid-payload.ts";
 import { AttemptSpool } from "./spool.ts";
-import { judgeFailure } from "./verdict.ts";
+import { outboxFailure } from "./verdict.ts";
 
 /** How one attempt at a message ended: what send returned, or what it threw. */
 export type SendOutcome =
@@ -40,7 +41,7 @@ export interface OutboxContext<P> {
   responded(status: number): void;
 }
 
-/** `unknown`: the peer may have acted on the last attempt (see judgeFailure); not retried, the user may replay it. */
+/** `unknown`: the peer may have acted on the last attempt (see outboxFailure); not retried, the user may replay it. */
 export type FinalOutcome = "succeeded" | "failed" | "unknown";
 
 /**
@@ -64,15 +65,13 @@ export interface OutboxHandler<P> {
 
 /**
  * The processor of an outbox queue: one job per attempt ({message_id, attempt}); the row in outbox_messages is the
- * record. Each attempt is recorded (durably) before the next one is queued, under its deterministic job id, and the
- * outbox sweeper re-queues any attempt whose job was lost. A job that runs again (a crash, a stalled lock, BullMQ
- * retrying a job whose record failed, the sweeper) finds its attempt already recorded and only makes sure the next one
- * exists, so an attempt is sent once unless a crash falls between the send and its record (then at least once). A job
- * whose attempt failed ends failed (AttemptFailedError) once that attempt is recorded and its retry queued. A record
- * that cannot be written (Postgres down) is kept in Redis (AttemptSpool) and written by the message's next job before
- * anything else: an attempt is never sent again for want of its record. The payload is parsed once, before `send`,
- * with the queue's schema (OUTBOX_PAYLOADS, or `schema`): one that does not parse fails its message at once
- * (InvalidPayloadError, error class `invalid_payload`) without reaching the handler.
+ * record. Each job runs the attempt loop that webhook deliveries run too (attempt-loop.ts: already recorded? send,
+ * judge, record durably, queue the next, fail a failed attempt's job). What is the outbox's own: a record that cannot
+ * be written (Postgres down) is kept in Redis (AttemptSpool) and written by the message's next job before anything
+ * else, so an attempt is never sent again for want of its record; the payload is parsed once, before `send`, with the
+ * queue's schema (OUTBOX_PAYLOADS, or `schema`), and one that does not parse fails its message at once
+ * (InvalidPayloadError, error class `invalid_payload`) without reaching the handler; a batched send records the other
+ * messages it carried through the same loop (ctx.settle); onFinal follows a final outcome.
  */
 export function outboxProcessor<Q extends OutboxQueueName>(queue: Q, createHandler: (deps: WorkerDeps) => OutboxHandler<OutboxPayload<Q>>): ProcessorFactory;
 export function outboxProcessor<P>(queue: OutboxQueueName, createHandler: (deps: WorkerDeps) => OutboxHandler<P>, schema: z.ZodType<P>): ProcessorFactory;
@@ -98,67 +97,62 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
       });
       const spool = new AttemptSpool(queues.connection, config.QUEUE_PREFIX, queue);
 
-      /** Writes a record, or keeps it in the spool when it cannot be written (and throws, failing the job). */
-      async function write(record: OutboxAttemptRecord): Promise<RecordedAttempt> {
-        try {
-          return await writer.add(record);
-        } catch (err) {
-          await spool.keep(record).catch((e) => log.error({ message_id: record.messageId, attempt: record.attempt, err: String(e) }, "attempt record neither written nor kept"));
-          log.warn({ message_id: record.messageId, attempt: record.attempt, err: String(err) }, "attempt record not written; kept until the database answers");
-          throw err;
-        }
-      }
-
-      /**
-       * Records one attempt (durably, before the next one is queued), queues the next one, runs onFinal. `failure`: what
-       * ends the job of an attempt that failed and was recorded here.
-       */
-      async function settle(message: Typed | OutboxMessage, attempt: number, outcome: SendOutcome, typed = true): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
-        let record: OutboxAttemptRecord;
-        let error: Error | null = null;
-        if (outcome.ok) {
-          record = {
-            messageId: message.id, attempt, outcome: "succeeded", durationMs: outcome.durationMs, responseStatus: outcome.responseStatus ?? null,
-            result: outcome.result ?? undefined,
-          };
-        } else {
-          const v = judgeFailure(outcome.error, schedule, attempt);
-          if (v.unexpected) log.warn({ message_id: message.id, attempt, err: String(outcome.error) }, "outbox send failed with an unmapped error; retrying as unavailable");
-          error = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
-          record = {
-            messageId: message.id, attempt, outcome: v.outcome, durationMs: outcome.durationMs, responseStatus: v.responseStatus,
-            errorClass: v.errorClass, errorMessage: v.errorMessage, nextRetryAt: v.delayMs === null ? null : new Date(Date.now() + v.delayMs),
-          };
-        }
-        return after(message, typed, record, error, outcome.ok, await write(record));
-      }
-
-      /**
-       * What follows a written record: the next attempt queued, onFinal (for a message whose payload parsed: `typed`),
-       * and what ends the job of a failed attempt.
-       */
-      async function after(message: Typed | OutboxMessage, typed: boolean, record: OutboxAttemptRecord, error: Error | null, ok: boolean, saved: RecordedAttempt): Promise<RecordedAttempt & { failure: AttemptFailedError | null }> {
-        const attempt = record.attempt;
-        if (!saved.recorded) return { ...saved, failure: null }; // a duplicate run recorded it first
-        if (saved.status === "pending" && record.nextRetryAt) {
-          await queueOutboxAttempt(queues, queue, { message_id: message.id, attempt: attempt + 1 }, record.nextRetryAt.getTime() - Date.now())
-            .catch((err) => log.warn({ message_id: message.id, err: String(err) }, "retry not queued; the sweeper will queue it"));
-        }
-        if (saved.status === "succeeded" || saved.status === "failed" || saved.status === "unknown") {
-          if (saved.status === "failed") log.warn({ message_id: message.id, attempt, error_class: record.errorClass }, "outbox message failed");
-          const final: Typed = {
-            ...message, status: saved.status, attempts: attempt, lastError: record.errorMessage ?? null,
-            result: (record.result ?? message.result) as OutboxMessage["result"], completedAt: new Date(),
-          };
+      // The loop's view of outbox_messages. A record the writer could not write, even after its re-tries, is kept in
+      // the spool and fails its job: the message's next job writes it before anything else.
+      const ledger: Ledger<string, OutboxAttemptRecord, OutboxMessage> = {
+        logger: log,
+        ref: (id) => ({ message_id: id }),
+        load: (id) => loadOutboxMessage(db, id),
+        async write(record) {
           try {
-            if (typed) await handler.onFinal?.(final, saved.status, error);
+            return await writer.add(record);
           } catch (err) {
-            log.warn({ message_id: message.id, err: String(err) }, "outbox onFinal hook failed");
+            await spool.keep(record).catch((e) => log.error({ message_id: record.messageId, attempt: record.attempt, err: String(e) }, "attempt record neither written nor kept"));
+            log.warn({ message_id: record.messageId, attempt: record.attempt, err: String(err) }, "attempt record not written; kept until the database answers");
+            throw err;
           }
+        },
+        queue: (id, attempt, delayMs) => queueOutboxAttempt(queues, queue, { message_id: id, attempt }, delayMs),
+      };
+
+      /** A record as the loop judged it (for a record kept in the spool, written by a later job). */
+      const judgedOf = (r: OutboxAttemptRecord): Judged => ({
+        outcome: r.outcome, nextAt: r.nextRetryAt ?? null, errorClass: r.errorClass ?? null, errorMessage: r.errorMessage ?? null,
+      });
+
+      /**
+       * Records one attempt through the loop (durably, before the next one is queued, which the loop does too), then
+       * runs onFinal. `typed`: the message's payload parsed (onFinal is only for those).
+       */
+      async function settle(message: Typed | OutboxMessage, attempt: number, outcome: SendOutcome, typed = true): Promise<Settled & RecordedAttempt> {
+        const failure = outcome.ok ? null : outboxFailure(outcome.error);
+        const error = outcome.ok ? null : outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+        if (failure?.unexpected) log.warn({ message_id: message.id, attempt, err: String(error) }, "outbox send failed with an unmapped error; retrying as unavailable");
+        const judged = judge(failure, schedule, attempt);
+        const rec: OutboxAttemptRecord = {
+          messageId: message.id, attempt, outcome: judged.outcome, durationMs: outcome.durationMs,
+          responseStatus: outcome.ok ? outcome.responseStatus ?? null : failure!.responseStatus,
+          errorClass: judged.errorClass, errorMessage: judged.errorMessage, nextRetryAt: judged.nextAt,
+          result: outcome.ok ? outcome.result ?? undefined : undefined,
+        };
+        const settled = await record(ledger, message.id, attempt, judged, rec);
+        await finished(message, typed, rec, error, settled);
+        return { ...settled, status: settled.status as OutboxStatus | null };
+      }
+
+      /** onFinal, once a message's final outcome is recorded (for a message whose payload parsed: `typed`). */
+      async function finished(message: Typed | OutboxMessage, typed: boolean, rec: OutboxAttemptRecord, error: Error | null, saved: Written): Promise<void> {
+        if (!saved.recorded || !(saved.status === "succeeded" || saved.status === "failed" || saved.status === "unknown")) return;
+        if (saved.status === "failed") log.warn({ message_id: message.id, attempt: rec.attempt, error_class: rec.errorClass }, "outbox message failed");
+        const final: Typed = {
+          ...message, status: saved.status, attempts: rec.attempt, lastError: rec.errorMessage ?? null,
+          result: (rec.result ?? message.result) as OutboxMessage["result"], completedAt: new Date(),
+        };
+        try {
+          if (typed) await handler.onFinal?.(final, saved.status, error);
+        } catch (err) {
+          log.warn({ message_id: message.id, err: String(err) }, "outbox onFinal hook failed");
         }
-        const failure = ok ? null
-          : new AttemptFailedError(attempt, `${record.errorClass}: ${record.errorMessage}`, saved.status === "pending" ? record.nextRetryAt ?? null : null);
-        return { ...saved, failure };
       }
 
       return {
@@ -166,23 +160,19 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
         close: async () => { await writer.flush(); await handler.close?.(); },
         async process(job, token) {
           const data = OutboxJob.parse(job.data);
-          const [kept, loaded] = await Promise.all([spool.find(data.message_id), loadOutboxMessage(db, data.message_id)]);
+          const [kept, loaded] = await Promise.all([spool.find(data.message_id), ledger.load(data.message_id)]);
           let message = loaded;
           if (kept && message) { // an attempt sent earlier whose record could not be written: written first
-            const saved = await writer.add(kept);
+            const saved = await follow(ledger, message.id, kept.attempt, judgedOf(kept), await writer.add(kept));
             const parsed = parse(message);
             const valid = !(parsed instanceof InvalidPayloadError);
-            await after(valid ? parsed : message, valid, kept, kept.errorMessage ? new Error(kept.errorMessage) : null, kept.outcome === "succeeded", saved);
+            await finished(valid ? parsed : message, valid, kept, kept.errorMessage ? new Error(kept.errorMessage) : null, saved);
             await spool.written(kept);
-            message = await loadOutboxMessage(db, data.message_id);
+            message = await ledger.load(data.message_id);
           } else if (kept) await spool.written(kept);
           if (!message) return { skipped: "message deleted" };
           if (message.status !== "pending") return { skipped: `message ${message.status}` };
-          if (message.attempts >= data.attempt) { // this attempt ran and was recorded before: only the next one may be missing
-            if (message.attempts === data.attempt)
-              await queueOutboxAttempt(queues, queue, { message_id: message.id, attempt: data.attempt + 1 }, message.nextAttemptAt.getTime() - Date.now());
-            return { skipped: "attempt already recorded" };
-          }
+          if (await ranBefore(ledger, message.id, data.attempt, message)) return { skipped: "attempt already recorded" };
           if (message.attempts < data.attempt - 1) return { skipped: "an earlier attempt is not recorded" }; // its own job sends it
           const typed = parse(message);
           if (typed instanceof InvalidPayloadError) { // sending it again would not change it: failed for good, never retried

@@ -1,26 +1,24 @@
 import { JOB_PAYLOADS, QUEUES, WebhookPayload } from "@trendgate/contracts";
-import { enqueueDelivery, serializePayload, WebhookSender, type DeliveryEvent } from "@trendgate/connector-webhook";
+import { enqueueDelivery, serializePayload, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/connector-webhook";
 import {
   isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
 import { retrySchedules } from "@trendgate/config";
 import { BatchWriter, DestinationLimiter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
-import { AttemptFailedError } from "../outbox/attempt-failed.ts";
+import { judge, ranBefore, record, type Ledger } from "../outbox/attempt-loop.ts";
 import { deferJob } from "../outbox/defer.ts";
-import { decide, webhookFailure } from "../outbox/verdict.ts";
+import { webhookFailure } from "../outbox/verdict.ts";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 
 /**
- * Sends one attempt of one webhook delivery and records it. Retries are new delayed jobs (one per attempt) whose
- * time comes from the retry verdict (../outbox/verdict.ts), so the attempt log, the delivery row and the queue
- * agree; the sweeper re-queues any attempt whose job was lost.
- *
- * Once a request has been sent, nothing may fail the job: BullMQ would run it again and send it again. So the
- * attempt record is written by a BatchWriter that re-tries transient database errors itself (the write is
- * idempotent), and a job that does run again (after a crash, or a failure) first checks whether its attempt was
- * already recorded, and then only makes sure the next one is queued. An attempt that failed ends its job failed
- * (AttemptFailedError, which BullMQ does not retry) once it is recorded and the next attempt queued.
+ * Sends one attempt of one webhook delivery, through the attempt loop every outbound job shares
+ * (../outbox/attempt-loop.ts: already recorded? send, judge, record, queue the next, fail a failed attempt's job).
+ * What is webhook's own is here: the subscription (cached, re-read before holding or dropping on a cached word), the
+ * body (inline in the job, else read from the row), the per-endpoint and per-host limiter, the signed request, the
+ * execution record, and disabling (410 Gone now, or failing for WEBHOOK_DISABLE_AFTER_SECONDS, decided by the
+ * batched write). A final attempt's record does not hold its job (`finalRecordBestEffort`): the sweeper resends a
+ * delivery whose row is still pending once its job is gone.
  */
 export const webhookDelivery: ProcessorFactory = {
   queue: QUEUES.webhookDeliveries,
@@ -43,6 +41,19 @@ export const webhookDelivery: ProcessorFactory = {
       maxItems: config.WEBHOOK_RECORD_BATCH_SIZE, maxWaitMs: config.WEBHOOK_RECORD_BATCH_WAIT_MS,
       maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: TRANSIENT_RETRY_DELAYS_MS,
     });
+    // The jobs of a delivery: its key is the job's data, so a retry carries the body and event its attempt read.
+    const ledger: Ledger<DeliveryJob, AttemptRecord> = {
+      logger,
+      ref: (job) => ({ delivery_id: job.delivery_id }),
+      async load(job) {
+        const row = await loadDeliveryState(db, job.delivery_id);
+        return row && { status: row.status, attempts: row.attempts, nextAttemptAt: row.next_attempt_at };
+      },
+      // recordAttempts moves each delivery to the record's state (never back): it reports no per-row result.
+      write: async (r) => { await writer.add(r); return { recorded: true, status: r.delivery.status }; },
+      queue: (job, attempt, delayMs) => enqueueDelivery(queues, { ...job, attempt }, { delayMs }).then(() => undefined),
+      finalRecordBestEffort: true,
+    };
 
     return {
       concurrency: config.WEBHOOK_CONCURRENCY,
@@ -60,14 +71,10 @@ export const webhookDelivery: ProcessorFactory = {
           return { skipped: "subscription disabled" };
         }
         if (entry.sub.status !== "active") return { skipped: `subscription ${entry.sub.status}` }; // held; resume re-queues it
-        if (job.attemptsMade > 0 || job.stalledCounter > 0) { // this job ran before: was its attempt recorded then?
-          const row = await loadDeliveryState(db, data.delivery_id);
-          if (!row) return { skipped: "delivery deleted" };
-          if (row.attempts >= data.attempt) {
-            if (row.status === "pending" && row.attempts === data.attempt)
-              await enqueueDelivery(queues, { ...data, attempt: data.attempt + 1 }, { delayMs: row.next_attempt_at.getTime() - Date.now() });
-            return { skipped: "attempt already recorded" };
-          }
+        if (job.attemptsMade > 0 || job.stalledCounter > 0) { // only a job that ran before can find its attempt recorded
+          const state = await ledger.load(data);
+          if (!state) return { skipped: "delivery deleted" };
+          if (await ranBefore(ledger, data, data.attempt, state)) return { skipped: "attempt already recorded" };
         }
         let { body, event }: { body: string; event?: DeliveryEvent | null } = data;
         if (!body || (!event && data.trigger !== "test")) { // a digest, replay, recovery or sweep: read the row
@@ -88,42 +95,22 @@ export const webhookDelivery: ProcessorFactory = {
         }
         const { result, verdict } = sent;
         const errorMessage = result.error?.message ?? (verdict.ok ? null : `HTTP ${result.status}`);
-        const failure = webhookFailure(verdict, result.status, errorMessage ?? "");
-        const judged = failure && decide(failure, schedule, data.attempt); // never `unknown`: a webhook failure has no mayHaveActed
-        const outcome = !judged ? "succeeded" : judged.outcome === "retrying" ? "retrying" : "failed";
-        const delay = judged?.delayMs ?? null;
-        const nextAt = delay !== null ? new Date(Date.now() + delay) : null;
-        const recorded = writer.add({
+        // Never `unknown`: a webhook failure has no mayHaveActed.
+        const judged = judge(webhookFailure(verdict, result.status, errorMessage ?? ""), schedule, data.attempt);
+        const outcome = judged.outcome === "unknown" ? "failed" : judged.outcome;
+        const settled = await record(ledger, { ...data, body, event: event ?? undefined }, data.attempt, judged, {
           execution: {
             id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,
             attempt: data.attempt, trigger: data.trigger, outcome, requestUrl: entry.sub.url, requestHeaders: sent.headersSent,
             requestBodyBytes: sent.bodyBytes, responseStatus: result.status, responseBody: result.status === null ? null : result.body,
             responseBodyTruncated: result.truncated, durationMs: result.durationMs, errorClass: verdict.errorClass,
-            errorMessage, nextRetryAt: nextAt,
+            errorMessage, nextRetryAt: judged.nextAt,
           },
-          delivery: { status: outcome === "retrying" ? "pending" : outcome, attempts: data.attempt, nextAttemptAt: nextAt ?? new Date(), lastError: errorMessage },
+          delivery: { status: outcome === "retrying" ? "pending" : outcome, attempts: data.attempt, nextAttemptAt: judged.nextAt ?? new Date(), lastError: errorMessage },
           disableReason: verdict.gone ? "the endpoint answered 410 Gone" : undefined,
         });
-        if (!nextAt) {
-          // A final outcome does not fail the job for its record (the writer re-tries transient failures on its own).
-          // Until the record commits, the delivery row still says pending; after a crash the sweeper sends it again:
-          // the same at-least-once as a crash mid-request.
-          const written = recorded.catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "attempt record not written; the sweeper will retry the delivery"));
-          // A success does not wait for it (its completed job tells the sweeper it was sent); a failed job would not
-          // (requeueLost counts a failed job as lost unless the row moved past its attempt), so a final failure waits.
-          if (!verdict.ok) await written;
-        } else {
-          // The next attempt must not race this attempt's record. If the record cannot be written even after the
-          // writer's re-tries, the job fails and BullMQ runs it again: it finds the attempt unrecorded and sends it
-          // again (at least once), so that no attempt goes unrecorded.
-          await recorded;
-        }
         if (verdict.gone) subs.delete(entry.sub.id);
-        if (nextAt) {
-          await enqueueDelivery(queues, { ...data, body, event: event ?? undefined, attempt: data.attempt + 1 }, { delayMs: delay! })
-            .catch((err) => logger.warn({ delivery_id: data.delivery_id, err: String(err) }, "retry not queued; the sweeper will queue it"));
-        }
-        if (!verdict.ok) throw new AttemptFailedError(data.attempt, `${verdict.errorClass}: ${errorMessage}`, nextAt);
+        if (settled.failure) throw settled.failure;
         return { outcome, status: result.status, attempt: data.attempt };
       },
     };
