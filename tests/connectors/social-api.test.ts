@@ -554,6 +554,32 @@ describe("Reddit polling under limits and refusals", () => {
     expect(signals.map((x) => x.externalId)).toEqual(["t3_ok1"]);
   });
 
+  test("a burst larger than one poll's pages is read on by the next polls (Reddit's `after`), not skipped", async () => {
+    const a = await stack.gw.account();
+    const now = Math.floor(Date.now() / 1000);
+    const seen = { id: "seen1", subreddit: "solar", title: "solar before", score: 1, num_comments: 0, created_utc: now - 3000 };
+    rd.setPosts([seen]);
+    const conn = await connectReddit(a.auth, ["solar"], ["solar"]);
+    let polled = await tickAndWait(conn.id);
+    const again = async () => {
+      await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+      polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+    };
+    const count = () => db().signal.count({ where: { accountId: a.accountId, source: "reddit" } });
+    expect(await count()).toBe(1);
+    // 250 new posts; a poll reads at most 2 pages of 100.
+    const burst = Array.from({ length: 250 }, (_, i) => ({ id: `b${i}`, subreddit: "solar", title: `solar burst ${i}`, score: 1, num_comments: 0, created_utc: now - 1000 + i }));
+    rd.setPosts([seen, ...burst]);
+    await again();
+    expect(await count()).toBe(1 + 200);
+    await again();
+    expect(await count()).toBe(1 + 250);
+    // Then on from the newest post of the burst: a later post is read, nothing twice.
+    rd.setPosts([seen, ...burst, { id: "late1", subreddit: "solar", title: "solar after", score: 1, num_comments: 0, created_utc: now + 5 }]);
+    await again();
+    expect(await count()).toBe(1 + 250 + 1);
+  });
+
   test("every subreddit refusing still puts the connection in error", async () => {
     const a = await stack.gw.account();
     rd.setPosts([{ id: "p1", subreddit: "secretclub", title: "solar", score: 1, num_comments: 0, created_utc: Math.floor(Date.now() / 1000) - 60 }]);

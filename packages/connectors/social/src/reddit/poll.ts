@@ -9,7 +9,13 @@ import type { RedditOptions } from "./schemas.ts";
  * Per `r/{subreddit}:{term}`: the newest post time seen; `resume_at`: the search (index into terms x subreddits) a
  * poll stopped at, where the next one starts, so a rate limit part way through never starves the later searches.
  */
-type RedditCursor = Record<string, { newest_at?: string }> & { resume_at?: number };
+type RedditCursor = Record<string, SearchCursor> & { resume_at?: number };
+/**
+ * Per search: the newest post time counted. While more new posts than max_pages pages arrived between two polls are
+ * being read, `after` is the listing position to read on from and `pending_newest` the newest of them: the next
+ * polls read on (older pages) until they reach `newest_at`, which then moves to `pending_newest`.
+ */
+type SearchCursor = { newest_at?: string; after?: string; pending_newest?: string };
 
 /** A subreddit's own refusal (private, banned, gone): its searches are skipped, the others run. */
 const aboutTheSubreddit = (e: ProviderError) => e.kind === "bad_request" || e.kind === "not_found";
@@ -42,9 +48,11 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
       const { subreddit, term } = searches[at];
       if (refused.has(subreddit)) continue;
       const key = `r/${subreddit}:${term}`;
-      const seenUntil = cursor[key]?.newest_at ? Date.parse(cursor[key].newest_at!) : 0;
-      let newest = seenUntil;
-      let after: string | undefined;
+      const c: SearchCursor = cursor[key] ?? {};
+      const seenUntil = c.newest_at ? Date.parse(c.newest_at) : 0;
+      let newest = c.pending_newest ? Date.parse(c.pending_newest) : seenUntil;
+      let after = c.after;
+      let more = false;
       try {
         for (let p = 0; p < (options.max_pages ?? 2); p++) {
           const page = await reddit.searchSubreddit({ subreddit, query: term, topic: term, sort: "new", t: "day", after }, accessToken);
@@ -52,14 +60,18 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
           const fresh = page.items.filter((o) => o.observedAt.getTime() > seenUntil);
           observations.push(...fresh);
           for (const o of fresh) newest = Math.max(newest, o.observedAt.getTime());
-          if (fresh.length < page.items.length || !page.next) break;
-          after = page.next;
+          more = fresh.length === page.items.length && !!page.next;
+          if (!more) break;
+          after = page.next!;
         }
       } catch (e) {
         if (!(e instanceof ProviderError) || !aboutTheSubreddit(e)) throw e;
         refused.set(subreddit, e);
+        more = false;
       }
-      if (newest > 0) cursor[key] = { newest_at: new Date(newest).toISOString() };
+      // Pages left that are all new (a burst bigger than max_pages pages, and not a first poll): read on next time.
+      if (more && seenUntil > 0) cursor[key] = { newest_at: c.newest_at, after, pending_newest: new Date(newest).toISOString() };
+      else if (newest > 0) cursor[key] = { newest_at: new Date(newest).toISOString() };
     }
   } catch (e) {
     if (!(e instanceof ProviderError)) throw e;
