@@ -166,7 +166,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     add("meta_ads", meta.url, "Meta Graph API (Marketing) + OAuth dialog");
     Object.assign(env, { META_ADS_CLIENT_ID: meta.app.clientId, META_ADS_CLIENT_SECRET: meta.app.clientSecret, META_ADS_API_URL: meta.url, META_ADS_AUTHORIZE_URL: meta.authorizeUrl, META_ADS_TOKEN_URL: meta.tokenUrl });
 
-    const linkedin = await startLinkedInAdsServer({ port: port("linkedin_ads"), app: app("linkedin"), version: "202610" });
+    const linkedin = await startLinkedInAdsServer({ port: port("linkedin_ads"), app: app("linkedin") });
     closers.push(linkedin.close);
     linkedin.addAccount({ id: "508000001", name: "Acme Outdoor" });
     const lGroup = linkedin.addGroup({ account: "508000001", name: "Employer brand" });
