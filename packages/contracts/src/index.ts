@@ -14,3 +14,5 @@ export * from "./connections.ts";
 export * from "./reports.ts";
 export * from "./ads.ts";
 export * from "./outbox.ts";
+export * from "./workflow.ts";
+export * from "./community-ads.ts";

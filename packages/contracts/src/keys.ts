@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { futureInstant, text, Timestamp } from "./common.ts";
+import { futureInstant, page, text, Timestamp } from "./common.ts";
 
 export const CreateApiKeyBody = z
   .object({
@@ -40,3 +40,6 @@ export const ApiKeyWithSecret = ApiKey.extend({
 }).meta({ id: "ApiKeyWithSecret" });
 
 export type ApiKey = z.infer<typeof ApiKey>;
+
+export const ApiKeyList = page(ApiKey).meta({ id: "ApiKeyList" });
+export const RotatedApiKey = ApiKeyWithSecret.extend({ previous_key: ApiKey }).meta({ id: "RotatedApiKey" });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { csvEnum, documentedEnum, Id, pageQuery, text, Timestamp } from "./common.ts";
+import { csvEnum, documentedEnum, Id, page, pageQuery, text, Timestamp } from "./common.ts";
 import { SEVERITIES } from "./trend-events.ts";
 
 // The operator queue (high-priority trend events routed to people): one item per
@@ -92,3 +92,5 @@ export const OPERATOR_HISTORY_MAX = 500;
 export const OperatorItemWithHistory = OperatorItem.extend({
   history: z.array(OperatorItemEvent).meta({ description: `Every change, oldest first (the newest ${OPERATOR_HISTORY_MAX})` }),
 }).meta({ id: "OperatorItemWithHistory" });
+
+export const OperatorItemList = page(OperatorItem).meta({ id: "OperatorItemList" });

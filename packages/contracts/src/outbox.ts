@@ -79,3 +79,14 @@ export type OutboxPayload<Q extends OutboxQueueName> = z.infer<(typeof OUTBOX_PA
 
 /** The error class of an attempt whose message's payload does not match its queue's schema (never retried). */
 export const INVALID_PAYLOAD = "invalid_payload";
+
+// ---- The API's view of a connector's outbox messages (workflow pushes, conversion events) ----------------------------
+
+/** `unknown`: the peer may have acted on the last attempt (e.g. the workflow ran and failed); not retried, replayable. */
+export const OUTBOX_STATUSES = ["pending", "succeeded", "failed", "unknown", "cancelled"] as const;
+
+/** A failed (or unknown) outbox message put back to pending for one more attempt. */
+export const OutboxReplayed = z.object({
+  id: z.string(), status: z.literal("queued"), attempt: z.number().int().meta({ description: "The number of the attempt queued" }),
+}).meta({ id: "OutboxReplayed" });
+export type OutboxReplayed = z.infer<typeof OutboxReplayed>;

@@ -64,3 +64,9 @@ export const Recommendation = z
   })
   .meta({ id: "Recommendation" });
 export type Recommendation = z.infer<typeof Recommendation>;
+
+export const TrendList = z.object({ data: z.array(Trend), next_cursor: z.string().nullable() }).meta({ id: "TrendList" });
+export const RecommendationList = z.object({ data: z.array(Recommendation), generated_at: z.string() }).meta({ id: "RecommendationList" });
+
+/** The instant before which an account's briefing links no longer open (POST /api/briefings/revoke). */
+export const BriefingRevocation = z.object({ revoked_before: z.iso.datetime() }).meta({ id: "BriefingRevocation" });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { documentedEnum, Id, OutboundUrl, pageQuery, text, Timestamp } from "./common.ts";
+import { documentedEnum, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 
 // What fires a subscription. threshold_value is compared against a different number for each trigger.
@@ -138,3 +138,10 @@ export type WebhookPayload = z.infer<typeof WebhookPayload>;
 export const AccountEvent = z
   .object({ id: z.string(), type: z.string().meta({ example: "webhook.disabled" }), data: z.record(z.string(), z.unknown()), created_at: Timestamp })
   .meta({ id: "AccountEvent" });
+
+export const WebhookList = page(Webhook).meta({ id: "WebhookList" });
+export const WebhookExecutionList = page(WebhookExecution).meta({ id: "WebhookExecutionList" });
+export const AccountEventList = page(AccountEvent).meta({ id: "AccountEventList" });
+/** A delivery queued again (a test delivery, a redelivery). */
+export const QueuedDelivery = z.object({ delivery_id: z.string(), webhook_id: z.string(), status: z.literal("queued") }).meta({ id: "QueuedDelivery" });
+export const RecoverResult = z.object({ recovered: z.number().int() }).meta({ id: "RecoverResult" });

@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
-import { Problem, storableText } from "@trendgate/contracts";
+import { BriefingRevocation, Problem, storableText } from "@trendgate/contracts";
 import { revokeBriefingLinks } from "@trendgate/db";
 import { BRIEFING_PAGE_HEADERS, briefingLinkKey, loadBriefing, renderBriefing, renderBriefingError, verifyBriefingToken, type BriefingKey } from "@trendgate/trends";
 import { ApiError } from "../http/api-error.ts";
@@ -72,7 +72,7 @@ export const briefingRoutes = [
     description:
       "Links issued before `revoked_before` stop opening (404); links issued afterwards (new trend events) work. Use it when " +
       "alerts were forwarded where they should not have been. Calling it again moves the instant forward.",
-    responses: { 200: { description: "The instant before which links no longer open", schema: z.object({ revoked_before: z.iso.datetime() }).meta({ id: "BriefingRevocation" }) } },
+    responses: { 200: { description: "The instant before which links no longer open", schema: BriefingRevocation } },
     async handler({ deps, auth }) {
       const at = new Date();
       await revokeBriefingLinks(deps.db, auth.accountId, at);

@@ -1,11 +1,9 @@
-import { ApiKey, ApiKeyWithSecret, CreateApiKeyBody, IdParam, page, pageQuery, RotateApiKeyBody } from "@trendgate/contracts";
+import { ApiKey, ApiKeyList, ApiKeyWithSecret, CreateApiKeyBody, IdParam, pageQuery, RotateApiKeyBody, RotatedApiKey } from "@trendgate/contracts";
 import { countActiveKeysLocked, createApiKey, findAccountApiKey, listApiKeys, revokeApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
 
-const KeyList = page(ApiKey).meta({ id: "ApiKeyList" });
-const RotateResponse = ApiKeyWithSecret.extend({ previous_key: ApiKey }).meta({ id: "RotatedApiKey" });
 const ListQuery = pageQuery({ limit: 50, max: 200, cursor: { ids: ["key"] } });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -43,7 +41,7 @@ export const keyRoutes = [
     method: "get", path: "/api/keys", operationId: "listApiKeys", tag: "API keys", auth: "apiKey",
     summary: "List the account's API keys, newest first (secrets are never returned)",
     query: ListQuery,
-    responses: { 200: { description: "A page of keys", schema: KeyList } },
+    responses: { 200: { description: "A page of keys", schema: ApiKeyList } },
     async handler({ deps, auth, query }) {
       const body = await keysetPage(query, (p) => listApiKeys(deps.db, auth.accountId, p), (r) => toApiKey(r));
       return { status: 200, body };
@@ -75,7 +73,7 @@ export const keyRoutes = [
     method: "post", path: "/api/keys/{id}/rotate", operationId: "rotateApiKey", tag: "API keys", auth: "apiKey", idempotent: "transactional",
     summary: "Rotate a key: returns a new key; the old one keeps working for the grace period you choose",
     params: IdParam, body: RotateApiKeyBody.optional().transform((b) => b ?? RotateApiKeyBody.parse({})),
-    responses: { 201: { description: "The new key (shown once) and the old key's new expiry", schema: RotateResponse } },
+    responses: { 201: { description: "The new key (shown once) and the old key's new expiry", schema: RotatedApiKey } },
     async handler({ deps, auth, params, body, atomically }) {
       let oldPrefix = "";
       const reply = await atomically(async (tx) => {

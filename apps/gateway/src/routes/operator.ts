@@ -1,5 +1,5 @@
 import {
-  OPERATOR_HISTORY_MAX, OperatorActionBody, OperatorItem, OperatorItemIdParam, OperatorItemsQuery, OperatorItemWithHistory, page, QUEUES,
+  OPERATOR_HISTORY_MAX, OperatorActionBody, OperatorItem, OperatorItemIdParam, OperatorItemList, OperatorItemsQuery, OperatorItemWithHistory, QUEUES,
   type OperatorItemEvent, type OperatorItemState,
 } from "@trendgate/contracts";
 import { chatDeliveryErrors, findOperatorItem, listOperatorItems, operatorItemHistory, type OperatorItemEventRow, type OperatorItemRow } from "@trendgate/db";
@@ -44,7 +44,7 @@ export const operatorRoutes = [
     summary: "List operator items, newest first",
     description: "High-priority trend events become operator items once the account has a chat connection (see docs/connectors.md › Operator queue). Filter by `state` and `severity`.",
     query: OperatorItemsQuery,
-    responses: { 200: { description: "A page of items", schema: page(OperatorItem).meta({ id: "OperatorItemList" }) } },
+    responses: { 200: { description: "A page of items", schema: OperatorItemList } },
     async handler({ deps, auth, query }) {
       const filter = { states: query.state, severities: query.severity };
       const rows = await keysetPage(query, (p) => listOperatorItems(deps.db, auth.accountId, filter, { after: p.after, take: p.take }), (r) => r);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, ID_PATTERN, Recommendation, Timestamp, Trend, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
+import { Id, ID_PATTERN, RecommendationList, Timestamp, TrendList, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
 import { findAccountTrend, listTrends, topicBucketSeries, type TrendRow, type TrendSort } from "@trendgate/db";
 import { nextStepsOf, recommendationsFor, summaryOf } from "@trendgate/trends";
 import { ApiError, notFound } from "../http/api-error.ts";
@@ -41,7 +41,7 @@ export const trendRoutes = [
     summary: "Trends detected from your signals",
     description: "Active trends by default, newest detection first. Filter by category (with sub-categories), severity, stage and time; sort by velocity.",
     query: TrendsQuery,
-    responses: { 200: { description: "A page of trends", schema: z.object({ data: z.array(Trend), next_cursor: z.string().nullable() }).meta({ id: "TrendList" }) } },
+    responses: { 200: { description: "A page of trends", schema: TrendList } },
     async handler({ deps, auth, query }) {
       const filter = {
         accountId: auth.accountId, status: query.status !== "all" ? query.status : undefined, category: query.category,
@@ -71,7 +71,7 @@ export const trendRoutes = [
   defineRoute({
     method: "get", path: "/api/intelligence/recommendations", operationId: "listRecommendations", tag: "Trends", auth: "apiKey",
     summary: "What to do about your current trends: which connector to push to, which ads category to target, and why",
-    responses: { 200: { description: "Recommendations, most confident first", schema: z.object({ data: z.array(Recommendation), generated_at: z.string() }).meta({ id: "RecommendationList" }) } },
+    responses: { 200: { description: "Recommendations, most confident first", schema: RecommendationList } },
     async handler({ deps, auth }) {
       return { status: 200, body: { data: await recommendationsFor(deps.db, auth.accountId), generated_at: new Date().toISOString() } };
     },

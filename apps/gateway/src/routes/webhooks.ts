@@ -1,7 +1,6 @@
-import { z } from "zod";
 import {
-  AccountEvent, CreateWebhookBody, text, ExecutionIdParam, ExecutionsQuery, page, pageQuery, RecoverBody, RotatedSecret,
-  RotateSecretBody, UpdateWebhookBody, Webhook, WebhookExecution, WebhookIdParam, WebhookPayload, WebhookWithSecret,
+  AccountEventList, CreateWebhookBody, text, ExecutionIdParam, ExecutionsQuery, pageQuery, QueuedDelivery, RecoverBody, RecoverResult, RotatedSecret,
+  RotateSecretBody, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
 import {
@@ -68,8 +67,6 @@ async function requeue(deps: GatewayDeps, which: PendingDeliveryFilter, trigger:
   return rows.length;
 }
 
-const Queued = z.object({ delivery_id: z.string(), webhook_id: z.string(), status: z.literal("queued") }).meta({ id: "QueuedDelivery" });
-
 export const webhookRoutes = [
   defineRoute({
     method: "post", path: BASE, operationId: "createWebhook", tag: TAG, auth: "apiKey", idempotent: "transactional",
@@ -93,7 +90,7 @@ export const webhookRoutes = [
   defineRoute({
     method: "get", path: BASE, operationId: "listWebhooks", tag: TAG, auth: "apiKey",
     summary: "List webhook subscriptions, newest first", query: pageQuery({ limit: 50, max: 200, cursor: { ids: ["wh"] } }),
-    responses: { 200: { description: "A page of subscriptions", schema: page(Webhook).meta({ id: "WebhookList" }) } },
+    responses: { 200: { description: "A page of subscriptions", schema: WebhookList } },
     async handler({ deps, auth, query }) {
       const body = await keysetPage(query, (p) => listWebhookSubscriptions(deps.db, auth.accountId, p), toWebhook);
       return { status: 200, body };
@@ -137,7 +134,7 @@ export const webhookRoutes = [
     summary: "Send the deterministic test payload to the webhook's URL",
     description: "Queues a delivery whose body is the same every time for this subscription (category `test/webhook`), sent with `X-Webhook-Test: true`. It is signed, retried and recorded like any delivery; follow it in the executions.",
     params: WebhookIdParam,
-    responses: { 202: { description: "Queued", schema: Queued } },
+    responses: { 202: { description: "Queued", schema: QueuedDelivery } },
     async handler({ deps, auth, params, atomically }) {
       const sub = await findOwn(deps, auth.accountId, params.webhook_id);
       const payload = testPayload(sub);
@@ -155,7 +152,7 @@ export const webhookRoutes = [
     method: "get", path: `${BASE}/{webhook_id}/executions`, operationId: "listWebhookExecutions", tag: TAG, auth: "apiKey",
     summary: "Delivery attempts of a webhook, newest first (default 20, maximum 100 per page)",
     params: WebhookIdParam, query: ExecutionsQuery,
-    responses: { 200: { description: "A page of executions", schema: page(WebhookExecution).meta({ id: "WebhookExecutionList" }) } },
+    responses: { 200: { description: "A page of executions", schema: WebhookExecutionList } },
     async handler({ deps, auth, params, query }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
       const body = await keysetPage(query, (p) => listWebhookExecutions(deps.db, params.webhook_id, p), toExecution);
@@ -201,7 +198,7 @@ export const webhookRoutes = [
   defineRoute({
     method: "post", path: `${BASE}/{webhook_id}/executions/{execution_id}/replay`, operationId: "replayWebhookExecution", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Send an execution's delivery again (same payload and X-Webhook-Id, new attempt)", params: ExecutionIdParam,
-    responses: { 202: { description: "Queued", schema: Queued } },
+    responses: { 202: { description: "Queued", schema: QueuedDelivery } },
     async handler({ deps, auth, params, atomically }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
       const exe = await findWebhookExecution(deps.db, params.webhook_id, params.execution_id);
@@ -220,7 +217,7 @@ export const webhookRoutes = [
     method: "post", path: `${BASE}/{webhook_id}/recover`, operationId: "recoverWebhook", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: `Re-send every failed delivery of this subscription created since a time (at most ${RECOVER_MAX_DAYS} days back)`,
     params: WebhookIdParam, body: RecoverBody,
-    responses: { 202: { description: "How many deliveries were queued again", schema: z.object({ recovered: z.number().int() }).meta({ id: "RecoverResult" }) } },
+    responses: { 202: { description: "How many deliveries were queued again", schema: RecoverResult } },
     async handler({ deps, auth, params, body, atomically }) {
       const sub = await findOwn(deps, auth.accountId, params.webhook_id);
       const since = new Date(body.since);
@@ -238,7 +235,7 @@ export const webhookRoutes = [
     method: "get", path: "/api/events", operationId: "listAccountEvents", tag: "Events", auth: "apiKey",
     summary: "Things the service told your account about, newest first (e.g. `webhook.disabled`)",
     query: pageQuery({ limit: 50, max: 200, cursor: { ids: ["evt"] } }).extend({ type: text({ max: 100 }).optional() }),
-    responses: { 200: { description: "A page of events", schema: page(AccountEvent).meta({ id: "AccountEventList" }) } },
+    responses: { 200: { description: "A page of events", schema: AccountEventList } },
     async handler({ deps, auth, query }) {
       const body = await keysetPage(
         query,

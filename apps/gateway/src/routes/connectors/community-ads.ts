@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { conversionBatchGroup, type ConversionsConnector } from "@trendgate/connector-conversions";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { ConversionMessagePayload, Id, QUEUES } from "@trendgate/contracts";
+import {
+  CommunityAdsEvent, CommunityAdsEventList, CommunityAdsPushAccepted, CommunityAdsSelection, CommunityAdsTokenSaved, ConversionMessagePayload, Id, OutboxReplayed, QUEUES,
+} from "@trendgate/contracts";
 import {
   addOutboxMessages, findAccountOutboxMessage, findOutboxMessageByDedupKey, newId, outboxMessageAttempts, saveConnectionSelection, storeAuthorizedConnection,
   type ConnectionRow, type OutboxAttemptRow, type OutboxMessage,
@@ -9,8 +11,8 @@ import {
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
-import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
+import { OutboxListQuery, outboxPage } from "./outbox-list.ts";
+import { replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict } from "./provider-problem.ts";
 
@@ -27,32 +29,16 @@ export function communityAdsRoutes(registry: ConnectorRegistry): RouteDef[] {
   return registry.ofKind("conversions").length ? routesOf(registry.single("conversions")) : [];
 }
 
-export const CommunityAdsSelection = z.object({ account_id: z.string(), pixel_id: z.string(), event_name: z.string() }).meta({ id: "CommunityAdsSelection" });
-export const CommunityAdsPushAccepted = z.object({
-  id: z.string().meta({ description: "The queued event's id (GET .../events/{id})" }),
-  status: z.enum(OUTBOX_STATUSES),
-  conversion_id: z.string(),
-  duplicate: z.boolean().meta({ description: "An event with this conversion_id was already pushed: nothing new was queued" }),
-}).meta({ id: "CommunityAdsPushAccepted" });
-export const CommunityAdsEvent = z.object({
-  id: z.string(), status: z.string(), event_name: z.string(), conversion_id: z.string(), pixel_id: z.string(), test_id: z.string().nullable(),
-  attempts: z.array(z.object({ attempt: z.number(), outcome: z.string(), response_status: z.number().nullable(), error: z.string().nullable(), at: z.string() })),
-  last_error: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
-}).meta({ id: "CommunityAdsEvent" });
-export const CommunityAdsEventList = z.object({ data: z.array(CommunityAdsEvent), next_cursor: z.string().nullable() }).meta({ id: "CommunityAdsEventList" });
-export const CommunityAdsTokenSaved = z.object({ provider: z.string(), status: z.string(), credential: z.literal("conversion_access_token") }).meta({ id: "CommunityAdsTokenSaved" });
-
 const fieldError = (path: string, message: string, code = "custom") =>
   new ApiError("validation_failed", `${path}: ${message}`, { errors: [{ location: "body", path, message, code }] });
 
-type Selection = { account_id: string; pixel_id: string; event_name: string };
-const selectionOf = (conn: ConnectionRow): Selection | null => {
-  const s = (conn.selection ?? {}) as Partial<Selection>;
-  return s.pixel_id && s.account_id && s.event_name ? (s as Selection) : null;
+const selectionOf = (conn: ConnectionRow): CommunityAdsSelection | null => {
+  const s = (conn.selection ?? {}) as Partial<CommunityAdsSelection>;
+  return s.pixel_id && s.account_id && s.event_name ? (s as CommunityAdsSelection) : null;
 };
 
 /** A queued conversion event as the API shows it (one event, and each item of the listing). */
-function eventOf(m: OutboxMessage, attempts: OutboxAttemptRow[]): z.infer<typeof CommunityAdsEvent> {
+function eventOf(m: OutboxMessage, attempts: OutboxAttemptRow[]): CommunityAdsEvent {
   const p = ConversionMessagePayload.parse(m.payload);
   return {
     id: m.id, status: m.status, event_name: p.event.event_name, conversion_id: p.event.data.conversion_id, pixel_id: p.pixel_id, test_id: p.test_id,

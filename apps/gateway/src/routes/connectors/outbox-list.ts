@@ -1,13 +1,10 @@
 import { z } from "zod";
-import { pageQuery } from "@trendgate/contracts";
+import { OUTBOX_STATUSES, pageQuery } from "@trendgate/contracts";
 import { listOutboxMessages, outboxAttemptsOf, type OutboxAttemptRow, type OutboxMessage } from "@trendgate/db";
 import type { GatewayDeps } from "../../deps.ts";
 
 // One page of an account's outbox messages of one queue, newest first, with their attempts: the listings of what a
 // connector sent (workflow executions, conversion events) share the query and the paging; each maps the rows itself.
-
-/** `unknown`: the peer may have acted on the last attempt (e.g. the workflow ran and failed); not retried, replayable. */
-export const OUTBOX_STATUSES = ["pending", "succeeded", "failed", "unknown", "cancelled"] as const;
 
 /** `?limit&cursor&status`: pass the answer's `next_cursor` back as `cursor`. */
 export const OutboxListQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["obx"] } }).extend({

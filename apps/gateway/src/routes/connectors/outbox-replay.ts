@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { replayOutboxMessage, type Tx } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import type { Reply } from "../../http/route.ts";
@@ -8,10 +7,6 @@ import type { GatewayDeps } from "../../deps.ts";
 // a message that failed, or whose outcome is unknown (the peer may have acted: the user decides), is put back to
 // pending and gets one more attempt now (same payload and event id, the attempt numbers go on). A pending message is
 // 409 (it is still being sent); a succeeded or cancelled one is 409 too (nothing to repair).
-
-export const OutboxReplayed = z.object({
-  id: z.string(), status: z.literal("queued"), attempt: z.number().int().meta({ description: "The number of the attempt queued" }),
-}).meta({ id: "OutboxReplayed" });
 
 export async function replayOutbox(
   deps: GatewayDeps, atomically: (work: (tx: Tx) => Promise<Reply>) => Promise<Reply>,

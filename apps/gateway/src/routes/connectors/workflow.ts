@@ -2,7 +2,10 @@ import { z } from "zod";
 import { ProviderError } from "@trendgate/connector-core";
 import { bindPush, instanceBase, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { pageQuery, QUEUES, text, WorkflowPushPayload } from "@trendgate/contracts";
+import {
+  OUTBOX_STATUSES, OutboxReplayed, pageQuery, QUEUES, text, WorkflowConnection, WorkflowList, WorkflowPushAccepted, WorkflowPushBody, WorkflowPushExecutionList,
+  WorkflowPushPayload, WorkflowSelection,
+} from "@trendgate/contracts";
 import { addOutboxMessages, newId, outboxMessageOwnerByDedupKey, saveConnectionSelection, storeAuthorizedConnection, type ConnectionRow } from "@trendgate/db";
 import { OutboundClient } from "@trendgate/delivery";
 import { ApiError, notFound } from "../../http/api-error.ts";
@@ -10,8 +13,8 @@ import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
-import { OUTBOX_STATUSES, OutboxListQuery, outboxPage } from "./outbox-list.ts";
-import { OutboxReplayed, replayOutbox } from "./outbox-replay.ts";
+import { OutboxListQuery, outboxPage } from "./outbox-list.ts";
+import { replayOutbox } from "./outbox-replay.ts";
 import { basePathOf } from "./paths.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
@@ -50,52 +53,15 @@ const field = (path: string, message: string, code: string) => ({ errors: [{ loc
 
 const listingOf = (accountId: string, base: string) => `workflows:${accountId}:${base}`;
 
-// -- schemas of answers ----------------------------------------------------------------------------------------------
+// -- schemas: the listing query here, the answers and the push body in packages/contracts/src/workflow.ts ------------
 
-const WorkflowConnection = z.object({
-  provider: z.string(), status: z.string(), api_base_url: z.string(), include_metadata: z.boolean(), connected_at: z.string(),
-}).meta({ id: "WorkflowConnection" });
-
-const WorkflowItem = z.object({
-  id: z.string(), name: z.string(), active: z.boolean(), tags: z.array(z.string()),
-  can_receive_pushes: z.boolean().meta({ description: "It has an enabled Webhook trigger node listening to POST (or PUT/PATCH)" }),
-  push_url: z.string().nullable().meta({ description: "The trigger's production URL (`{instance}/webhook/{path}`); answers only while the workflow is active" }),
-}).meta({ id: "WorkflowItem" });
-const WorkflowList = z.object({ data: z.array(WorkflowItem), next_cursor: z.string().nullable() }).meta({ id: "WorkflowList" });
 const WorkflowsQuery = pageQuery({ limit: 50, max: 250, cursor: "opaque" });
-
-const WorkflowSelection = z.object({
-  workflow_id: z.string(), workflow_name: z.string(), default_event: z.string(), api_base_url: z.string(),
-  push_url: z.string(), push_method: z.string(), push_url_overridden: z.boolean(), auto_push: z.boolean(),
-  workflow_active: z.boolean().meta({ description: "Pushes fail (404 from n8n) until the workflow is activated" }),
-}).meta({ id: "WorkflowSelection" });
-
-const PushBody = z.object({
-  event: text({ min: 1, max: 64, trim: true }).optional().meta({ description: "Event name (default: the selection's default_event)", example: "trend_lifecycle" }),
-  data: z.record(text({ min: 1, max: 256 }), z.unknown())
-    // Postgres' jsonb (the outbox) refuses NUL and lone surrogates anywhere in the payload: refuse them here as a 422.
-    .refine((d) => !/\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(d)), "must not contain NUL characters or lone surrogates")
-    .meta({ description: "Free-form payload handed to the workflow", example: { trend: "AI agents", category: "tech/ai" } }),
-}).strict().meta({ id: "WorkflowPushBody" });
-const PushAccepted = z.object({ id: z.string(), event: z.string(), status: z.literal("queued") }).meta({ id: "WorkflowPushAccepted" });
-
-const PushAttempt = z.object({
-  attempt: z.number(), outcome: z.string(), response_status: z.number().nullable(), error_class: z.string().nullable(),
-  error_message: z.string().nullable(), duration_ms: z.number(), next_retry_at: z.string().nullable(), created_at: z.string(),
-});
-const PushExecution = z.object({
-  id: z.string().meta({ description: "The push's event id (sent as X-Trendgate-Event-Id)" }),
-  event: z.string(), source: z.string(), status: z.enum(OUTBOX_STATUSES), attempts: z.array(PushAttempt),
-  last_error: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
-}).meta({ id: "WorkflowPushExecution" });
-const ExecutionList = z.object({ data: z.array(PushExecution), next_cursor: z.string().nullable() }).meta({ id: "WorkflowPushExecutionList" });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-type StoredSelection = z.infer<typeof WorkflowSelection>;
-const selectionOf = (conn: ConnectionRow): StoredSelection | null => {
-  const s = conn.selection as Partial<StoredSelection> | null;
-  return s && typeof s.workflow_id === "string" && typeof s.push_url === "string" ? (s as StoredSelection) : null;
+const selectionOf = (conn: ConnectionRow): WorkflowSelection | null => {
+  const s = conn.selection as Partial<WorkflowSelection> | null;
+  return s && typeof s.workflow_id === "string" && typeof s.push_url === "string" ? (s as WorkflowSelection) : null;
 };
 
 function routesOf(connector: WorkflowConnector): RouteDef[] {
@@ -204,7 +170,7 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         });
         if (!wf.trigger)
           throw new ApiError("validation_failed", `workflow_id: "${wf.name}" has no Webhook trigger node accepting POST; add one (HTTP Method POST) and activate the workflow`, field("workflow_id", "no Webhook trigger accepting POST", "no_webhook_trigger"));
-        const selection: StoredSelection = {
+        const selection: WorkflowSelection = {
           workflow_id: wf.id, workflow_name: wf.name || b.workflow_name, default_event: b.default_event, api_base_url: base,
           push_url: b.push_url ?? wf.trigger.url, push_method: wf.trigger.method, push_url_overridden: Boolean(b.push_url), auto_push: b.auto_push, workflow_active: wf.active,
         };
@@ -234,8 +200,8 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         "n8n's JSON 404 (no active webhook) fails after the workflow is read again (a changed webhook path is followed), with a message saying to activate it; " +
         "`500 Error in workflow` or no answer in time (the workflow may have run) ends as `unknown`, not resent: replay it with POST …/executions/{id}/replay. " +
         "Every attempt is listed by GET …/executions.",
-      body: PushBody,
-      responses: { 202: { description: "Queued", schema: PushAccepted }, 409: { description: "`not_connected`, or no workflow selected" } },
+      body: WorkflowPushBody,
+      responses: { 202: { description: "Queued", schema: WorkflowPushAccepted }, 409: { description: "`not_connected`, or no workflow selected" } },
       async handler({ deps, auth, body, atomically }) {
         const conn = await deps.connections.find(auth.accountId, connector.manifest.id);
         if (!conn) throw new ApiError("not_connected", `${NAME} is not connected: ${connectFirst}`);
@@ -256,7 +222,7 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
       description: "Both API pushes and automatic trend-event pushes, with each attempt's outcome, HTTP status and error. `status` `unknown`: the workflow may have run " +
         "(it failed while running, or outlasted the timeout); it is not resent automatically: check its executions in n8n and replay it if needed. Pass `next_cursor` back as `cursor`.",
       query: OutboxListQuery,
-      responses: { 200: { description: "A page of pushes", schema: ExecutionList } },
+      responses: { 200: { description: "A page of pushes", schema: WorkflowPushExecutionList } },
       async handler({ deps, auth, query }) {
         const page = await outboxPage(deps, auth.accountId, QUEUES.workflowPushes, query);
         const data = page.rows.map(({ message: m, attempts }) => {
