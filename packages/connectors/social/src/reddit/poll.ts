@@ -47,6 +47,12 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
       at = (start + i) % searches.length;
       const { subreddit, term } = searches[at];
       if (refused.has(subreddit)) continue;
+      // Paced by Reddit's own window: with fewer requests left than a search may take, stop here and resume at this
+      // search once the window resets, instead of running into a 429.
+      if (last && last.remaining !== null && last.remaining < (options.max_pages ?? 2) && last.resetAt && last.resetAt.getTime() > Date.now()) {
+        cursor.resume_at = at;
+        return { ...out(), notBefore: last.resetAt };
+      }
       const key = `r/${subreddit}:${term}`;
       const c: SearchCursor = cursor[key] ?? {};
       const seenUntil = c.newest_at ? Date.parse(c.newest_at) : 0;
