@@ -1,6 +1,6 @@
 import { bindPush, EVENT_ID_HEADER, pushBody, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { ProviderError } from "@trendgate/connector-core";
-import { QUEUES, type TrendEvent, type WorkflowPushPayload } from "@trendgate/contracts";
+import { QUEUES, type TrendEvent, type WorkflowPushPayload, type WorkflowSelection } from "@trendgate/contracts";
 import { addOutboxMessages, clearDeliveryFailure, findConnectionById, noteDeliveryFailure, recordAccountEvents, type Db, type NewOutboxMessage, type OutboxRow } from "@trendgate/db";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
@@ -19,7 +19,8 @@ import type { WorkerDeps } from "./types.ts";
 /** A selection or key changed through the API applies to pushes sent this long after (one read per connection per second). */
 const CONNECTION_CACHE_MS = 1000;
 
-type Selection = { workflow_id?: string; push_url?: string; push_method?: string; push_url_overridden?: boolean; default_event?: string; auto_push?: boolean };
+/** The stored selection as the worker reads it: any field may be missing on a row saved by an older version. */
+type Selection = Partial<WorkflowSelection>;
 type Target = { workflowId: string | null; url: string; method?: string; overridden: boolean; selected: boolean };
 
 /** Where a push goes: its own workflow; that workflow's current URL while it is still the selected one. */
