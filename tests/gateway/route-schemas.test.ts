@@ -1,12 +1,8 @@
-import fs from "node:fs";
-import path from "node:path";
+import { matchesIn, matchesInRoutes } from "../helpers/source-scan.ts";
 
 // Every named API schema (a zod schema with `.meta({ id })`, a component of the OpenAPI document) is declared in
 // packages/contracts (or, for a provider's own bodies, in its connector folder), never in a route file: routes import
 // them. A route file that names a schema itself, or adds one to zod's global registry, fails here.
-
-const root = path.resolve(import.meta.dirname, "../..");
-const ROUTES = path.join(root, "apps/gateway/src/routes");
 
 const NAMED = [
   /\.meta\(\s*\{(?:[^}]*,)?\s*["']?id["']?\s*:/g, // .meta({ id: "X" }), .meta({ description: "…", id: "X" })
@@ -14,27 +10,11 @@ const NAMED = [
 ];
 
 /** Each named schema declared in `source`, as `file:line: text`. */
-function namedSchemasIn(file: string, source: string): string[] {
-  const found: string[] = [];
-  for (const re of NAMED) {
-    for (const m of source.matchAll(re)) {
-      const line = source.slice(0, m.index).split("\n").length;
-      found.push(`${file}:${line}: ${m[0].replace(/\s+/g, " ")}`);
-    }
-  }
-  return found;
-}
-
-const routeFiles = (dir: string): string[] =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    return e.isDirectory() ? routeFiles(p) : e.name.endsWith(".ts") ? [p] : [];
-  });
+const namedSchemasIn = (file: string, source: string) => matchesIn(file, source, NAMED, " ");
 
 test("no route file declares a named schema: they live in packages/contracts", () => {
-  const files = routeFiles(ROUTES);
-  expect(files.length).toBeGreaterThan(10);
-  const found = files.flatMap((f) => namedSchemasIn(path.relative(root, f), fs.readFileSync(f, "utf8")));
+  const { files, found } = matchesInRoutes(NAMED, " ");
+  expect(files).toBeGreaterThan(10);
   expect(found).toEqual([]);
 });
 
