@@ -10,6 +10,9 @@ export const SIGNAL_MAX_FUTURE_SECONDS = 3600;
  */
 export const SIGNAL_MAX_AGE_DAYS = 30;
 
+/** Whether `category` is `parent` or below it: `tech` covers `tech` and `tech/ai`, not `technology`. */
+export const categoryWithin = (category: string, parent: string): boolean => category === parent || category.startsWith(`${parent}/`);
+
 export const CategoryPath = z
   .string()
   .check(storableText)

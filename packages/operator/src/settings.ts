@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { SEVERITIES, type Severity } from "@trendgate/contracts";
+import { categoryWithin, SEVERITIES, type Severity } from "@trendgate/contracts";
 import type { Db, Tx } from "@trendgate/db";
 
 // What the operator queue reads from the account's chat connection: its settings (the chat provider's manifest
@@ -83,4 +83,4 @@ export async function chatSetupOf(db: Db | Tx, registry: ConnectorRegistry, acco
 
 /** Whether an event's category is one the settings route (a prefix at a `/` boundary; none configured: all). */
 export const categoryMatches = (categories: string[], category: string): boolean =>
-  !categories.length || categories.some((p) => category === p || category.startsWith(`${p}/`));
+  !categories.length || categories.some((p) => categoryWithin(category, p));

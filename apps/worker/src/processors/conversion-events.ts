@@ -2,6 +2,7 @@ import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import { conversionBatchGroup, type ConversionResult, type ConversionsConnector } from "@trendgate/connector-conversions";
 import { ConversionMessagePayload, QUEUES } from "@trendgate/contracts";
 import { countOutboxGroup, findOutboxBatch, type OutboxMessage } from "@trendgate/db";
+import { releaseLock, tryLock } from "@trendgate/queues";
 import { DeferError, HandedOffError, outboxProcessor, type OutboxHandler, type OutboxMessageOf } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
@@ -33,8 +34,6 @@ const BATCH_LOCK_TTL_MS = 20_000;
 const LEADER_WAIT_MS = 250;
 /** How long one job goes on sending its group's batches while full ones are due. */
 const DRAIN_BUDGET_MS = 5_000;
-/** Deletes the group's batch lock and member set only if this job still holds the lock. */
-const UNLOCK_LUA = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1], KEYS[2]) else return 0 end";
 
 type Member = OutboxMessageOf<ConversionMessagePayload>;
 
@@ -51,8 +50,9 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler<Conversi
   const { db, config, logger } = deps;
   const redis = deps.queues.connection;
   const batchWaitMs = config.CONVERSION_BATCH_WAIT_MS;
+  /** Releases the group's batch lock with its member set, only while this job still holds it. */
   const unlock = (key: string, membersKey: string, owner: string) =>
-    redis.eval(UNLOCK_LUA, 2, key, membersKey, owner).catch((err) => logger.warn({ err: String(err) }, "batch lock not released; it lapses"));
+    releaseLock(redis, key, owner, membersKey).catch((err) => logger.warn({ err: String(err) }, "batch lock not released; it lapses"));
   const reauthWaitMs = config.CONVERSION_REAUTH_RECHECK_SECONDS * 1000;
 
   return {
@@ -77,7 +77,7 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler<Conversi
       // Hash-tagged: the lock and its members set are used together in one script (one Redis Cluster slot).
       const lockKey = `${config.QUEUE_PREFIX}:conversions:batch:{${group.connectionId}:${group.subjectId}}`;
       const membersKey = `${lockKey}:members`;
-      if ((await redis.set(lockKey, owner, "PX", BATCH_LOCK_TTL_MS, "NX")) !== "OK") {
+      if (!(await tryLock(redis, lockKey, owner, BATCH_LOCK_TTL_MS))) {
         if (await redis.sismember(membersKey, message.id)) throw new HandedOffError("in another job's batch");
         throw new DeferError(LEADER_WAIT_MS);
       }

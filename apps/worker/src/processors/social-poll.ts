@@ -5,6 +5,7 @@ import {
 } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { insertSignals, newId, type Prisma } from "@trendgate/db";
+import { releaseLock, tryLock } from "@trendgate/queues";
 import { deferJob } from "../outbox/defer.ts";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
@@ -35,7 +36,6 @@ const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3_600_000;
 /** A poll that finds another poll of its connection running comes back this much later. */
 const POLL_BUSY_WAIT_MS = 500;
-const UNLOCK_LUA = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /** The registered social provider of a connection, or undefined (a provider removed from the registry). */
 const connectorOf = (registry: ConnectorRegistry, conn: Row) => registry.find("social", conn.provider);
@@ -73,14 +73,14 @@ export const socialPoll: ProcessorFactory = {
         const lockKey = `${deps.config.QUEUE_PREFIX}:social:poll:${conn.id}`;
         const owner = `${job.id}:${Date.now()}`;
         const redis = deps.queues.connection;
-        if ((await redis.set(lockKey, owner, "PX", LEASE_SECONDS * 1000, "NX")) !== "OK") return deferJob(job, token, POLL_BUSY_WAIT_MS);
+        if (!(await tryLock(redis, lockKey, owner, LEASE_SECONDS * 1000))) return deferJob(job, token, POLL_BUSY_WAIT_MS);
         let result;
         try {
           const current = await db.socialConnection.findUnique({ where: { id: conn.id } }); // as the last poll left it
           if (!current) return { skipped: "connection deleted" };
           result = await poll(deps, current, connector);
         } finally {
-          await redis.eval(UNLOCK_LUA, 1, lockKey, owner).catch((err) => logger.warn({ connection_id: conn.id, err: String(err) }, "poll lock not released; it lapses"));
+          await releaseLock(redis, lockKey, owner).catch((err) => logger.warn({ connection_id: conn.id, err: String(err) }, "poll lock not released; it lapses"));
         }
         if (data.action_id) {
           await updateAction(deps, conn.id, data.action_id, result.error

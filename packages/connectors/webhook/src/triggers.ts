@@ -1,4 +1,4 @@
-import { severityRank, type TrendEvent } from "@trendgate/contracts";
+import { categoryWithin, severityRank, type TrendEvent } from "@trendgate/contracts";
 
 export interface TriggerSubscription {
   triggerType: string;
@@ -8,7 +8,7 @@ export interface TriggerSubscription {
 
 /** `tech` matches `tech` and `tech/ai`, not `technology`. */
 export const categoryMatches = (filter: string | null, category: string) =>
-  !filter || category === filter || category.startsWith(filter + "/");
+  !filter || categoryWithin(category, filter);
 
 /** Whether a trend event fires a subscription's trigger (before cooldown, which the database decides). */
 export function triggerFires(sub: TriggerSubscription, e: TrendEvent): boolean {

@@ -1,4 +1,4 @@
-import type { Recommendation } from "@trendgate/contracts";
+import { categoryWithin, type Recommendation } from "@trendgate/contracts";
 
 // What to do about an account's active trends, given what the account has set up. Pure: the facts come in, the
 // recommendations go out (recommendationsFor in ./index.ts reads them from the database).
@@ -44,7 +44,6 @@ export function confidenceOf(t: TrendInput): number {
   return Math.round(evidence * (STAGE_WEIGHT[t.stage] ?? 0.5) * volume * 100) / 100;
 }
 
-const covers = (category: string, trend: string) => trend === category || trend.startsWith(`${category}/`);
 const SETUP_PATHS = {
   workflow: "POST /api/integrations/workflow/connect, then PUT …/workflow/selection",
   chat: "GET /api/integrations/chat/auth, then PUT …/chat/save-channel",
@@ -76,7 +75,7 @@ export function recommend(trends: readonly TrendInput[], setup: AccountSetup): R
     let acted = false;
 
     if (high && !negative) {
-      const ads = setup.ads.filter((a) => a.category !== null && covers(a.category, t.category));
+      const ads = setup.ads.filter((a) => a.category !== null && categoryWithin(t.category, a.category));
       const ready = ads.find((a) => a.readiness === "ready");
       if (ready) {
         out.push({ ...base, action: "target_ads_category", connector: "ads", reason: `${t.severity} trend in ${t.category}: preview the ${ready.provider} targeting plan for it, then apply under strict safety` });

@@ -66,11 +66,10 @@ export async function pollX(ctx: SocialContext, conn: SocialConnectionState): Pr
     if ((res.next || res.interrupted) && at.since_id !== undefined && oldest !== undefined) {
       // Posts remain between since_id and the oldest read (pages left, or paging stopped by an error): read on later.
       cursor[term] = { since_id: at.since_id, until_id: oldest, newest };
-    } else if (res.interrupted) {
-      // A first poll (no since_id) that stopped part way reads its pages again next time (repeats are ignored).
-    } else if (newest ?? at.since_id) {
-      // Everything since since_id has been read (a first poll reads only its pages: the last 7 days are not backfilled).
-      cursor[term] = { since_id: newest !== undefined && newer(newest, at.since_id) ? newest : at.since_id };
+    } else if (!res.interrupted && newest !== undefined) {
+      // Everything since since_id has been read: X returns only newer posts, so `newest` is past it. (A first poll
+      // reads only its pages: the 7 days before it are not backfilled; one that stopped part way reads them again.)
+      cursor[term] = { since_id: newest };
     }
     if (res.interrupted) return out(res.interrupted);
   }
