@@ -5,10 +5,13 @@ import type { Prisma, Trend } from "./generated/client.ts";
 
 export type TrendRow = Trend;
 
+/** Trends in `category` or below it (categoryWithin in contracts, as a query). */
+const within = (category: string): Prisma.TrendWhereInput => ({ OR: [{ category }, { category: { startsWith: `${category}/` } }] });
+
 /** The account's active trends in `category` or below it, at one of `stages`, fastest first. */
 export const activeTrendsInCategory = (db: Db | Tx, q: { accountId: string; category: string; stages: readonly string[]; take: number }) =>
   db.trend.findMany({
-    where: { accountId: q.accountId, status: "active", stage: { in: [...q.stages] }, OR: [{ category: q.category }, { category: { startsWith: `${q.category}/` } }] },
+    where: { accountId: q.accountId, status: "active", stage: { in: [...q.stages] }, ...within(q.category) },
     orderBy: { velocity: "desc" }, take: q.take,
   });
 
@@ -39,7 +42,7 @@ export function listTrends(db: Db, f: TrendFilter, sort: TrendSort, after: { val
   const where: Prisma.TrendWhereInput = {
     accountId: f.accountId,
     ...(f.status !== undefined ? { status: f.status } : {}),
-    ...(f.category ? { OR: [{ category: f.category }, { category: { startsWith: `${f.category}/` } }] } : {}),
+    ...(f.category ? within(f.category) : {}),
     ...(f.severities?.length ? { severity: { in: f.severities } } : {}),
     ...(f.stages?.length ? { stage: { in: f.stages } } : {}),
     ...(f.since ? { bucketStart: { gte: f.since } } : {}),
