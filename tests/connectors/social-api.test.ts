@@ -344,6 +344,48 @@ describe("X polling", () => {
     expect((await stack.gw.http.get("/api/events?type=connector.needs_reauth").set(a.auth)).body.data).toEqual([]);
   });
 
+  test("with a refresh token, a reply after the user token's two hours gets a new token first and stores the rotated pair, sealed", async () => {
+    const a = await stack.gw.account();
+    xp.addOAuthClient("x-client", "x-client-secret");
+    xp.addUserToken("user-token-1", "11", 7200);
+    xp.addRefreshToken("refresh-1", "x-client", "11");
+    const creds = { bearer_token: BEARER, user_token: "user-token-1", user_refresh_token: "refresh-1", client_id: "x-client", client_secret: "x-client-secret" };
+    const conn = await connectX(a.auth, { credentials: creds, terms: ["nothing-matches-here"] });
+    const target = post(5, "solar target post");
+    xp.setData({ posts: [target] });
+    const replyOnce = async (text: string) => {
+      const draft = await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ in_reply_to_id: target.id, text });
+      expect((await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ draft_id: draft.body.id, decision: "approve" })).status).toBe(202);
+      return waitFor(async () => (await status(a.auth, "x")).actions.find((x: any) => x.id === draft.body.id && !["queued", "retrying"].includes(x.status)));
+    };
+
+    expect(await replyOnce("First")).toMatchObject({ status: "succeeded" });
+    expect(xp.tokenRequests).toHaveLength(0); // the token given is still valid
+
+    xp.expireUserToken("user-token-1"); // two hours later
+    expect(await replyOnce("Second")).toMatchObject({ status: "succeeded" });
+    expect(xp.tokenRequests.map((f) => [f.get("grant_type"), f.get("refresh_token")])).toEqual([["refresh_token", "refresh-1"]]);
+    // X rotated the refresh token; the new pair is stored sealed, never in the clear, and used from now on.
+    const row = await db().socialConnection.findUniqueOrThrow({ where: { id: conn.id } });
+    const stored = JSON.parse(stack.gw.deps.secrets.open(row.credentialsCiphertext));
+    expect(stored).toMatchObject({ bearer_token: BEARER, client_id: "x-client", user_token: expect.not.stringMatching(/^user-token-1$/), user_refresh_token: expect.not.stringMatching(/^refresh-1$/) });
+    expect(JSON.stringify(await status(a.auth, "x"))).not.toContain(stored.user_refresh_token);
+    xp.expireUserToken(stored.user_token);
+    expect(await replyOnce("Third")).toMatchObject({ status: "succeeded" });
+    expect(xp.tokenRequests.map((f) => f.get("refresh_token"))).toEqual(["refresh-1", stored.user_refresh_token]);
+    expect(xp.created.map((p) => p.text)).toEqual(["First", "Second", "Third"]);
+
+    // A refresh token X no longer honours fails the reply with what to do; searches go on.
+    const revoked = await connectX(a.auth, { credentials: { ...creds, user_token: "gone", user_refresh_token: "revoked" }, terms: ["nothing-matches-here"] });
+    expect(await replyOnce("Fourth")).toMatchObject({ status: "failed", error: expect.stringMatching(/invalid_request.*new credentials/) });
+    expect((await status(a.auth, "x")).status).toBe("active");
+    expect(revoked.id).toBe(conn.id);
+    // A refresh token needs its OAuth client.
+    const bad = await stack.gw.http.put(`${BASE}/x/connection`).set(a.auth).send(xBody({ credentials: { bearer_token: BEARER, user_refresh_token: "r" } }));
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors.map((e: any) => e.path)).toEqual(["credentials.client_id"]);
+  });
+
   test("a reply is drafted, waits for approval, and is posted by the worker only once approved", async () => {
     const a = await stack.gw.account();
     await connectX(a.auth, { terms: ["nothing-matches-here"] });
@@ -509,7 +551,8 @@ describe("Reddit polling under limits and refusals", () => {
     expect(put.status).toBe(200);
     return put.body;
   }
-  const searched = () => rd.requests.filter((r) => /\/search\/?$/.test(r.path)).map((r) => `${r.path.split("/")[2]}:${r.query.get("q")}`);
+  // Searches Reddit answered (a token held from an earlier test, unknown to the reset stand-in, is refused once with 401).
+  const searched = () => rd.requests.filter((r) => /\/search\/?$/.test(r.path) && r.status !== 401).map((r) => `${r.path.split("/")[2]}:${r.query.get("q")}`);
   const pollNow = async (auth: Record<string, string>) => {
     const res = await stack.gw.http.post(`${BASE}/reddit/poll`).set(auth);
     expect(res.status).toBe(202);
@@ -581,6 +624,29 @@ describe("Reddit polling under limits and refusals", () => {
     rd.setPosts([seen, ...burst, { id: "late1", subreddit: "solar", title: "solar after", score: 1, num_comments: 0, created_utc: now + 5 }]);
     await again();
     expect(await count()).toBe(1 + 250 + 1);
+  });
+
+  test("the app token is asked for once and used for its hour; one Reddit revoked early is replaced without needing new credentials", async () => {
+    const a = await stack.gw.account();
+    rd.setPosts([{ id: "tk1", subreddit: "solar", title: "solar", score: 1, num_comments: 0, created_utc: Math.floor(Date.now() / 1000) - 60 }]);
+    const conn = await connectReddit(a.auth, ["solar"], ["solar"]);
+    const tokenRequests = () => rd.requests.filter((r) => r.host === "auth").length;
+    let polled = await tickAndWait(conn.id);
+    const again = async () => {
+      await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+      polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+    };
+    const issued = tokenRequests();
+    expect(issued).toBeLessThanOrEqual(1); // none when a token from an earlier poll of this app is still held
+    await again();
+    await again();
+    expect(tokenRequests()).toBe(issued);
+
+    rd.failNext(1, 401); // the held token is refused (revoked) before its hour is over
+    await again();
+    expect(polled.status).toBe("active");
+    expect(tokenRequests()).toBe(issued + 1);
+    expect(rd.requests.filter((r) => r.host === "api").slice(-2).map((r) => r.status)).toEqual([401, 200]);
   });
 
   test("every subreddit refusing still puts the connection in error", async () => {

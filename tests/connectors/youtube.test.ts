@@ -12,7 +12,8 @@ const context = (baseUrl: string): ProviderContext => ({ baseUrl, request: (m, u
 let yt: YouTubeServer;
 beforeAll(async () => { yt = await startYouTubeServer({ apiKey: KEY }); });
 afterAll(async () => { await yt.close(); });
-beforeEach(() => { yt.requests.length = 0; yt.setVideos([]); });
+// Each test is a fresh project: its own day of quota at the stand-in.
+beforeEach(() => { yt.requests.length = 0; yt.setVideos([]); yt.resetQuota(); });
 
 /** A clock the test moves; the ledger and the client read it. */
 const clockAt = (iso: string) => { const c = { t: new Date(iso), now: () => c.t }; return c; };
@@ -170,6 +171,7 @@ describe("quota", () => {
 
     // Yesterday's snapshot does not carry over into a new Pacific day.
     clock.t = new Date("2025-06-11T07:00:01Z");
+    yt.resetQuota(); // YouTube's day turns over too
     const nextDay = new QuotaLedger({ now: clock.now });
     nextDay.restore(saved);
     await client({ ledger: nextDay }).searchVideos({ q: "fresh day" });

@@ -24,6 +24,9 @@ export interface RedditRecorded {
   query: URLSearchParams;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** When it arrived (Date.now()) and the status it was answered with. */
+  at: number;
+  status: number;
 }
 interface Token { user: string | null; scopes: string[]; expiresAt: number }
 type Answer = { status: number; json?: unknown; text?: string; headers?: Record<string, string> };
@@ -49,6 +52,7 @@ export async function startRedditServer(opts: { ports?: { api: number; auth: num
   const apps = new Map<string, string>(); // client id -> secret
   const tokens = new Map<string, Token>();
   const privateSubs = new Set<string>();
+  const emptySubs = new Set<string>(); // subreddits that exist without posts yet
   const comments: { name: string; parent: string; text: string; author: string }[] = [];
   const lastComment = new Map<string, number>(); // user -> ms
   const requests: RedditRecorded[] = [];
@@ -71,7 +75,7 @@ export async function startRedditServer(opts: { ports?: { api: number; auth: num
   }
 
   function search(sub: string, q: URLSearchParams): Answer {
-    const known = new Set(posts.map((p) => p.subreddit.toLowerCase()));
+    const known = new Set([...emptySubs, ...posts.map((p) => p.subreddit.toLowerCase())]);
     if (privateSubs.has(sub.toLowerCase())) return err(403, "Forbidden", { reason: "private" });
     if (!known.has(sub.toLowerCase())) return { status: 302, headers: { location: `https://www.reddit.com/subreddits/search.json?q=${encodeURIComponent(sub)}` } };
 
@@ -183,8 +187,8 @@ export async function startRedditServer(opts: { ports?: { api: number; auth: num
 
   async function listen(host: RedditRecorded["host"], handle: typeof api, port?: number) {
     const server = bodyServer((req, res, url, body) => {
-      requests.push({ host, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
       const a = handle(req.method ?? "GET", url, req.headers, body);
+      requests.push({ host, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body, at: Date.now(), status: a.status });
       res.writeHead(a.status, { "content-type": "application/json; charset=UTF-8", ...a.headers });
       res.end(a.text ?? (a.json === undefined ? "" : JSON.stringify(a.json)));
     });
@@ -208,6 +212,8 @@ export async function startRedditServer(opts: { ports?: { api: number; auth: num
     addToken(token: string, t: { user?: string | null; scopes?: string[]; expiresInSeconds?: number } = {}) {
       tokens.set(token, { user: t.user ?? null, scopes: t.scopes ?? ["read"], expiresAt: Date.now() + (t.expiresInSeconds ?? 3600) * 1000 });
     },
+    /** A subreddit that exists before any post of the fixtures is in it. */
+    addSubreddit(subreddit: string) { emptySubs.add(subreddit.toLowerCase()); },
     markPrivate(subreddit: string) { privateSubs.add(subreddit.toLowerCase()); },
     /** Minimum time between two comments by one user, as Reddit's per-user posting limit. */
     setCommentCooldown(seconds: number) { commentCooldownMs = seconds * 1000; },
@@ -219,7 +225,7 @@ export async function startRedditServer(opts: { ports?: { api: number; auth: num
       if (w.resetSeconds !== undefined) window.endsAt = Date.now() + w.resetSeconds * 1000;
     },
     reset() {
-      posts = []; apps.clear(); tokens.clear(); privateSubs.clear(); comments.length = 0; lastComment.clear();
+      posts = []; apps.clear(); tokens.clear(); privateSubs.clear(); emptySubs.clear(); comments.length = 0; lastComment.clear();
       requests.length = 0; commentCooldownMs = 0; forced = null;
       Object.assign(window, { limit: 600, used: 0, endsAt: Date.now() + 600_000 });
     },

@@ -14,7 +14,11 @@ export interface XPostFixture {
   created_at: string; // ISO 8601
   public_metrics: { retweet_count: number; reply_count: number; like_count: number; quote_count: number };
 }
-export interface XRecorded { method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders; body: string }
+export interface XRecorded {
+  method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders; body: string;
+  /** When it arrived (Date.now()) and the status it was answered with. */
+  at: number; status: number;
+}
 
 type Answer = { status: number; json?: unknown; headers?: Record<string, string> };
 
@@ -38,6 +42,10 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
   const created: (XPostFixture & { in_reply_to_tweet_id: string })[] = [];
   const appTokens = new Set<string>();
   const userTokens = new Map<string, string>(); // token -> user id
+  const userTokenExpiry = new Map<string, number>(); // token -> ms, for tokens issued with a lifetime
+  const oauthClients = new Map<string, string | null>(); // client id -> secret (null: a public client)
+  const refreshTokens = new Map<string, { clientId: string; userId: string }>();
+  const tokenRequests: URLSearchParams[] = [];
   const pageTokens = new Map<string, { query: string; offset: number }>(); // X's next_token is opaque and reusable
   const requests: XRecorded[] = [];
   let forced: { status: 401 | 429 | 503; left: number } | null = null;
@@ -141,7 +149,33 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
     return { status: 201, json: { data: { id, text: body.text, edit_history_tweet_ids: [id] } } };
   }
 
+  /**
+   * POST /2/oauth2/token, grant_type=refresh_token: a new two-hour user token and a new refresh token; the one used
+   * stops working at once (X rotates them). Confidential clients authenticate with Basic; public ones send client_id.
+   */
+  function refresh(headers: http.IncomingHttpHeaders, raw: string): Answer {
+    const form = new URLSearchParams((headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded") ? raw : "");
+    tokenRequests.push(form);
+    const basic = /^Basic (.+)$/.exec(headers.authorization ?? "")?.[1];
+    const [basicId, basicSecret] = basic ? Buffer.from(basic, "base64").toString("utf8").split(":").map(decodeURIComponent) : [];
+    const clientId = basicId ?? form.get("client_id") ?? "";
+    if (!oauthClients.has(clientId)) return { status: 400, json: { error: "invalid_request", error_description: "Missing required parameter [client_id]." } };
+    const secret = oauthClients.get(clientId);
+    if (secret !== null && basicSecret !== secret) return { status: 401, json: { error: "unauthorized_client", error_description: "Missing valid authorization header" } };
+    if (form.get("grant_type") !== "refresh_token") return { status: 400, json: { error: "invalid_request", error_description: "Missing required parameter [grant_type]." } };
+    const held = refreshTokens.get(form.get("refresh_token") ?? "");
+    if (!held || held.clientId !== clientId) return { status: 400, json: { error: "invalid_request", error_description: "Value passed for the token was invalid." } };
+    refreshTokens.delete(form.get("refresh_token")!);
+    const access = randomBytes(24).toString("base64url");
+    const next = randomBytes(24).toString("base64url");
+    userTokens.set(access, held.userId);
+    userTokenExpiry.set(access, Date.now() + 7200_000);
+    refreshTokens.set(next, held);
+    return { status: 200, json: { token_type: "bearer", expires_in: 7200, access_token: access, scope: "tweet.read tweet.write users.read offline.access", refresh_token: next } };
+  }
+
   function route(method: string, url: URL, headers: http.IncomingHttpHeaders, body: string): Answer {
+    if (method === "POST" && url.pathname === "/2/oauth2/token") return refresh(headers, body);
     if (forced && forced.left > 0) {
       forced.left--;
       if (forced.status === 401) return UNAUTHORIZED;
@@ -150,7 +184,8 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
     }
     const token = /^Bearer (.+)$/.exec(headers.authorization ?? "")?.[1];
     const isApp = token !== undefined && appTokens.has(token);
-    const userId = token !== undefined ? userTokens.get(token) : undefined;
+    const lapsed = token !== undefined && (userTokenExpiry.get(token) ?? Infinity) <= Date.now();
+    const userId = token !== undefined && !lapsed ? userTokens.get(token) : undefined;
     if (!isApp && !userId) return UNAUTHORIZED;
 
     const withQuota = (a: Answer): Answer => ({ ...a, headers: { ...rateHeaders(), ...a.headers } });
@@ -167,8 +202,8 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
   }
 
   const server = bodyServer((req, res, url, body) => {
-    requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body });
     const a = route(req.method ?? "GET", url, req.headers, body);
+    requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body, at: Date.now(), status: a.status });
     res.writeHead(a.status, { "content-type": "application/json; charset=utf-8", ...a.headers });
     res.end(a.json === undefined ? "" : JSON.stringify(a.json));
   });
@@ -185,7 +220,19 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
       if (data.posts) posts = data.posts;
     },
     addAppToken(token: string) { appTokens.add(token); },
-    addUserToken(token: string, userId: string) { userTokens.set(token, userId); },
+    /** A user-context token; with a lifetime, X answers 401 for it once that is over. */
+    addUserToken(token: string, userId: string, expiresInSeconds?: number) {
+      userTokens.set(token, userId);
+      if (expiresInSeconds !== undefined) userTokenExpiry.set(token, Date.now() + expiresInSeconds * 1000);
+    },
+    /** An OAuth 2.0 client: with a secret, a confidential client (Basic auth at the token endpoint); null, a public one. */
+    addOAuthClient(clientId: string, secret: string | null) { oauthClients.set(clientId, secret); },
+    /** A refresh token issued to the client for the user. */
+    addRefreshToken(token: string, clientId: string, userId: string) { refreshTokens.set(token, { clientId, userId }); },
+    /** Lapses a user token now, as two hours passing would. */
+    expireUserToken(token: string) { userTokenExpiry.set(token, Date.now()); },
+    /** Forms sent to the token endpoint, in order. */
+    tokenRequests,
     /** The next n requests answer 401, 429 (window spent, with x-rate-limit-* headers) or 503, whatever they ask. */
     failNext(n: number, status: 401 | 429 | 503) { forced = { status, left: n }; },
     setRateLimit(w: { limit?: number; remaining?: number; resetEpochSeconds?: number }) {
@@ -196,7 +243,7 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
     /** Forget data, tokens, requests and failures; a fresh full window. */
     reset() {
       users = []; posts = []; created.length = 0; requests.length = 0; forced = null;
-      appTokens.clear(); userTokens.clear(); pageTokens.clear();
+      appTokens.clear(); userTokens.clear(); userTokenExpiry.clear(); oauthClients.clear(); refreshTokens.clear(); tokenRequests.length = 0; pageTokens.clear();
       Object.assign(window, { limit: 450, remaining: 450, reset: Math.floor(Date.now() / 1000) + 900 });
     },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),

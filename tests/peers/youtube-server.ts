@@ -27,7 +27,19 @@ export type YouTubeFailure =
   | "apiKeyInvalid" // 400, the newer bad-key body (reason badRequest + ErrorInfo API_KEY_INVALID)
   | "backendError"; // 500
 
-export interface RecordedRequest { method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders }
+export interface RecordedRequest {
+  method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders;
+  /** When it arrived (Date.now()) and the status it was answered with. */
+  at: number; status: number;
+}
+
+/**
+ * The project's daily quota as documented: search.list has its own bucket of 100 calls, everything else shares
+ * 10,000 units (videos.list costs 1), counted per Pacific day; an overdrawn bucket answers 403 quotaExceeded until
+ * midnight Pacific. Calls are counted whatever they answer, as Google does.
+ */
+export const YOUTUBE_DAILY_QUOTA = { search: 100, default: 10_000 };
+const pacificDay = (ms: number) => new Intl.DateTimeFormat("en-CA", { timeZone: "America/Los_Angeles" }).format(new Date(ms));
 
 const error = (code: number, reason: string, message: string, domain = "global", extra: object = {}) =>
   ({ status: code, body: { error: { code, message, errors: [{ message, domain, reason }], ...extra } } });
@@ -47,9 +59,20 @@ const FAILURES: Record<YouTubeFailure, ReturnType<typeof error>> = {
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 const str = (n: number | null | undefined) => (n === null || n === undefined ? undefined : String(n));
 
-export async function startYouTubeServer(opts: { apiKey: string } & Pick<StandInOptions, "port">) {
+export async function startYouTubeServer(opts: { apiKey: string; quota?: typeof YOUTUBE_DAILY_QUOTA } & Pick<StandInOptions, "port">) {
   let videos: FixtureVideo[] = [];
   const requests: RecordedRequest[] = [];
+  const limits = opts.quota ?? YOUTUBE_DAILY_QUOTA;
+  const spent = { day: "", search: 0, default: 0 };
+  /** Counts the call against its bucket; the quotaExceeded answer when that bucket was already spent today. */
+  function charge(path: string) {
+    const day = pacificDay(Date.now());
+    if (spent.day !== day) Object.assign(spent, { day, search: 0, default: 0 });
+    const bucket = path === "/youtube/v3/search" ? "search" : "default";
+    if (spent[bucket] >= limits[bucket]) return FAILURES.quotaExceeded;
+    spent[bucket]++;
+    return null;
+  }
   const failures: { failure: YouTubeFailure; headers: Record<string, string> }[] = [];
   const pageTokens = new Map<string, { query: string; offset: number }>();
 
@@ -116,12 +139,13 @@ export async function startYouTubeServer(opts: { apiKey: string } & Pick<StandIn
 
   function answer(req: http.IncomingMessage): { status: number; body: unknown; headers?: Record<string, string> } {
     const url = new URL(req.url ?? "/", "http://localhost");
-    requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers });
     const fail = failures.shift();
     if (fail) return { ...FAILURES[fail.failure], headers: fail.headers };
     const key = url.searchParams.get("key");
     if (!key) return error(403, "forbidden", "The request is missing a valid API key.", "global", { status: "PERMISSION_DENIED" });
     if (key !== opts.apiKey) return FAILURES.keyInvalid;
+    const over = charge(url.pathname);
+    if (over) return over;
     if (req.method !== "GET") return error(405, "methodNotAllowed", "Method not allowed");
     if (url.pathname === "/youtube/v3/search") return search(url.searchParams);
     if (url.pathname === "/youtube/v3/videos") return list(url.searchParams);
@@ -132,6 +156,8 @@ export async function startYouTubeServer(opts: { apiKey: string } & Pick<StandIn
     req.resume();
     req.on("end", () => {
       const a = answer(req);
+      const url = new URL(req.url ?? "/", "http://localhost");
+      requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, at: Date.now(), status: a.status });
       res.writeHead(a.status, { "content-type": "application/json; charset=UTF-8", ...a.headers });
       res.end(JSON.stringify(a.body));
     });
@@ -144,6 +170,8 @@ export async function startYouTubeServer(opts: { apiKey: string } & Pick<StandIn
     /** Requests to one API path, e.g. "/youtube/v3/search". */
     on: (path: string) => requests.filter((r) => r.path === path),
     setVideos(v: FixtureVideo[]) { videos = v; },
+    /** Today's quota untouched (a new project, or the next Pacific day). */
+    resetQuota() { spent.day = ""; },
     /** The next n requests fail this way, whatever they ask (headers, e.g. Retry-After, are added to the answer). */
     failNext(n: number, failure: YouTubeFailure, headers: Record<string, string> = {}) {
       for (let i = 0; i < n; i++) failures.push({ failure, headers });

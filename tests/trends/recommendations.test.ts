@@ -5,7 +5,8 @@ import { newId } from "@trendgate/db";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 
 const trend = (over: Partial<TrendInput> = {}): TrendInput => ({
-  id: over.id ?? "trd_1", name: "Edge AI", category: "tech/ai", severity: "high", stage: "rising", velocity: 400, anomalyScore: 12, sentiment: 0.2, current: 300, ...over,
+  id: over.id ?? "trd_1", name: "Edge AI", category: "tech/ai", severity: "high", stage: "rising", velocity: 400, anomalyScore: 12, sentiment: 0.2, current: 300,
+  sources: ["reddit", "x"], hoursActive: 2, ...over,
 });
 const nothing: AccountSetup = { workflow: "missing", chat: "missing", ads: [], webhooks: 0 };
 const everything: AccountSetup = { workflow: "ready", chat: "ready", ads: [{ provider: "google_ads", readiness: "ready", category: "tech" }], webhooks: 1 };
@@ -51,6 +52,18 @@ describe("recommend()", () => {
     expect(confidenceOf(trend({ stage: "cooling" }))).toBeLessThan(confidenceOf(trend({ stage: "rising" })));
     expect(confidenceOf(trend({ current: 10 }))).toBeLessThan(confidenceOf(trend({ current: 300 })));
   });
+
+  test("confidence grows with agreement across sources and with time active, and the reason says so", () => {
+    const by = (sources: string[], hoursActive: number) => confidenceOf(trend({ sources, hoursActive }));
+    expect(by(["x"], 2)).toBeLessThan(by(["reddit", "x"], 2));
+    expect(by(["reddit", "x"], 2)).toBeLessThan(by(["reddit", "x", "youtube"], 2));
+    expect(by(["x"], 0.1)).toBeLessThan(by(["x"], 5));
+    expect(by(["x"], 5)).toBe(by(["x"], 50)); // duration stops counting after a few hours
+    const [one] = recommend([trend({ sources: ["x"], hoursActive: 0.2, anomalyScore: 9.04 })], everything);
+    expect(one.reason).toMatch(/\[score 9\.0, detected under an hour ago, seen on x only\]$/);
+    const [three] = recommend([trend({ sources: ["reddit", "x", "youtube"], hoursActive: 4.5 })], everything);
+    expect(three.reason).toMatch(/\[score 12\.0, active 4 h, seen on 3 sources \(reddit, x, youtube\)\]$/);
+  });
 });
 
 describe("GET /api/intelligence/recommendations", () => {
@@ -92,5 +105,23 @@ describe("GET /api/intelligence/recommendations", () => {
     expect(recs.filter((r) => r.action === "target_ads_category")).toHaveLength(1); // the positive trend only
     expect(recs.filter((r) => r.action === "alert_team").map((r) => r.reason).join(" ")).toMatch(/negative conversation/);
     expect(new Set(recs.map((r) => r.confidence)).size).toBeGreaterThan(1);
+  });
+
+  test("confidence counts the sources that saw the topic in the last day, from the stored signals", async () => {
+    const a = await gw.account();
+    await seedTrend(a.accountId, { severity: "high", stage: "rising", sentiment: 0.2, score: 12 });
+    const [t] = await gw.deps.db.trend.findMany({ where: { accountId: a.accountId } });
+    const signal = (source: string, hoursAgo: number) => ({
+      id: newId("sig"), accountId: a.accountId, source, externalId: `${source}-${hoursAgo}`, topic: t.name, category: t.category, count: 1,
+      observedAt: new Date(Date.now() - hoursAgo * 3600_000),
+    });
+    await gw.deps.db.signal.createMany({ data: [signal("x", 1), signal("youtube", 30)] }); // youtube: too long ago
+    const get = async () => (await gw.http.get("/api/intelligence/recommendations").set(a.auth)).body.data as any[];
+    const before = await get();
+    expect(before[0].reason).toMatch(/seen on x only\]$/);
+    await gw.deps.db.signal.createMany({ data: [signal("reddit", 2)] });
+    const after = await get();
+    expect(after[0].reason).toMatch(/seen on 2 sources \(reddit, x\)\]$/);
+    expect(after[0].confidence).toBeGreaterThan(before[0].confidence);
   });
 });

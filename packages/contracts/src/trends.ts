@@ -57,9 +57,10 @@ export const Recommendation = z
         "`watch`: nothing to do yet. A trend with sentiment at or below -0.3 is never recommended for ads.",
     }),
     connector: z.enum(["workflow", "ads", "chat", "webhooks"]).nullable(),
-    reason: z.string(),
+    reason: z.string().meta({ description: "Why, ending with the evidence in brackets: the score, how long the trend has been active, the sources that saw it in the last day" }),
     confidence: z.number().min(0).max(1).meta({
-      description: "0-1: the evidence (1 - e^(-anomaly_score/10)) x the stage (rising 1, emerging 0.9, peaking 0.8, cooling 0.5) x the volume (0.6 + 0.4 x min(1, current/100))",
+      description: "0-1: the evidence (1 - e^(-anomaly_score/10)) x the stage (rising 1, emerging 0.9, peaking 0.8, cooling 0.5) x the volume (0.6 + 0.4 x min(1, current/100)) " +
+        "x agreement across sources in the last day (one 0.85, two 0.95, three or more 1) x duration (0.8 when just detected, 1 after 3 hours)",
     }),
   })
   .meta({ id: "Recommendation" });

@@ -182,3 +182,15 @@ export async function storeSignals(
 /** How many signals the account stored from `source` since `since`. */
 export const countSignalsSince = (db: Db, accountId: string, source: string, since: Date) =>
   db.signal.count({ where: { accountId, source, createdAt: { gte: since } } });
+
+/** Per topic name: the distinct sources of its signals observed since `since` (the (account, topic, observed_at) index). */
+export async function sourcesByTopic(db: Db, accountId: string, topics: string[], since: Date): Promise<Map<string, string[]>> {
+  if (topics.length === 0) return new Map();
+  const { rows } = await db.$pool.query<{ topic: string; sources: string[] }>(
+    `SELECT topic, array_agg(DISTINCT source ORDER BY source) AS sources FROM signals
+      WHERE account_id = $1 AND topic = ANY($2::text[]) AND observed_at >= ($3::timestamptz AT TIME ZONE 'UTC')
+      GROUP BY topic`,
+    [accountId, topics, since.toISOString()],
+  );
+  return new Map(rows.map((r) => [r.topic, r.sources]));
+}

@@ -67,3 +67,12 @@ export async function decideSocialDraft<A>(db: Db, connectionId: string, action:
   );
   return rows.length ? rows[0].a : null;
 }
+
+/**
+ * Replaces a connection's sealed credentials after the provider rotated them (a refresh token that works only once),
+ * unless they were replaced meanwhile (a PUT, whose credentials then win). Returns whether it wrote.
+ */
+export async function rotateSocialCredentials(db: Db, connectionId: string, expected: string, next: string): Promise<boolean> {
+  const { count } = await db.socialConnection.updateMany({ where: { id: connectionId, credentialsCiphertext: expected }, data: { credentialsCiphertext: next } });
+  return count > 0;
+}

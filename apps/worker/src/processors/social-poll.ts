@@ -4,7 +4,7 @@ import {
   ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
 } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { insertSignals, newId, type Prisma } from "@trendgate/db";
+import { insertSignals, newId, rotateSocialCredentials, type Prisma } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
 import { deferJob } from "../outbox/defer.ts";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
@@ -57,27 +57,29 @@ export const socialPoll: ProcessorFactory = {
           if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: why });
           return { skipped: why };
         }
-        if (action && action.kind === "run") return runAction(deps, conn, connector, action, data.action_id!);
-        if (conn.status === "needs_reauth" || conn.status === "error") {
+        const runs = !!action && action.kind === "run";
+        if (!runs && (conn.status === "needs_reauth" || conn.status === "error")) {
           if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: `not polled: connection status is ${conn.status}` });
           return { skipped: conn.status };
         }
-        if (data.action && (conn.status === "rate_limited" || conn.status === "quota_exhausted") && conn.nextPollAt && conn.nextPollAt > new Date()) {
+        if (data.action && !runs && (conn.status === "rate_limited" || conn.status === "quota_exhausted") && conn.nextPollAt && conn.nextPollAt > new Date()) {
           // "Poll now" while the provider's window is spent would only spend more of it (and a token request each time).
           const why = `not polled: ${conn.status.replace("_", " ")} until ${conn.nextPollAt.toISOString()}, when the scheduled poll runs`;
           if (data.action_id) await updateAction(deps, conn.id, data.action_id, { status: "failed", error: why });
           return { skipped: why };
         }
-        // One poll per connection at a time, fleet-wide (a Redis lock): two at once would both read the same cursor
-        // and quota ledger and the last to finish would overwrite the other's (searches spent but not counted).
+        // One job per connection at a time, fleet-wide (a Redis lock): two polls at once would both read the same
+        // cursor and quota ledger and the last to finish would overwrite the other's (searches spent but not counted);
+        // an action may rotate the credentials, which a poll running meanwhile would then fail to record against.
         const lockKey = `${deps.config.QUEUE_PREFIX}:social:poll:${conn.id}`;
         const owner = `${job.id}:${Date.now()}`;
         const redis = deps.queues.connection;
         if (!(await tryLock(redis, lockKey, owner, LEASE_SECONDS * 1000))) return deferJob(job, token, POLL_BUSY_WAIT_MS);
         let result;
         try {
-          const current = await db.socialConnection.findUnique({ where: { id: conn.id } }); // as the last poll left it
+          const current = await db.socialConnection.findUnique({ where: { id: conn.id } }); // as the last job left it
           if (!current) return { skipped: "connection deleted" };
+          if (runs) return await runAction(deps, current, connector, action as RunAction, data.action_id!);
           result = await poll(deps, current, connector);
         } finally {
           await releaseLock(redis, lockKey, owner).catch((err) => logger.warn({ connection_id: conn.id, err: String(err) }, "poll lock not released; it lapses"));
@@ -96,21 +98,25 @@ export const socialPoll: ProcessorFactory = {
 
 /** Claims the due connections (pushing next_poll_at forward by the lease) and queues a poll job for each. */
 async function tick({ db, queues }: WorkerDeps) {
-  // next_poll_at is a timestamp without time zone holding UTC (Prisma's convention), hence AT TIME ZONE 'UTC'.
-  const { rows } = await db.$pool.query<{ id: string }>(
-    `UPDATE social_connections SET next_poll_at = (now() AT TIME ZONE 'UTC') + $1 * interval '1 second'
-      WHERE id IN (SELECT id FROM social_connections
-                    WHERE status IN ('active', 'rate_limited', 'quota_exhausted') AND next_poll_at <= (now() AT TIME ZONE 'UTC')
-                    ORDER BY next_poll_at LIMIT 1000 FOR UPDATE SKIP LOCKED)
-      RETURNING id`, [LEASE_SECONDS]);
+  // next_poll_at is a timestamp without time zone holding UTC (Prisma's convention), hence AT TIME ZONE 'UTC'. "Due"
+  // is judged on the workers' clock, the one that wrote next_poll_at, not the database's.
   const at = Date.now();
+  const { rows } = await db.$pool.query<{ id: string }>(
+    `UPDATE social_connections SET next_poll_at = ($2::timestamptz AT TIME ZONE 'UTC') + $1 * interval '1 second'
+      WHERE id IN (SELECT id FROM social_connections
+                    WHERE status IN ('active', 'rate_limited', 'quota_exhausted') AND next_poll_at <= ($2::timestamptz AT TIME ZONE 'UTC')
+                    ORDER BY next_poll_at LIMIT 1000 FOR UPDATE SKIP LOCKED)
+      RETURNING id`, [LEASE_SECONDS, new Date(at).toISOString()]);
   for (const r of rows) await queues.add(QUEUES.socialPoll, { connection_id: r.id }, { jobId: `poll-${r.id}-${at}` });
   return { queued: rows.length };
 }
 
 function contextOf(deps: WorkerDeps, conn: Row, connector: SocialConnector, now: Date): SocialContext {
   const env = deps.config.PROVIDER_ENV;
-  return { baseUrl: conn.baseUrl ?? baseUrlOf(connector.manifest, env), env, now, request: (m, u, i) => deps.connectors.request(m, u, i) };
+  return {
+    baseUrl: conn.baseUrl ?? baseUrlOf(connector.manifest, env), env, now, request: (m, u, i) => deps.connectors.request(m, u, i),
+    saveCredentials: (credentials) => rotateSocialCredentials(deps.db, conn.id, conn.credentialsCiphertext, deps.secrets.seal(JSON.stringify(credentials))),
+  };
 }
 
 function stateOf(deps: WorkerDeps, conn: Row): SocialConnectionState {

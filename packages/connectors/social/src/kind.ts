@@ -17,6 +17,11 @@ export interface SocialContext extends ProviderContext {
   /** The whole environment, for variables a provider names itself (e.g. Reddit's token host). */
   env: ProviderEnv;
   now: Date;
+  /**
+   * Stores the connection's credentials anew, sealed, after the provider rotated them (X's refresh tokens work once).
+   * False when a PUT replaced them meanwhile: those win. Jobs of one connection run one at a time, so none races it.
+   */
+  saveCredentials(credentials: Record<string, string>): Promise<boolean>;
 }
 
 /** One connection as its provider sees it. */

@@ -26,6 +26,10 @@ export interface TrendInput {
   sentiment: number | null;
   /** Mentions in the assessed bucket. */
   current: number;
+  /** The sources (connectors, or a pushed signal's `source`) that mentioned the topic in the last day. */
+  sources: string[];
+  /** Hours since the trend was detected. */
+  hoursActive: number;
 }
 
 /** At or below this average sentiment a trend is a complaint or a controversy: a team alert, never an ad. */
@@ -35,13 +39,24 @@ const STAGE_WEIGHT: Record<string, number> = { rising: 1, emerging: 0.9, peaking
 
 /**
  * How sure a recommendation is: the evidence (1 - e^(-score/10): 0.36 at the lowest alerting score 4.5, 0.63 at 10,
- * 0.86 at 20, still rising beyond), the stage (a rising trend is worth acting on, a cooling one less), and volume
- * (a trend of a handful of mentions an hour is less certain than one of hundreds).
+ * 0.86 at 20, still rising beyond), the stage (a rising trend is worth acting on, a cooling one less), volume (a trend
+ * of a handful of mentions an hour is less certain than one of hundreds), agreement (a rise seen on one platform
+ * only may be that platform's artefact, a bot wave or one viral post: x0.85; two sources x0.95; three or more x1)
+ * and duration (a trend detected minutes ago has had no time to be contradicted: from x0.8, reaching x1 at 3 hours).
  */
 export function confidenceOf(t: TrendInput): number {
   const evidence = 1 - Math.exp(-Math.max(0, t.anomalyScore) / 10);
   const volume = 0.6 + 0.4 * Math.min(1, Math.max(0, t.current) / 100);
-  return Math.round(evidence * (STAGE_WEIGHT[t.stage] ?? 0.5) * volume * 100) / 100;
+  const agreement = t.sources.length >= 3 ? 1 : t.sources.length === 2 ? 0.95 : 0.85;
+  const duration = 0.8 + 0.2 * Math.min(1, Math.max(0, t.hoursActive) / 3);
+  return Math.round(evidence * (STAGE_WEIGHT[t.stage] ?? 0.5) * volume * agreement * duration * 100) / 100;
+}
+
+/** The evidence behind the confidence, in words, appended to each reason. */
+function evidenceOf(t: TrendInput): string {
+  const hours = t.hoursActive < 1 ? "detected under an hour ago" : `active ${Math.floor(t.hoursActive)} h`;
+  const where = t.sources.length === 0 ? "no source in the last day" : t.sources.length === 1 ? `seen on ${t.sources[0]} only` : `seen on ${t.sources.length} sources (${t.sources.join(", ")})`;
+  return `score ${t.anomalyScore.toFixed(1)}, ${hours}, ${where}`;
 }
 
 const SETUP_PATHS = {
@@ -110,5 +125,7 @@ export function recommend(trends: readonly TrendInput[], setup: AccountSetup): R
     }
   }
   for (const [connector, s] of setupNeeded) out.push({ ...s.base, action: "set_up_connector", connector, reason: s.reason });
+  const evidence = new Map(trends.map((t) => [t.id, evidenceOf(t)]));
+  for (const r of out) r.reason = `${r.reason} [${evidence.get(r.trend_id)}]`;
   return out.sort((a, b) => b.confidence - a.confidence || a.trend_id.localeCompare(b.trend_id));
 }

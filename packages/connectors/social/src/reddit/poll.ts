@@ -1,7 +1,8 @@
 import type { PollOutcome, SocialConnectionState, SocialContext } from "../kind.ts";
 import { quotaJson, spentUntil } from "../quota-json.ts";
 import { ProviderError, type Observation, type QuotaState } from "../types.ts";
-import { RedditClient } from "./client.ts";
+import { appToken, forgetAppToken } from "./app-token.ts";
+import { RedditClient, type RedditSearchParams } from "./client.ts";
 import { REDDIT_AUTH_URL } from "./manifest.ts";
 import type { RedditOptions } from "./schemas.ts";
 
@@ -42,7 +43,19 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
   const start = Number.isInteger(resumeAt) && resumeAt! < searches.length ? resumeAt! : 0;
   let at = start;
   try {
-    const { accessToken } = await reddit.clientCredentialsToken(conn.credentials.client_id, conn.credentials.client_secret);
+    const { client_id: clientId, client_secret: secret } = conn.credentials;
+    let token = await appToken(reddit, authBaseUrl, clientId, secret);
+    const search = async (params: RedditSearchParams) => {
+      try {
+        return await reddit.searchSubreddit(params, token.accessToken);
+      } catch (e) {
+        // A held token Reddit refused before its time (revoked): once more with a new one.
+        if (!token.cached || !(e instanceof ProviderError) || e.kind !== "unauthorized") throw e;
+        forgetAppToken(authBaseUrl, clientId, secret);
+        token = await appToken(reddit, authBaseUrl, clientId, secret);
+        return reddit.searchSubreddit(params, token.accessToken);
+      }
+    };
     for (let i = 0; i < searches.length; i++) {
       at = (start + i) % searches.length;
       const { subreddit, term } = searches[at];
@@ -61,7 +74,7 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
       let more = false;
       try {
         for (let p = 0; p < (options.max_pages ?? 2); p++) {
-          const page = await reddit.searchSubreddit({ subreddit, query: term, topic: term, sort: "new", t: "day", after }, accessToken);
+          const page = await search({ subreddit, query: term, topic: term, sort: "new", t: "day", after });
           last = page.quota;
           const fresh = page.items.filter((o) => o.observedAt.getTime() > seenUntil);
           observations.push(...fresh);

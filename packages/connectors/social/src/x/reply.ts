@@ -3,6 +3,7 @@ import { ProviderError } from "../types.ts";
 import { XClient } from "./client.ts";
 import { PROVIDER } from "./http.ts";
 import { XReplyBody } from "./schemas.ts";
+import { canRefresh, userToken } from "./user-token.ts";
 
 /** Response routing: a reply is drafted, a person approves it, then the worker posts it with the user-context token. */
 export const replyAction: RunAction<{ in_reply_to_id: string; text: string }> = {
@@ -16,15 +17,20 @@ export const replyAction: RunAction<{ in_reply_to_id: string; text: string }> = 
     "A rate-limited reply is retried after the limit resets.",
   body: XReplyBody,
   approval: true,
-  precheck: (creds) => creds.user_token ? null : {
-    detail: "Replies need a user-context token: PUT the connection with credentials.user_token",
+  precheck: (creds) => creds.user_token || canRefresh(creds) ? null : {
+    detail: "Replies need a user-context token: PUT the connection with credentials.user_token (and user_refresh_token with client_id to keep replying after two hours)",
     message: "the X connection has no credentials.user_token",
     code: "missing_user_token",
   },
   async run(ctx, conn, input) {
-    const token = conn.credentials.user_token;
-    if (!token) throw new ProviderError(PROVIDER, "unauthorized", "reply: the connection has no user_token");
-    const r = await new XClient(ctx).reply({ inReplyToId: input.in_reply_to_id, text: input.text }, token);
-    return { post_id: r.id };
+    const x = new XClient(ctx);
+    const post = async (token: string) => ({ post_id: (await x.reply({ inReplyToId: input.in_reply_to_id, text: input.text }, token)).id });
+    try {
+      return await post(await userToken(ctx, conn));
+    } catch (e) {
+      // Refused before its stated expiry (revoked, or issued without one): once more with a new token, if we can get one.
+      if (!(e instanceof ProviderError) || e.kind !== "unauthorized" || e.detail.status !== 401 || !canRefresh(conn.credentials)) throw e;
+      return post(await userToken(ctx, conn, { refused: true }));
+    }
   },
 };

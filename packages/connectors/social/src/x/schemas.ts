@@ -12,8 +12,16 @@ export const XConnectionBody = z
   .object({
     credentials: z.object({
       bearer_token: secret.meta({ description: "App-only bearer token: recent search" }),
-      user_token: secret.optional().meta({ description: "User-context OAuth 2.0 token with tweet.write: needed for replies" }),
-    }).strict(),
+      user_token: secret.optional().meta({ description: "User-context OAuth 2.0 token with tweet.write: needed for replies (X issues it for two hours)" }),
+      user_refresh_token: secret.optional().meta({
+        description: "The refresh token X issued with it (scope offline.access): a reply after the two hours gets a new token first. " +
+          "X rotates refresh tokens; the worker stores each new one, sealed",
+      }),
+      client_id: secret.optional().meta({ description: "The OAuth 2.0 client the user tokens were issued to (required with user_refresh_token)" }),
+      client_secret: secret.optional().meta({ description: "That client's secret, for a confidential client (web app); omit for a public client" }),
+    }).strict().superRefine((c, ctx) => {
+      if (c.user_refresh_token && !c.client_id) ctx.addIssue({ code: "custom", path: ["client_id"], message: "required with user_refresh_token (the OAuth client the token was issued to)" });
+    }),
     terms: terms(1),
     options: z.object({
       category,
