@@ -190,6 +190,29 @@ describe("X polling", () => {
     expect(await db().signal.count({ where: { accountId: a.accountId, source: "x" } })).toBe(26);
   });
 
+  test("X's window is paced: a poll stops before a search the window cannot pay for, and the next one starts at that term", async () => {
+    const a = await stack.gw.account();
+    const conn = await connectX(a.auth, { terms: ["alpha", "beta", "gamma"], options: { page_size: 10, max_pages: 2 } });
+    xp.setData({ posts: [post(3, "alpha beta gamma")] });
+    // Three requests left in the window: alpha leaves 2, beta leaves 1, gamma (up to 2 pages) waits for the reset.
+    const reset = Math.floor(Date.now() / 1000) + 600;
+    xp.setRateLimit({ limit: 450, remaining: 3, resetEpochSeconds: reset });
+    xp.requests.length = 0;
+    const searched = () => xp.requests.filter((r) => r.path === "/2/tweets/search/recent").map((r) => `${r.query.get("query")}:${r.status}`);
+    let polled = await tickAndWait(conn.id);
+    expect(searched()).toEqual(["alpha:200", "beta:200"]);
+    expect(polled.status).toBe("active");
+    expect(polled.nextPollAt!.getTime()).toBeGreaterThanOrEqual(reset * 1000);
+
+    // The window resets; the next poll starts with the term it stopped before.
+    xp.setRateLimit({ limit: 450, remaining: 450, resetEpochSeconds: reset + 900 });
+    await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+    xp.requests.length = 0;
+    polled = await tickAndWait(conn.id, polled.lastPolledAt!);
+    expect(searched()).toEqual(["gamma:200", "alpha:200", "beta:200"]);
+    expect(await db().signal.count({ where: { accountId: a.accountId, source: "x" } })).toBe(1);
+  });
+
   test("a burst larger than one poll's pages is read over the next polls, not cut off: every post counts", async () => {
     const a = await stack.gw.account();
     const conn = await connectX(a.auth, { options: { page_size: 10, max_pages: 2, category: "energy/solar" } });

@@ -29,7 +29,7 @@ import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
 type Row = Prisma.SocialConnectionGetPayload<object>;
 type SocialJob = JobPayload<typeof QUEUES.socialPoll>;
-interface Cursor { terms?: Record<string, unknown>; failures?: number; actions?: SocialAction[] }
+interface Cursor { terms?: Record<string, unknown>; failures?: number; resume_at?: number; actions?: SocialAction[] }
 
 const LEASE_SECONDS = 600; // a claimed connection is claimed again only if its job did not finish within this
 const BACKOFF_BASE_MS = 30_000;
@@ -124,6 +124,7 @@ function stateOf(deps: WorkerDeps, conn: Row): SocialConnectionState {
     id: conn.id, terms: conn.terms, options: conn.options as Record<string, any>, quota: conn.quota as Record<string, any>,
     credentials: JSON.parse(deps.secrets.open(conn.credentialsCiphertext)) as Record<string, string>,
     cursor: { ...(conn.cursor as Cursor).terms },
+    resumeAt: (conn.cursor as Cursor).resume_at,
   };
 }
 
@@ -138,7 +139,7 @@ async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
     outcome = await connector.poll(contextOf(deps, conn, connector, now), stateOf(deps, conn));
   } catch (e) {
     if (!(e instanceof ProviderError)) throw e;
-    outcome = { observations: [], cursor: { ...cursor.terms }, quota: conn.quota as Record<string, unknown>, error: e };
+    outcome = { observations: [], cursor: { ...cursor.terms }, quota: conn.quota as Record<string, unknown>, error: e, resumeAt: cursor.resume_at };
   }
 
   const category = (options.category as string | undefined) ?? `social/${conn.provider.replaceAll("_", "-")}`;
@@ -186,9 +187,9 @@ async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
   const { rowCount } = await deps.db.$pool.query(
     `UPDATE social_connections
         SET status = $2, last_error = $3, next_poll_at = ($4::timestamptz AT TIME ZONE 'UTC'), last_polled_at = ($5::timestamptz AT TIME ZONE 'UTC'),
-            quota = $6::jsonb, cursor = cursor || jsonb_build_object('terms', $7::jsonb, 'failures', $8::int), updated_at = (now() AT TIME ZONE 'UTC')
+            quota = $6::jsonb, cursor = cursor || jsonb_build_object('terms', $7::jsonb, 'failures', $8::int, 'resume_at', $10::int), updated_at = (now() AT TIME ZONE 'UTC')
       WHERE id = $1 AND credentials_ciphertext = $9`,
-    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(quota), JSON.stringify(outcome.cursor), failures, conn.credentialsCiphertext],
+    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(quota), JSON.stringify(outcome.cursor), failures, conn.credentialsCiphertext, outcome.resumeAt ?? null],
   );
   if (rowCount && status === "needs_reauth" && conn.status !== "needs_reauth") await recordNeedsReauth(deps, conn, lastError);
   return { stored, observations: outcome.observations.length, status, error: lastError };

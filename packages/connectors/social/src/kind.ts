@@ -34,6 +34,8 @@ export interface SocialConnectionState {
   credentials: Record<string, string>;
   /** The provider's own cursor, as its last poll returned it (kept in `cursor.terms` of the row). */
   cursor: Record<string, any>;
+  /** Where the last poll stopped in its list of searches (a limit part way): this poll starts there (pacing.ts). */
+  resumeAt?: number;
   /** Quota as last recorded, in the provider's own shape (shown in the status' `quota`). */
   quota: Record<string, any>;
 }
@@ -49,6 +51,8 @@ export interface PollOutcome {
   notBefore?: Date;
   /** Part of the poll could not run (one subreddit of several refused): shown as the connection's last_error, status kept. */
   warning?: string;
+  /** The search the poll stopped before (rate limit, or the window too low to pay for it): the next poll starts there. */
+  resumeAt?: number;
 }
 
 interface ActionBase {

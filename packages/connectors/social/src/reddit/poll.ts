@@ -1,4 +1,5 @@
 import type { PollOutcome, SocialConnectionState, SocialContext } from "../kind.ts";
+import { pauseBefore, rotation } from "../pacing.ts";
 import { quotaJson, spentUntil } from "../quota-json.ts";
 import { ProviderError, type Observation, type QuotaState } from "../types.ts";
 import { appToken, forgetAppToken } from "./app-token.ts";
@@ -6,11 +7,8 @@ import { RedditClient, type RedditSearchParams } from "./client.ts";
 import { REDDIT_AUTH_URL } from "./manifest.ts";
 import type { RedditOptions } from "./schemas.ts";
 
-/**
- * Per `r/{subreddit}:{term}`: the newest post time seen; `resume_at`: the search (index into terms x subreddits) a
- * poll stopped at, where the next one starts, so a rate limit part way through never starves the later searches.
- */
-type RedditCursor = Record<string, SearchCursor> & { resume_at?: number };
+/** Per `r/{subreddit}:{term}`. */
+type RedditCursor = Record<string, SearchCursor>;
 /**
  * Per search: the newest post time counted. While more new posts than max_pages pages arrived between two polls are
  * being read, `after` is the listing position to read on from and `pending_newest` the newest of them: the next
@@ -30,7 +28,7 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
   const options = conn.options as RedditOptions;
   const authBaseUrl = options.auth_base_url ?? (ctx.env[REDDIT_AUTH_URL.env] || REDDIT_AUTH_URL.default);
   const reddit = new RedditClient(ctx, { authBaseUrl, userAgent: options.user_agent });
-  const { resume_at: resumeAt, ...seen } = conn.cursor as RedditCursor;
+  const { resume_at: _legacy, ...seen } = conn.cursor as RedditCursor & { resume_at?: unknown }; // kept here before pacing.ts
   const cursor: RedditCursor = { ...seen };
   const observations: Observation[] = [];
   const refused = new Map<string, ProviderError>();
@@ -39,9 +37,10 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
     observations, cursor, error, quota: last ? { last: quotaJson(last) } : conn.quota, notBefore: last && spentUntil(last),
     ...(refused.size && !error ? { warning: [...refused].map(([sub, e]) => `r/${sub} skipped: ${e.message}`).join("; ") } : {}),
   });
+  // Searches: terms x subreddits, round-robin from where the last poll stopped (pacing.ts).
   const searches = conn.terms.flatMap((term) => options.subreddits.map((subreddit: string) => ({ subreddit, term })));
-  const start = Number.isInteger(resumeAt) && resumeAt! < searches.length ? resumeAt! : 0;
-  let at = start;
+  const order = rotation(searches.length, conn.resumeAt);
+  let at = order[0] ?? 0;
   try {
     const { client_id: clientId, client_secret: secret } = conn.credentials;
     let token = await appToken(reddit, authBaseUrl, clientId, secret);
@@ -56,16 +55,13 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
         return reddit.searchSubreddit(params, token.accessToken);
       }
     };
-    for (let i = 0; i < searches.length; i++) {
-      at = (start + i) % searches.length;
+    for (const i of order) {
+      at = i;
       const { subreddit, term } = searches[at];
       if (refused.has(subreddit)) continue;
-      // Paced by Reddit's own window: with fewer requests left than a search may take, stop here and resume at this
-      // search once the window resets, instead of running into a 429.
-      if (last && last.remaining !== null && last.remaining < (options.max_pages ?? 2) && last.resetAt && last.resetAt.getTime() > Date.now()) {
-        cursor.resume_at = at;
-        return { ...out(), notBefore: last.resetAt };
-      }
+      // Paced by Reddit's own window: stop before a search it cannot pay for; resume here once the window resets.
+      const pause = pauseBefore(last, options.max_pages ?? 2);
+      if (pause) return { ...out(), notBefore: pause, resumeAt: at };
       const key = `r/${subreddit}:${term}`;
       const c: SearchCursor = cursor[key] ?? {};
       const seenUntil = c.newest_at ? Date.parse(c.newest_at) : 0;
@@ -94,8 +90,7 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
     }
   } catch (e) {
     if (!(e instanceof ProviderError)) throw e;
-    cursor.resume_at = at;
-    return out(e);
+    return { ...out(e), resumeAt: at };
   }
   if (refused.size === options.subreddits.length) return out(refused.values().next().value);
   return out();

@@ -1,4 +1,5 @@
 import type { PollOutcome, SocialConnectionState, SocialContext } from "../kind.ts";
+import { pauseBefore, rotation } from "../pacing.ts";
 import { quotaJson, spentUntil } from "../quota-json.ts";
 import { ProviderError, type Observation, type QuotaState } from "../types.ts";
 import { XClient } from "./client.ts";
@@ -34,25 +35,28 @@ export async function pollX(ctx: SocialContext, conn: SocialConnectionState): Pr
   const out = (error?: ProviderError): PollOutcome => ({
     observations, cursor, error, quota: { last: last ? quotaJson(last) : (conn.quota.last ?? null), spend: { ...spend, cap } }, notBefore: last && spentUntil(last),
   });
-  for (const term of conn.terms) {
+  // Round-robin from where the last poll stopped, paced by X's window (pacing.ts): a limit part way never starves
+  // the later terms, and a search the window cannot pay for waits for its reset instead of drawing a 429.
+  for (const i of rotation(conn.terms.length, conn.resumeAt)) {
+    const term = conn.terms[i];
     const at: TermCursor = cursor[term] ?? {};
     const left = cap - spend.posts;
     if (left < 10) { // X's smallest page
       const midnight = new Date(`${today}T00:00:00Z`);
       midnight.setUTCDate(midnight.getUTCDate() + 1);
-      return out(new ProviderError("x", "quota_exhausted", `the daily read cap of ${cap} posts (options.max_posts_per_day) is reached; reading resumes at ${midnight.toISOString()}`, {
+      return { resumeAt: i, ...out(new ProviderError("x", "quota_exhausted", `the daily read cap of ${cap} posts (options.max_posts_per_day) is reached; reading resumes at ${midnight.toISOString()}`, {
         status: null, resetAt: midnight, providerCode: "daily_read_cap",
-      }));
+      })) };
     }
     const pageSize = Math.min(options.page_size ?? 100, left);
+    const maxPages = Math.max(1, Math.min(options.max_pages ?? 3, Math.floor(left / pageSize)));
+    const pause = pauseBefore(last, maxPages);
+    if (pause) return { ...out(), notBefore: pause, resumeAt: i };
     let res;
     try {
-      res = await x.searchAll({
-        query: term, topic: term, sinceId: at.since_id, untilId: at.until_id, maxResults: pageSize,
-        maxPages: Math.max(1, Math.min(options.max_pages ?? 3, Math.floor(left / pageSize))),
-      }, conn.credentials.bearer_token);
+      res = await x.searchAll({ query: term, topic: term, sinceId: at.since_id, untilId: at.until_id, maxResults: pageSize, maxPages }, conn.credentials.bearer_token);
     } catch (e) {
-      if (e instanceof ProviderError) return out(e);
+      if (e instanceof ProviderError) return { ...out(e), resumeAt: i };
       throw e;
     }
     observations.push(...res.items);
@@ -71,7 +75,7 @@ export async function pollX(ctx: SocialContext, conn: SocialConnectionState): Pr
       // reads only its pages: the 7 days before it are not backfilled; one that stopped part way reads them again.)
       cursor[term] = { since_id: newest };
     }
-    if (res.interrupted) return out(res.interrupted);
+    if (res.interrupted) return { ...out(res.interrupted), resumeAt: i };
   }
   return out();
 }
