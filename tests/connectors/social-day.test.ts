@@ -87,9 +87,11 @@ test("24 simulated hours, one term per polled provider at default settings: with
   }));
   // Reddit: ~25 posts an hour in r/energy, 450 more in ten minutes (more than a poll's 2 pages of 100 per search).
   const redditAt = arrivals(random, 25, [{ atHour: 14, n: 450, minutes: 10 }]);
+  // Reddit's search is a separate index: a post shows up in it some time after it was created (up to 90 s here), so
+  // a later poll can find a post older than the newest one it already saw.
   const redditPosts: (RedditPostFixture & { arrives: number })[] = redditAt.map((ms, i) => ({
     id: (1_000_000 + i).toString(36), subreddit: "energy", title: `Solar panel thread ${i}`, score: 1, num_comments: 0,
-    created_utc: Math.floor(ms / 1000), arrives: ms,
+    created_utc: Math.floor(ms / 1000), arrives: ms + random() * 90_000,
   }));
   // YouTube: 40 videos published over the day, each gaining views at its own pace.
   const videos = Array.from({ length: 40 }, (_, i) => ({

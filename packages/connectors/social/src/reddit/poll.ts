@@ -16,6 +16,12 @@ type RedditCursor = Record<string, SearchCursor>;
  */
 type SearchCursor = { newest_at?: string; after?: string; pending_newest?: string };
 
+/**
+ * How late a post may reach Reddit's search index after it was created. Each search reads again from this long
+ * before the newest post it saw (signals are deduplicated on the post id, so a post read twice counts once).
+ */
+export const INDEX_LAG_MS = 10 * 60_000;
+
 /** A subreddit's own refusal (private, banned, gone): its searches are skipped, the others run. */
 const aboutTheSubreddit = (e: ProviderError) => e.kind === "bad_request" || e.kind === "not_found";
 
@@ -65,6 +71,8 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
       const key = `r/${subreddit}:${term}`;
       const c: SearchCursor = cursor[key] ?? {};
       const seenUntil = c.newest_at ? Date.parse(c.newest_at) : 0;
+      // Re-read the last INDEX_LAG_MS before it: posts reach Reddit's search index late, after newer ones were seen.
+      const from = seenUntil > 0 ? seenUntil - INDEX_LAG_MS : 0;
       let newest = c.pending_newest ? Date.parse(c.pending_newest) : seenUntil;
       let after = c.after;
       let more = false;
@@ -72,7 +80,7 @@ export async function pollReddit(ctx: SocialContext, conn: SocialConnectionState
         for (let p = 0; p < (options.max_pages ?? 2); p++) {
           const page = await search({ subreddit, query: term, topic: term, sort: "new", t: "day", after });
           last = page.quota;
-          const fresh = page.items.filter((o) => o.observedAt.getTime() > seenUntil);
+          const fresh = page.items.filter((o) => o.observedAt.getTime() > from);
           observations.push(...fresh);
           for (const o of fresh) newest = Math.max(newest, o.observedAt.getTime());
           more = fresh.length === page.items.length && !!page.next;
