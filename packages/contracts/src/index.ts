@@ -5,6 +5,7 @@ export * from "./signals.ts";
 export * from "./status.ts";
 export * from "./trend-events.ts";
 export * from "./trends.ts";
+export * from "./webhook-filter.ts";
 export * from "./webhooks.ts";
 export * from "./queues.ts";
 export * from "./connectors.ts";

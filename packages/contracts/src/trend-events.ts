@@ -48,6 +48,8 @@ export const TrendEvent = z
     velocity: z.number(),
     previous_velocity: z.number().nullable(),
     anomaly_score: z.number(),
+    sentiment: z.number().min(-1).max(1).nullable().optional()
+      .meta({ description: "The topic's mean sentiment (-1..1) when measured; null without scored mentions (absent on events published before it was added)" }),
     timestamp: z.iso.datetime().meta({ description: "Start (UTC) of the bucket the trend was measured in (the bucket in progress for an early detection), not the moment of detection" }),
     summary: z.string().max(L.summary).meta({ description: `At most ${L.summary} characters` }),
     source_link: z.string().max(L.sourceLink).meta({ description: "The trend's briefing page (GET /briefings/{token}): no API key, signed, expiring, revocable per account" }),

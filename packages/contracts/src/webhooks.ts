@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { documentedEnum, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
+import { TREND_EVENT_TYPES } from "./trend-events.ts";
+import { WebhookFilter } from "./webhook-filter.ts";
 
 // What fires a subscription. threshold_value is compared against a different number for each trigger.
 export const TRIGGER_TYPES = {
@@ -8,6 +10,7 @@ export const TRIGGER_TYPES = {
   trend_detected: "fires for every newly detected trend whose velocity is at or above threshold_value (0 = every new trend)",
   severity_change: "fires when a trend's severity rises to at least threshold_value (1 low, 2 medium, 3 high, 4 critical)",
   trend_ended: "fires once when a trend ends (trend.ended), if the severity it ended with is at least threshold_value (0 = every trend that ends)",
+  event_types: "fires for every event whose type is listed in event_types (threshold_value is not used: send 0); narrow it with category and filter",
 } as const;
 export const TriggerType = documentedEnum(TRIGGER_TYPES);
 
@@ -22,6 +25,29 @@ export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
 
 export const WebhookUrl = OutboundUrl;
 
+/** What a subscription with `trigger_type: event_types` may list: the trend lifecycle (packages/contracts/src/trend-events.ts). */
+export const WEBHOOK_EVENT_TYPES = TREND_EVENT_TYPES;
+export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
+
+/**
+ * Headers a subscription may not set: those every delivery carries (signature, event, content), and hop-by-hop ones an
+ * HTTP client decides. Compared in lower case; `x-webhook-` and `webhook-` are prefixes.
+ */
+export const RESERVED_HEADERS = [
+  "host", "content-length", "content-type", "content-encoding", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
+  "trailer", "expect", "user-agent", "proxy-authorization", "proxy-connection", "cookie",
+] as const;
+const RESERVED_PREFIXES = ["webhook-", "x-webhook-", "x-trendgate-"];
+export const MAX_CUSTOM_HEADERS = 10;
+const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "an HTTP header name (letters, digits, - and a few symbols)")
+  .refine((n) => !(RESERVED_HEADERS as readonly string[]).includes(n.toLowerCase()) && !RESERVED_PREFIXES.some((p) => n.toLowerCase().startsWith(p)),
+    { message: `a header the service sets itself (${RESERVED_HEADERS.join(", ")}, ${RESERVED_PREFIXES.map((p) => `${p}*`).join(", ")})` });
+const HeaderValue = z.string().regex(/^[\x20-\x7e]{1,2000}$/, "1-2000 printable ASCII characters (no line breaks)");
+export const CustomHeaders = z.record(HeaderName, HeaderValue)
+  .refine((h) => Object.keys(h).length <= MAX_CUSTOM_HEADERS, { message: `at most ${MAX_CUSTOM_HEADERS} headers` })
+  .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, { message: "each header once (names are case-insensitive)" })
+  .meta({ description: "Sent with every delivery, e.g. an API gateway's `Authorization`. Stored sealed; only the names are shown back" });
+
 const subscriptionFields = {
   url: WebhookUrl,
   trigger_type: TriggerType,
@@ -30,9 +56,30 @@ const subscriptionFields = {
   cooldown_seconds: z.number().int().min(0).max(MAX_COOLDOWN_SECONDS).meta({ description: `Minimum seconds between deliveries (0 to ${MAX_COOLDOWN_SECONDS}, 7 days)` }),
   category: CategoryPath.nullable().optional().meta({ description: "Only trends in this category or its sub-categories (e.g. `tech` matches `tech/ai`); null = all" }),
   description: text({ max: 500 }).nullable().optional(),
+  event_types: z.array(WebhookEventType).min(1).max(WEBHOOK_EVENT_TYPES.length).optional().meta({
+    description: "With `trigger_type: event_types`: the event types delivered (each delivery names its type in X-Webhook-Event-Type)",
+  }),
+  filter: WebhookFilter.nullable().optional(),
+  headers: CustomHeaders.nullable().optional(),
 };
 
-export const CreateWebhookBody = z.object(subscriptionFields).strict().meta({ id: "CreateWebhookBody" });
+/**
+ * The rules between fields, on a subscription as it will be (a PATCH merged into the stored one): event_types goes
+ * with trigger_type event_types, which needs it and takes threshold_value 0.
+ */
+export function subscriptionProblems(s: { trigger_type: string; threshold_value: number; event_types?: readonly string[] | null }) {
+  const out: { path: string[]; message: string }[] = [];
+  const listed = (s.event_types ?? []).length > 0;
+  if (s.trigger_type === "event_types") {
+    if (!listed) out.push({ path: ["event_types"], message: "trigger_type event_types needs the list of event types to deliver" });
+    if (s.threshold_value !== 0) out.push({ path: ["threshold_value"], message: "not used with trigger_type event_types: send 0 (narrow with filter)" });
+  } else if (listed) out.push({ path: ["event_types"], message: "only with trigger_type event_types" });
+  return out;
+}
+
+export const CreateWebhookBody = z.object(subscriptionFields).strict()
+  .superRefine((b, ctx) => { for (const p of subscriptionProblems(b)) ctx.addIssue({ code: "custom", ...p }); })
+  .meta({ id: "CreateWebhookBody" });
 export const UpdateWebhookBody = z
   .object(Object.fromEntries(Object.entries(subscriptionFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof subscriptionFields]: z.ZodOptional<(typeof subscriptionFields)[K]> })
   .strict()
@@ -51,6 +98,9 @@ export const Webhook = z
     cooldown_seconds: z.number().int(),
     category: z.string().nullable(),
     description: z.string().nullable(),
+    event_types: z.array(WebhookEventType).meta({ description: "The types delivered with trigger_type event_types; empty otherwise" }),
+    filter: WebhookFilter.nullable(),
+    header_names: z.array(z.string()).meta({ description: "The custom headers sent with each delivery; their values are never shown" }),
     status: z.enum(WEBHOOK_STATUSES).meta({ description: "`disabled` is set by the service (410 Gone, or failing continuously); resume to re-enable" }),
     disabled_reason: z.string().nullable(),
     failing_since: Timestamp.nullable(),

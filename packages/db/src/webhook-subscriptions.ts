@@ -1,5 +1,5 @@
 import type { Db, Tx } from "./client.ts";
-import type { Prisma, WebhookExecution, WebhookSubscription } from "./generated/client.ts";
+import { Prisma, type WebhookExecution, type WebhookSubscription } from "./generated/client.ts";
 import { newId, type IdPage } from "./ids.ts";
 
 // The webhooks API's reads and writes of subscriptions and their execution history. Deliveries (firing, sending,
@@ -17,11 +17,18 @@ export interface NewWebhookSubscription {
   cooldownSeconds: number;
   category: string | null;
   description: string | null;
+  eventTypes: string[];
+  /** A validated WebhookFilter (JSON), or none. */
+  filter: object | null;
+  headersCiphertext: string | null;
+  headerNames: string[];
   secretCiphertext: string;
 }
 
-export const createWebhookSubscription = (db: Db | Tx, s: NewWebhookSubscription) =>
-  db.webhookSubscription.create({ data: { id: newId("wh"), ...s } });
+export const createWebhookSubscription = (db: Db | Tx, { filter, ...s }: NewWebhookSubscription) =>
+  db.webhookSubscription.create({ data: { id: newId("wh"), ...s, filter: jsonOrNull(filter) } });
+
+const jsonOrNull = (v: object | null) => (v === null ? Prisma.DbNull : (v as Prisma.InputJsonValue));
 
 /** One of the account's subscriptions, or null. */
 export const findAccountWebhook = (db: Db | Tx, accountId: string, id: string) =>
@@ -33,10 +40,11 @@ export const listWebhookSubscriptions = (db: Db, accountId: string, page: IdPage
 
 /** What PATCH may change; a field left undefined keeps its value. */
 export type WebhookSubscriptionChanges = Pick<Prisma.WebhookSubscriptionUpdateInput,
-  "url" | "triggerType" | "deliveryMode" | "thresholdValue" | "cooldownSeconds" | "category" | "description">;
+  "url" | "triggerType" | "deliveryMode" | "thresholdValue" | "cooldownSeconds" | "category" | "description" | "eventTypes" | "headersCiphertext" | "headerNames">
+  & { filter?: object | null };
 
-export const updateWebhookSubscription = (db: Db | Tx, id: string, changes: WebhookSubscriptionChanges) =>
-  db.webhookSubscription.update({ where: { id }, data: changes });
+export const updateWebhookSubscription = (db: Db | Tx, id: string, { filter, ...changes }: WebhookSubscriptionChanges) =>
+  db.webhookSubscription.update({ where: { id }, data: { ...changes, ...(filter === undefined ? {} : { filter: jsonOrNull(filter) }) } });
 
 /** Firings while paused are kept as pending deliveries (sent on resume). */
 export const pauseWebhookSubscription = (db: Db | Tx, id: string) =>

@@ -71,7 +71,9 @@ Events (webhooks, chat, workflow pushes and \`/api/stream\` all get the same str
 
 Webhook bodies keep the fields the API fixes; each delivery names its event and trend in the \`X-Webhook-Event-Type\` and
 \`X-Webhook-Trend-Id\` headers. \`trend.ended\` fires only \`trigger_type: trend_ended\` subscriptions (threshold: the
-severity rank it ended with, 0 = all); chat cards of open items say the trend has ended; workflow pushes carry it in \`data.type\`.
+severity rank it ended with, 0 = all) and \`trigger_type: event_types\` ones listing it; a subscription's \`filter\`
+(minimum severity, sentiment range, a MongoDB-style \`match\` on the event's fields) and custom \`headers\` apply to
+every trigger type; chat cards of open items say the trend has ended; workflow pushes carry it in \`data.type\`.
 
 \`timestamp\` is the start of the bucket the trend was measured in, not the moment of detection. \`source_link\` opens the
 trend's briefing page without an API key (see "Trend briefings"); the JSON stays at \`GET /api/trends/{id}\`.`;

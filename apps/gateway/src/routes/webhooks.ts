@@ -1,6 +1,6 @@
 import {
   AccountEventList, CreateWebhookBody, text, ExecutionIdParam, ExecutionsQuery, pageQuery, QueuedDelivery, RecoverBody, RecoverResult, RotatedSecret,
-  RotateSecretBody, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
+  RotateSecretBody, subscriptionProblems, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
 import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
 import {
@@ -24,10 +24,14 @@ type Row = WebhookSubscriptionRow;
 type ExecRow = WebhookExecutionRow;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** The custom headers' names, in the order given; the sealed values are never opened for an answer. */
+const headerNames = (r: Row) => r.headerNames;
+
 export function toWebhook(r: Row): Webhook {
   return {
     id: r.id, url: r.url, trigger_type: r.triggerType as Webhook["trigger_type"], delivery_mode: r.deliveryMode as Webhook["delivery_mode"],
     threshold_value: r.thresholdValue, cooldown_seconds: r.cooldownSeconds, category: r.category, description: r.description,
+    event_types: r.eventTypes as Webhook["event_types"], filter: (r.filter ?? null) as Webhook["filter"], header_names: headerNames(r),
     status: r.status as Webhook["status"], disabled_reason: r.disabledReason, failing_since: iso(r.failingSince),
     secret_rotating_until: r.previousSecretExpiresAt && r.previousSecretExpiresAt > new Date() ? r.previousSecretExpiresAt.toISOString() : null,
     created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
@@ -43,6 +47,12 @@ function toExecution(e: ExecRow): WebhookExecution {
     duration_ms: e.durationMs, error_class: e.errorClass as WebhookExecution["error_class"], error_message: e.errorMessage,
     next_retry_at: iso(e.nextRetryAt), created_at: e.createdAt.toISOString(),
   };
+}
+
+/** Custom headers sealed like the signing secret, their names kept in clear to show back; null clears them. */
+function sealedHeaders(deps: GatewayDeps, headers: Record<string, string> | null) {
+  const names = Object.keys(headers ?? {});
+  return { headersCiphertext: names.length ? deps.secrets.seal(JSON.stringify(headers)) : null, headerNames: names };
 }
 
 async function findOwn(deps: GatewayDeps, accountId: string, id: string) {
@@ -81,7 +91,8 @@ export const webhookRoutes = [
         const row = await createWebhookSubscription(tx, {
           accountId: auth.accountId, url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode,
           thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
-          description: body.description ?? null, secretCiphertext: deps.secrets.seal(secret),
+          description: body.description ?? null, eventTypes: body.event_types ?? [], filter: body.filter ?? null,
+          ...sealedHeaders(deps, body.headers ?? null), secretCiphertext: deps.secrets.seal(secret),
         });
         return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
       });
@@ -106,15 +117,25 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: "patch", path: `${BASE}/{webhook_id}`, operationId: "updateWebhook", tag: TAG, auth: "apiKey",
-    summary: "Change a subscription's URL, trigger, threshold, cooldown, mode, category or description",
+    summary: "Change a subscription's URL, trigger, threshold, cooldown, mode, category, description, event types, filter or headers",
     params: WebhookIdParam, body: UpdateWebhookBody,
     responses: { 200: { description: "The updated subscription", schema: Webhook } },
     async handler({ deps, auth, params, body }) {
-      await findOwn(deps, auth.accountId, params.webhook_id);
+      const current = await findOwn(deps, auth.accountId, params.webhook_id);
       assertPublicDestination(deps.guard, body.url, "url");
+      // The rules between fields hold for the subscription as it will be; leaving event_types switches its list off.
+      const triggerType = body.trigger_type ?? current.triggerType;
+      const eventTypes = body.event_types ?? (triggerType === "event_types" ? current.eventTypes : []);
+      const problems = subscriptionProblems({ trigger_type: triggerType, threshold_value: body.threshold_value ?? current.thresholdValue, event_types: eventTypes });
+      if (problems.length) {
+        throw new ApiError("validation_failed", `${problems.length} field(s) failed validation`, {
+          errors: problems.map((p) => ({ location: "body", path: p.path.join("."), message: p.message, code: "invalid_combination" })),
+        });
+      }
       const row = await updateWebhookSubscription(deps.db, params.webhook_id, {
         url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode, thresholdValue: body.threshold_value,
-        cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description,
+        cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description, eventTypes,
+        filter: body.filter, ...(body.headers === undefined ? {} : sealedHeaders(deps, body.headers)),
       });
       return { status: 200, body: toWebhook(row) };
     },

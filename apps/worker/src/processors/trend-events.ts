@@ -37,7 +37,7 @@ export const trendEvents: ProcessorFactory = {
     const accounts = new TtlCache<Sub[]>(config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
     const subsOf = (accountId: string) => accounts.get(accountId, () => db.webhookSubscription.findMany({
       where: { accountId },
-      select: { id: true, status: true, triggerType: true, thresholdValue: true, category: true, deliveryMode: true, cooldownSeconds: true },
+      select: { id: true, status: true, triggerType: true, thresholdValue: true, category: true, deliveryMode: true, cooldownSeconds: true, eventTypes: true, filter: true },
     }));
     const chatRoutes = new TtlCache<ChatSetup | null>(config.TREND_ROUTING_CACHE_MS);
     const workflowRoutes = new TtlCache<WorkflowTarget | null>(config.TREND_ROUTING_CACHE_MS);

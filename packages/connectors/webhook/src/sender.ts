@@ -8,6 +8,8 @@ import { TEST_HEADER } from "./payload.ts";
 export const EVENT_TYPE_HEADER = "X-Webhook-Event-Type";
 export const TREND_ID_HEADER = "X-Webhook-Trend-Id";
 export type DeliveryEvent = { type: string; trend_id: string };
+/** What an execution record shows for a custom header's value. */
+export const CUSTOM_HEADER_SHOWN = "(set; not shown)";
 
 export interface SendResult {
   result: OutboundResult;
@@ -28,14 +30,23 @@ export class WebhookSender {
     return secrets;
   }
 
+  /** The subscription's own headers (an API gateway's credential, say), opened; values never leave in records. */
+  customHeaders(sub: Pick<SendableSubscription, "headersCiphertext">): Record<string, string> {
+    return sub.headersCiphertext ? JSON.parse(this.box.open(sub.headersCiphertext)) as Record<string, string> : {};
+  }
+
   async send(sub: SendableSubscription, secrets: string[], deliveryId: string, body: string, isTest: boolean, event?: DeliveryEvent | null): Promise<SendResult> {
+    const custom = this.customHeaders(sub);
     const headers: Record<string, string> = {
+      ...custom,
       "Content-Type": "application/json",
       ...signDelivery(secrets, deliveryId, Math.floor(Date.now() / 1000), body),
       ...(isTest ? { [TEST_HEADER]: "true" } : {}),
       ...(event ? { [EVENT_TYPE_HEADER]: event.type, [TREND_ID_HEADER]: event.trend_id } : {}),
     };
     const result = await this.client.request("POST", sub.url, { body, headers });
-    return { result, verdict: classify(result), headersSent: redactSignatures(headers), bodyBytes: Buffer.byteLength(body) };
+    const recorded = redactSignatures(headers);
+    for (const name of Object.keys(custom)) recorded[name] = CUSTOM_HEADER_SHOWN;
+    return { result, verdict: classify(result), headersSent: recorded, bodyBytes: Buffer.byteLength(body) };
   }
 }

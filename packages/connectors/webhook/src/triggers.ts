@@ -1,9 +1,14 @@
-import { categoryWithin, severityRank, type TrendEvent } from "@trendgate/contracts";
+import { categoryWithin, severityRank, type TrendEvent, type WebhookFilter } from "@trendgate/contracts";
+import { filterMatches } from "./filter.ts";
 
 export interface TriggerSubscription {
   triggerType: string;
   thresholdValue: number;
   category: string | null;
+  /** With trigger_type event_types: the types delivered. */
+  eventTypes?: string[];
+  /** A WebhookFilter as stored (validated when saved). */
+  filter?: unknown;
 }
 
 /** `tech` matches `tech` and `tech/ai`, not `technology`. */
@@ -13,6 +18,12 @@ export const categoryMatches = (filter: string | null, category: string) =>
 /** Whether a trend event fires a subscription's trigger (before cooldown, which the database decides). */
 export function triggerFires(sub: TriggerSubscription, e: TrendEvent): boolean {
   if (!categoryMatches(sub.category, e.category)) return false;
+  return triggered(sub, e) && filterMatches(sub.filter as WebhookFilter | null | undefined, e);
+}
+
+/** The trigger alone: the event types listed, or the spec's trigger_type and threshold_value. */
+function triggered(sub: TriggerSubscription, e: TrendEvent): boolean {
+  if (sub.triggerType === "event_types") return (sub.eventTypes ?? []).includes(e.type);
   const t = sub.thresholdValue;
   // An end is only ever a trend_ended firing: its figures are the closing ones, not a rise.
   if (e.type === "trend.ended") return sub.triggerType === "trend_ended" && severityRank(e.severity) >= t;

@@ -80,6 +80,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
         account_id: accountId, type: d.event, trend_id: id, trend_name: name, category: topic.category,
         severity, previous_severity: detected ? null : row!.severity, velocity: round2(d.velocity),
         previous_velocity: detected ? null : round2(row!.publishedVelocity), anomaly_score: round2(a.anomalyScore),
+        sentiment: topic.sentiment === null ? null : Math.max(-1, Math.min(1, round2(topic.sentiment))),
         timestamp: a.bucketStart.toISOString(), summary: summaryOf(facts, cfg.bucketSeconds),
         source_link: o.sourceLink?.({ accountId, trendId: id, now }) ?? `${o.publicBaseUrl.replace(/\/$/, "")}/api/trends/${id}`,
         recommended_next_steps: nextStepsOf(facts),
