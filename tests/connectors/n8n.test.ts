@@ -1,6 +1,7 @@
 // The n8n workflow connector end to end: gateway routes and the workflow-pushes worker against a local server that
 // speaks n8n's public API v1 and its production webhook URLs (tests/peers/n8n-server.ts).
 import { createServer } from "node:net";
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import { QUEUES } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import { startStack, trendEvent, type Stack } from "../helpers/stack.ts";
@@ -56,7 +57,7 @@ describe("connect", () => {
   test("a good key is checked with one real call, stored sealed and never returned", async () => {
     const a = await stack.gw.account();
     const res = await connect(a, { include_metadata: true });
-    expect(res.body).toEqual({ provider: "n8n", status: "connected", api_base_url: n8n.url, include_metadata: true, connected_at: expect.any(String) });
+    expect(res.body).toEqual({ provider: "n8n", status: "connected", api_base_url: n8n.url, include_metadata: true, connected_at: expect.any(String), signing_secret: expect.stringMatching(/^whsec_/) });
     expect(n8n.apiCalls).toEqual(["GET /api/v1/workflows?limit=1"]);
     expect(JSON.stringify(res.body)).not.toContain(n8n.apiKey);
     const row = await stack.gw.deps.db.connection.findFirst({ where: { accountId: a.accountId, provider: "n8n" } });
@@ -115,8 +116,8 @@ describe("workflows and selection", () => {
     const p1 = await http().get(`${BASE}/workflows?limit=2`).set(a.auth);
     expect(p1.status).toBe(200);
     expect(p1.body.data).toEqual([
-      { id: hook.id, name: "Brief writer", active: true, tags: ["content"], can_receive_pushes: true, push_url: `${n8n.url}/webhook/trend-brief` },
-      { id: "wf002", name: "Nightly report", active: false, tags: [], can_receive_pushes: false, push_url: null },
+      { id: hook.id, name: "Brief writer", active: true, tags: ["content"], can_receive_pushes: true, push_url: `${n8n.url}/webhook/trend-brief`, authentication: "none" },
+      { id: "wf002", name: "Nightly report", active: false, tags: [], can_receive_pushes: false, push_url: null, authentication: null },
     ]);
     expect(p1.body.next_cursor).toEqual(expect.any(String));
     const p2 = await http().get(`${BASE}/workflows?limit=2&cursor=${encodeURIComponent(p1.body.next_cursor)}`).set(a.auth);
@@ -148,7 +149,7 @@ describe("workflows and selection", () => {
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({
       workflow_id: hook.id, workflow_name: "Brief writer", default_event: "trend_lifecycle", api_base_url: n8n.url, push_url: `${n8n.url}/webhook/brief`,
-      push_method: "POST", push_url_overridden: false, auto_push: true, workflow_active: true,
+      push_method: "POST", push_url_overridden: false, auto_push: true, workflow_active: true, authentication: "none", push_auth: null,
     });
     const overridden = await sel({ push_url: `${n8n.url}/webhook/brief` + "?via=proxy" });
     expect(overridden.body).toMatchObject({ push_url: `${n8n.url}/webhook/brief?via=proxy`, push_url_overridden: true });
@@ -356,12 +357,77 @@ describe("n8n as it really behaves", () => {
     expect((await replay(a, "wfe_nope")).status).toBe(404);
   });
 
-  test("a Webhook node with header authentication refuses us (403): the push fails saying so", async () => {
-    const { a, path } = await selected({ auto_push: false, headerAuth: { name: "X-Auth", value: "s3cret" } });
+  test("pushes are signed with the connection's secret: the Standard Webhooks verifier accepts them; connecting again keeps the secret", async () => {
+    const a = await stack.gw.account();
+    const secret = (await connect(a)).body.signing_secret as string;
+    const path = `signed-${Math.random().toString(36).slice(2, 10)}`;
+    const wf = n8n.addWorkflow({ name: "Signed", webhook: { path } });
+    expect((await http().put(`${BASE}/selection`).set(a.auth).send({ workflow_id: wf.id, workflow_name: wf.name, api_base_url: n8n.url, auto_push: false })).status).toBe(200);
+    const again = await connect(a); // a new key, the same instance
+    expect(again.body.signing_secret).toBeNull();
     const id = await pushOne(a);
-    const e = await execution(a, id);
-    expect(e).toMatchObject({ status: "failed", attempts: [expect.objectContaining({ outcome: "failed", response_status: 403, error_message: expect.stringContaining("refused the request (403)") })] });
+    expect((await execution(a, id)).status).toBe("succeeded");
+    const got = n8n.pushes.find((p) => p.path === path)!;
+    expect(got.headers["webhook-id"]).toBe(id);
+    const verified = new StandardWebhook(secret.slice("whsec_".length)).verify(JSON.stringify(got.body), {
+      "webhook-id": String(got.headers["webhook-id"]), "webhook-timestamp": String(got.headers["webhook-timestamp"]), "webhook-signature": String(got.headers["webhook-signature"]),
+    });
+    expect(verified).toEqual(got.body);
+    expect(() => new StandardWebhook(Buffer.alloc(32, 9).toString("base64")).verify(JSON.stringify(got.body), got.headers as any)).toThrow();
+  });
+
+  test("a Webhook node with Header Auth is listed as such, needs push_auth to be selected, and then takes our pushes; the value is never shown", async () => {
+    const a = await stack.gw.account();
+    await connect(a);
+    const path = `guarded-${Math.random().toString(36).slice(2, 10)}`;
+    const wf = n8n.addWorkflow({ name: "Guarded", webhook: { path, headerAuth: { name: "X-N8N-Auth", value: "hdr-s3cret-value" } } });
+    const listed = (await http().get(`${BASE}/workflows?limit=250`).set(a.auth)).body.data.find((w: any) => w.id === wf.id);
+    expect(listed).toMatchObject({ can_receive_pushes: true, authentication: "header" });
+
+    const select = (over: object) => http().put(`${BASE}/selection`).set(a.auth).send({ workflow_id: wf.id, workflow_name: wf.name, api_base_url: n8n.url, auto_push: false, ...over });
+    const missing = await select({});
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors).toEqual([expect.objectContaining({ path: "push_auth", code: "authentication_required" })]);
+
+    // Without its credential n8n's node refuses an unsigned, unauthenticated push (403) and the workflow never runs.
+    const bare = await fetch(`${n8n.url}/webhook/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(bare.status).toBe(403);
     expect(at(path)).toBe(0);
+
+    const ok = await select({ push_auth: { type: "header", name: "X-N8N-Auth", value: "hdr-s3cret-value" } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ authentication: "header", push_auth: { type: "header", name: "X-N8N-Auth" } });
+    const id = await pushOne(a);
+    expect((await execution(a, id)).status).toBe("succeeded");
+    expect(at(path)).toBe(1);
+    const shown = JSON.stringify([ok.body, (await http().get(`${BASE}/selection`).set(a.auth)).body, await executions(a)]);
+    expect(shown).not.toContain("hdr-s3cret-value");
+    const row = await stack.gw.deps.db.connection.findFirstOrThrow({ where: { accountId: a.accountId, provider: "n8n" } });
+    expect(JSON.stringify(row)).not.toContain("hdr-s3cret-value"); // sealed at rest
+
+    // A credential that no longer matches (changed in n8n): the push fails saying what to do, and is not retried.
+    await select({ push_auth: { type: "header", name: "X-N8N-Auth", value: "stale" } });
+    await new Promise((r) => setTimeout(r, 1100)); // the worker's connection cache
+    const e = await execution(a, await pushOne(a, 2));
+    expect(e).toMatchObject({ status: "failed", attempts: [expect.objectContaining({ response_status: 403, error_message: expect.stringContaining("push_auth") })] });
+    expect(at(path)).toBe(1);
+  });
+
+  test("Basic Auth is sent as n8n's node expects; a JWT-authenticated node cannot be selected", async () => {
+    const a = await stack.gw.account();
+    await connect(a);
+    const path = `basic-${Math.random().toString(36).slice(2, 10)}`;
+    const wf = n8n.addWorkflow({ name: "Basic", webhook: { path, basicAuth: { user: "trendgate", password: "b4sic-pass" } } });
+    const sel = await http().put(`${BASE}/selection`).set(a.auth)
+      .send({ workflow_id: wf.id, workflow_name: wf.name, api_base_url: n8n.url, auto_push: false, push_auth: { type: "basic", username: "trendgate", password: "b4sic-pass" } });
+    expect(sel.body).toMatchObject({ authentication: "basic", push_auth: { type: "basic", username: "trendgate" } });
+    expect((await execution(a, await pushOne(a))).status).toBe("succeeded");
+    expect(at(path)).toBe(1);
+
+    const jwt = n8n.addWorkflow({ name: "JWT", webhook: { path: `jwt-${path}`, jwtAuth: true } });
+    const refused = await http().put(`${BASE}/selection`).set(a.auth).send({ workflow_id: jwt.id, workflow_name: jwt.name, api_base_url: n8n.url });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ path: "workflow_id", code: "unsupported_authentication" })]);
   });
 
   test("a retry goes to the push's own workflow, not the one selected meanwhile", async () => {

@@ -16,7 +16,10 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // require a header (403 without it); the listing's cursor carries the page size it was made with (a later `limit` is
 // ignored); workflow objects carry `activeVersionId` and `activeVersion` (the published version, null while inactive).
 
-export interface N8nNode { id: string; name: string; type: string; typeVersion: number; position: [number, number]; parameters: Record<string, unknown>; webhookId?: string; disabled?: boolean }
+export interface N8nNode {
+  id: string; name: string; type: string; typeVersion: number; position: [number, number]; parameters: Record<string, unknown>; webhookId?: string; disabled?: boolean;
+  credentials?: Record<string, { id: string; name: string }>;
+}
 export interface N8nWorkflow { id: string; name: string; active: boolean; createdAt: string; updatedAt: string; tags: { id: string; name: string }[]; nodes: N8nNode[]; connections: Record<string, unknown>; settings: Record<string, unknown> }
 
 export interface RecordedPush { method: string; path: string; headers: http.IncomingHttpHeaders; body: any; at: Date }
@@ -27,7 +30,7 @@ export interface N8nServer {
   /** Adds a workflow; `webhook` gives it a Webhook trigger node (path, method; default POST). */
   addWorkflow(w: {
     name: string; active?: boolean; tags?: string[]; id?: string;
-    webhook?: { path: string; method?: string | string[]; disabled?: boolean; headerAuth?: { name: string; value: string } } | null;
+    webhook?: { path: string; method?: string | string[]; disabled?: boolean; headerAuth?: { name: string; value: string }; basicAuth?: { user: string; password: string }; jwtAuth?: boolean } | null;
     /** The workflow fails when it runs: answered `500 Error in workflow` after the execution. */
     fails?: boolean;
     /** The workflow runs this long, holding the connection ("respond when the last node finishes"). */
@@ -60,7 +63,7 @@ const MAX_LIMIT = 250;
 const DEFAULT_LIMIT = 100;
 
 /** How a workflow behaves when its webhook runs it (not part of n8n's workflow object). */
-interface Behaviour { fails?: boolean; runMs?: number; headerAuth?: { name: string; value: string } }
+interface Behaviour { fails?: boolean; runMs?: number; headerAuth?: { name: string; value: string }; basicAuth?: { user: string; password: string }; jwtAuth?: boolean }
 
 export async function startN8nServer(opts: { apiKey?: string; /** The start-up window after each (re)start (default 0 at the first start). */ notReadyMs?: number } & Pick<StandInOptions, "port"> = {}): Promise<N8nServer> {
   const apiKey = opts.apiKey ?? `n8n_api_${crypto.randomBytes(16).toString("hex")}`;
@@ -133,7 +136,15 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
         });
       }
       const b = behaviour.get(target.id) ?? {};
+      // The Webhook node's own authentication, as n8n answers it: a missing Basic header 401 with a challenge, a wrong
+      // credential 403.
       if (b.headerAuth && req.headers[b.headerAuth.name.toLowerCase()] !== b.headerAuth.value) return send(res, 403, { code: 403, message: "Authorization data is wrong!" });
+      if (b.basicAuth) {
+        const given = /^Basic (.+)$/i.exec(req.headers.authorization ?? "")?.[1];
+        if (!given) return send(res, 401, { code: 401, message: "Authorization is required!" }, { "www-authenticate": 'Basic realm="Webhook"' });
+        if (Buffer.from(given, "base64").toString("utf8") !== `${b.basicAuth.user}:${b.basicAuth.password}`) return send(res, 403, { code: 403, message: "Authorization data is wrong!" });
+      }
+      if (b.jwtAuth) return send(res, 403, { code: 403, message: "Authorization data is wrong!" });
       if (webhookFaults && webhookFaults.times > 0) { // a failure before the workflow runs (an overloaded instance, a proxy)
         webhookFaults.times--;
         const h: Record<string, string> = webhookFaults.status === 429 && webhookFaults.retryAfter !== undefined ? { "retry-after": String(webhookFaults.retryAfter) } : {};
@@ -172,10 +183,18 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
     addWorkflow(w) {
       const id = w.id ?? `wf${String(++n).padStart(4, "0")}${crypto.randomBytes(4).toString("hex")}`;
       const nodes: N8nNode[] = [];
+      const auth = w.webhook?.headerAuth ? { parameter: "headerAuth", credential: "httpHeaderAuth" }
+        : w.webhook?.basicAuth ? { parameter: "basicAuth", credential: "httpBasicAuth" }
+          : w.webhook?.jwtAuth ? { parameter: "jwtAuth", credential: "jwtAuth" } : null;
       if (w.webhook) {
         nodes.push({
           id: crypto.randomUUID(), name: "Webhook", type: "n8n-nodes-base.webhook", typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(),
-          parameters: { path: w.webhook.path, ...(w.webhook.method === undefined ? { httpMethod: "POST" } : { httpMethod: w.webhook.method }), options: {} },
+          parameters: {
+            path: w.webhook.path, ...(w.webhook.method === undefined ? { httpMethod: "POST" } : { httpMethod: w.webhook.method }),
+            ...(auth ? { authentication: auth.parameter } : {}), options: {},
+          },
+          // The node names its credential; the credential's secret never appears in the API.
+          ...(auth ? { credentials: { [auth.credential]: { id: crypto.randomBytes(8).toString("hex"), name: `${auth.credential} account` } } } : {}),
           ...(w.webhook.disabled ? { disabled: true } : {}),
         });
       } else {
@@ -188,7 +207,7 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
       };
       publish(wf);
       workflows.set(id, wf);
-      behaviour.set(id, { fails: w.fails, runMs: w.runMs, headerAuth: w.webhook?.headerAuth });
+      behaviour.set(id, { fails: w.fails, runMs: w.runMs, headerAuth: w.webhook?.headerAuth, basicAuth: w.webhook?.basicAuth, jwtAuth: w.webhook?.jwtAuth });
       return wf;
     },
     workflow: (id) => workflows.get(id),

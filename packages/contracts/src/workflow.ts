@@ -8,12 +8,25 @@ import { OUTBOX_STATUSES } from "./outbox.ts";
 
 export const WorkflowConnection = z.object({
   provider: z.string(), status: z.string(), api_base_url: z.string(), include_metadata: z.boolean(), connected_at: z.string(),
+  signing_secret: z.string().nullable().meta({
+    description: "`whsec_…`: every push is signed with it (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature). " +
+      "Shown once, when it is made (the first connect); connecting again keeps it and answers null",
+  }),
 }).meta({ id: "WorkflowConnection" });
+
+/** What a workflow's trigger asks of a caller (n8n: the Webhook node's Authentication). */
+export const WORKFLOW_AUTHENTICATIONS = ["none", "header", "basic", "jwt"] as const;
+const WorkflowAuthentication = z.enum(WORKFLOW_AUTHENTICATIONS).meta({
+  description: "The trigger's own authentication: `none`; `header` (a header credential) or `basic` (HTTP Basic): selectable with a matching `push_auth`; `jwt`: not supported (use header auth, or none and verify our signature)",
+});
+/** A push credential as shown back: never its value or password. */
+export const PushAuthShown = z.object({ type: z.enum(["header", "basic"]), name: z.string().optional(), username: z.string().optional() }).meta({ id: "WorkflowPushAuthShown" });
 
 export const WorkflowItem = z.object({
   id: z.string(), name: z.string(), active: z.boolean(), tags: z.array(z.string()),
   can_receive_pushes: z.boolean().meta({ description: "It has an enabled Webhook trigger node listening to POST (or PUT/PATCH)" }),
   push_url: z.string().nullable().meta({ description: "The trigger's production URL (`{instance}/webhook/{path}`); answers only while the workflow is active" }),
+  authentication: WorkflowAuthentication.nullable().meta({ description: "The trigger's own authentication; null when it cannot receive pushes" }),
 }).meta({ id: "WorkflowItem" });
 export type WorkflowItem = z.infer<typeof WorkflowItem>;
 export const WorkflowList = z.object({ data: z.array(WorkflowItem), next_cursor: z.string().nullable() }).meta({ id: "WorkflowList" });
@@ -22,6 +35,8 @@ export const WorkflowSelection = z.object({
   workflow_id: z.string(), workflow_name: z.string(), default_event: z.string(), api_base_url: z.string(),
   push_url: z.string(), push_method: z.string(), push_url_overridden: z.boolean(), auto_push: z.boolean(),
   workflow_active: z.boolean().meta({ description: "Pushes fail (404 from n8n) until the workflow is activated" }),
+  authentication: WorkflowAuthentication,
+  push_auth: PushAuthShown.nullable().meta({ description: "The credential pushes carry for the trigger's authentication (its value is stored sealed, never shown)" }),
 }).meta({ id: "WorkflowSelection" });
 /** The selection as stored on the connection row (connections.selection). */
 export type WorkflowSelection = z.infer<typeof WorkflowSelection>;

@@ -112,9 +112,12 @@ export async function deleteConnection(db: Db | Tx, id: string): Promise<boolean
   return count > 0;
 }
 
-/** Saves what the user selected on the connection (a connector's selection body, as validated). */
-export async function saveConnectionSelection(db: Db | Tx, id: string, selection: unknown): Promise<void> {
-  await db.connection.update({ where: { id }, data: { selection: selection as Prisma.InputJsonValue } });
+/**
+ * Saves what the user selected on the connection (a connector's selection body, as validated), and with it the
+ * sealed credentials when the selection carries a secret of its own (a workflow trigger's credential).
+ */
+export async function saveConnectionSelection(db: Db | Tx, id: string, selection: unknown, opts: { credentialsSealed?: string } = {}): Promise<void> {
+  await db.connection.update({ where: { id }, data: { selection: selection as Prisma.InputJsonValue, ...(opts.credentialsSealed ? { credentialsSealed: opts.credentialsSealed } : {}) } });
 }
 
 /** Saves the connection's settings (a connector's settings body, as validated), replacing what was stored. */

@@ -1,4 +1,4 @@
-import { bindPush, EVENT_ID_HEADER, pushBody, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { bindPush, pushBody, pushHeaders, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import { ProviderError } from "@trendgate/connector-core";
 import { QUEUES, type TrendEvent, type WorkflowPushPayload, type WorkflowSelection } from "@trendgate/contracts";
 import { addOutboxMessages, clearDeliveryFailure, findConnectionById, noteDeliveryFailure, recordAccountEvents, type Db, type NewOutboxMessage, type OutboxRow } from "@trendgate/db";
@@ -46,6 +46,7 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler<WorkflowPus
       id: conn.id,
       connector,
       selection: conn.selection as Selection | null,
+      creds,
       client: connector.client({ baseUrl: base, apiKey: creds.api_key, request: (m, u, i) => deps.connectors.request(m, u, i) }),
       includeMetadata: (conn.settings as Record<string, unknown> | null)?.include_metadata === true,
     };
@@ -79,8 +80,9 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler<WorkflowPus
       if (!conn) throw failed(provider, "the workflow connection was removed before the push was sent");
       const target = targetOf(payload, conn.selection);
       if (!target) throw failed(provider, "no workflow selected: PUT /api/integrations/workflow/selection first");
-      const body = pushBody(payload, { includeMetadata: conn.includeMetadata, accountId: message.accountId, sentAt: new Date() });
-      const headers = { [EVENT_ID_HEADER]: payload.event_id };
+      const sentAt = new Date();
+      const body = pushBody(payload, { includeMetadata: conn.includeMetadata, accountId: message.accountId, sentAt });
+      const headers = pushHeaders(conn.creds, payload.event_id, body, sentAt);
       let url = target.url;
       let r;
       try {

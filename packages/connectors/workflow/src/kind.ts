@@ -16,7 +16,11 @@ export interface PushTrigger {
   path: string;
   /** The production URL derived from the instance's origin (the user may override it, e.g. behind a proxy). */
   url: string;
+  /** What the trigger itself asks of a caller: nothing, a header, HTTP Basic, or a JWT (which we cannot send). */
+  authentication: TriggerAuthentication;
 }
+
+export type TriggerAuthentication = "none" | "header" | "basic" | "jwt";
 
 export interface Workflow {
   id: string;

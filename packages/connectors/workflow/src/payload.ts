@@ -1,4 +1,5 @@
 import type { WorkflowPushPayload } from "@trendgate/contracts";
+import { signDelivery } from "@trendgate/delivery";
 
 // The body a workflow push sends (its outbox payload, WorkflowPushPayload, is in @trendgate/contracts), and how a new
 // push is bound to the workflow selected when it is made.
@@ -30,7 +31,31 @@ export interface WorkflowConnectionSettings {
   include_metadata: boolean;
 }
 
+/** The credential a Webhook node with authentication expects (its header, or HTTP Basic). */
+export type PushAuth = { type: "header"; name: string; value: string } | { type: "basic"; username: string; password: string };
+
 /** The sealed part of a workflow connection. */
 export interface WorkflowCredentials {
   api_key: string;
+  /** Signs every push (Standard Webhooks, as webhook deliveries are); absent on connections made before pushes were signed. */
+  signing_secret?: string;
+  push_auth?: PushAuth | null;
+}
+
+/** What a push's credential shows: its kind and header name or user name, never the secret part. */
+export const pushAuthShown = (a: PushAuth | null | undefined) =>
+  !a ? null : a.type === "header" ? { type: a.type, name: a.name } : { type: a.type, username: a.username };
+
+/**
+ * A push's headers: our event id, the Standard Webhooks signature of the body (webhook-id = the event id, so a retry
+ * is recognisably the same push) and the Webhook node's own credential when it asks for one.
+ */
+export function pushHeaders(creds: WorkflowCredentials, eventId: string, body: string, now = new Date()): Record<string, string> {
+  const auth = creds.push_auth;
+  return {
+    [EVENT_ID_HEADER]: eventId,
+    ...(creds.signing_secret ? signDelivery([creds.signing_secret], eventId, Math.floor(now.getTime() / 1000), body) : {}),
+    ...(auth?.type === "header" ? { [auth.name]: auth.value } : {}),
+    ...(auth?.type === "basic" ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString("base64")}` } : {}),
+  };
 }

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { ProviderError } from "@trendgate/connector-core";
-import { bindPush, instanceBase, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
+import { bindPush, instanceBase, pushAuthShown, type PushAuth, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import {
   OUTBOX_STATUSES, OutboxReplayed, pageQuery, QUEUES, text, WorkflowConnection, WorkflowList, WorkflowPushAccepted, WorkflowPushBody, WorkflowPushExecutionList,
   WorkflowPushPayload, WorkflowSelection,
 } from "@trendgate/contracts";
-import { addOutboxMessages, newId, outboxMessageOwnerByDedupKey, saveConnectionSelection, storeAuthorizedConnection, type ConnectionRow } from "@trendgate/db";
-import { OutboundClient } from "@trendgate/delivery";
+import { addOutboxMessages, findConnection, newId, outboxMessageOwnerByDedupKey, saveConnectionSelection, storeAuthorizedConnection, type ConnectionRow } from "@trendgate/db";
+import { generateSecret, OutboundClient } from "@trendgate/delivery";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
@@ -61,7 +61,8 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 const selectionOf = (conn: ConnectionRow): WorkflowSelection | null => {
   const s = conn.selection as Partial<WorkflowSelection> | null;
-  return s && typeof s.workflow_id === "string" && typeof s.push_url === "string" ? (s as WorkflowSelection) : null;
+  // Selections saved before triggers' authentication was read: none.
+  return s && typeof s.workflow_id === "string" && typeof s.push_url === "string" ? { authentication: "none", push_auth: null, ...s } as WorkflowSelection : null;
 };
 
 function routesOf(connector: WorkflowConnector): RouteDef[] {
@@ -121,12 +122,24 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         assertPublicDestination(deps.guard, b.api_base_url, "api_base_url");
         const base = instanceBase(b.api_base_url);
         await clientWith(deps, base, b.api_key).verify().catch(connectProblem);
+        // Connecting again (a new key) keeps the signing secret receivers verify with, and the trigger's credential
+        // while the instance stays the same.
+        const before = await findConnection(deps.db, auth.accountId, connector.manifest.id);
+        const kept = before ? JSON.parse(deps.secrets.open(before.credentialsSealed)) as WorkflowCredentials : null;
+        const sameInstance = before && (before.externalAccount as Record<string, unknown>).api_base_url === base;
+        const signingSecret = kept?.signing_secret ?? generateSecret();
+        const creds: WorkflowCredentials = { api_key: b.api_key, signing_secret: signingSecret, push_auth: sameInstance ? kept?.push_auth ?? null : null };
         const row = await storeAuthorizedConnection(deps.db, {
           accountId: auth.accountId, provider: connector.manifest.id, kind: connector.manifest.kind,
-          credentialsSealed: deps.secrets.seal(JSON.stringify({ api_key: b.api_key } satisfies WorkflowCredentials)),
-          tokenExpiresAt: null, scopes: [], externalAccount: { api_base_url: base },
+          credentialsSealed: deps.secrets.seal(JSON.stringify(creds)), tokenExpiresAt: null, scopes: [], externalAccount: { api_base_url: base },
         }, { settings: { include_metadata: b.include_metadata } });
-        return { status: 200, body: { provider: row.provider, status: row.status, api_base_url: base, include_metadata: b.include_metadata, connected_at: row.updatedAt.toISOString() } };
+        return {
+          status: 200,
+          body: {
+            provider: row.provider, status: row.status, api_base_url: base, include_metadata: b.include_metadata, connected_at: row.updatedAt.toISOString(),
+            signing_secret: kept?.signing_secret ? null : signingSecret,
+          },
+        };
       },
     }),
     defineRoute({
@@ -142,7 +155,10 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         return {
           status: 200,
           body: {
-            data: page.workflows.map((w) => ({ id: w.id, name: w.name, active: w.active, tags: w.tags, can_receive_pushes: w.trigger !== null, push_url: w.trigger?.url ?? null })),
+            data: page.workflows.map((w) => ({
+              id: w.id, name: w.name, active: w.active, tags: w.tags, can_receive_pushes: w.trigger !== null, push_url: w.trigger?.url ?? null,
+              authentication: w.trigger?.authentication ?? null,
+            })),
             next_cursor: page.nextCursor ? sealCursor(deps.config.ENCRYPTION_KEY, listingOf(auth.accountId, base), page.nextCursor) : null,
           },
         };
@@ -158,7 +174,7 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
       body: SelectionBody,
       responses: { 200: { description: "The saved selection", schema: WorkflowSelection }, 409: { description: "`not_connected`" } },
       async handler({ deps, auth, body }) {
-        const b = body as { workflow_id: string; workflow_name: string; default_event: string; api_base_url: string; push_url?: string | null; auto_push: boolean };
+        const b = body as { workflow_id: string; workflow_name: string; default_event: string; api_base_url: string; push_url?: string | null; auto_push: boolean; push_auth?: PushAuth | null };
         assertPublicDestination(deps.guard, b.push_url, "push_url");
         const { conn, base, client } = await connectionOf(deps, auth.accountId);
         if (instanceBase(b.api_base_url) !== base)
@@ -170,11 +186,21 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         });
         if (!wf.trigger)
           throw new ApiError("validation_failed", `workflow_id: "${wf.name}" has no Webhook trigger node accepting POST; add one (HTTP Method POST) and activate the workflow`, field("workflow_id", "no Webhook trigger accepting POST", "no_webhook_trigger"));
+        // The trigger's own authentication decides what pushes must carry: its credential, matched by kind.
+        const creds = JSON.parse(deps.secrets.open(conn.credentialsSealed)) as WorkflowCredentials;
+        const pushAuth = b.push_auth === undefined ? creds.push_auth ?? null : b.push_auth;
+        const needs = wf.trigger.authentication;
+        if (needs === "jwt")
+          throw new ApiError("validation_failed", `workflow_id: "${wf.name}"'s Webhook node uses JWT authentication, which pushes cannot carry`, field("workflow_id", "JWT authentication is not supported: set the node's Authentication to Header Auth (and give push_auth), or to None and verify our signature", "unsupported_authentication"));
+        if ((needs === "header" || needs === "basic") && pushAuth?.type !== needs)
+          throw new ApiError("validation_failed", `push_auth: "${wf.name}"'s Webhook node asks for ${needs === "header" ? "Header Auth" : "Basic Auth"}`, field("push_auth", needs === "header" ? 'its Webhook node uses Header Auth: give {"type": "header", "name", "value"} as in that credential' : 'its Webhook node uses Basic Auth: give {"type": "basic", "username", "password"}', "authentication_required"));
         const selection: WorkflowSelection = {
           workflow_id: wf.id, workflow_name: wf.name || b.workflow_name, default_event: b.default_event, api_base_url: base,
           push_url: b.push_url ?? wf.trigger.url, push_method: wf.trigger.method, push_url_overridden: Boolean(b.push_url), auto_push: b.auto_push, workflow_active: wf.active,
+          authentication: needs, push_auth: pushAuthShown(pushAuth),
         };
-        await saveConnectionSelection(deps.db, conn.id, selection);
+        const sealed = pushAuth === (creds.push_auth ?? null) ? undefined : deps.secrets.seal(JSON.stringify({ ...creds, push_auth: pushAuth } satisfies WorkflowCredentials));
+        await saveConnectionSelection(deps.db, conn.id, selection, { credentialsSealed: sealed });
         return { status: 200, body: selection };
       },
     }),

@@ -1,6 +1,6 @@
 import { ProviderError } from "@trendgate/connector-core";
 import type { OutboundResult } from "@trendgate/delivery";
-import type { PushTrigger, Workflow, WorkflowClient, WorkflowClientContext } from "../kind.ts";
+import type { PushTrigger, TriggerAuthentication, Workflow, WorkflowClient, WorkflowClientContext } from "../kind.ts";
 
 // n8n's public API v1 (X-N8N-API-KEY; cursor pages `{data, nextCursor}`, at most 250 a page) and its webhook URLs.
 // One call per method, no retries here: the gateway answers the user, the outbox decides when to try a push again.
@@ -18,7 +18,9 @@ export const WEBHOOK_NODE = "n8n-nodes-base.webhook";
 /** Methods whose request carries our JSON body; a trigger listening only to GET/HEAD/DELETE cannot receive pushes. */
 const BODY_METHODS = ["POST", "PUT", "PATCH"];
 
-type N8nNode = { name?: string; type?: string; disabled?: boolean; webhookId?: string; parameters?: { path?: unknown; httpMethod?: unknown; multipleMethods?: unknown } };
+type N8nNode = { name?: string; type?: string; disabled?: boolean; webhookId?: string; parameters?: { path?: unknown; httpMethod?: unknown; multipleMethods?: unknown; authentication?: unknown } };
+/** The Webhook node's `authentication` parameter (its credential, and so the header's value, is not in the API). */
+const AUTHENTICATION: Record<string, TriggerAuthentication> = { headerAuth: "header", basicAuth: "basic", jwtAuth: "jwt" };
 // `activeVersion` (n8n 1.1xx): the published version, whose nodes are the ones n8n registered; `nodes` may be a draft.
 type N8nWorkflow = { id?: unknown; name?: unknown; active?: unknown; tags?: { name?: string }[]; nodes?: N8nNode[]; activeVersion?: { nodes?: N8nNode[] } | null };
 
@@ -55,7 +57,8 @@ export function pushTriggerOf(baseUrl: string, nodes: N8nNode[] | undefined): Pu
     const methods = (Array.isArray(raw) ? raw : [raw ?? "GET"]).map((m) => String(m).toUpperCase());
     const method = BODY_METHODS.find((m) => methods.includes(m));
     if (!method) continue;
-    return { nodeName: n.name ?? "Webhook", method, path, url: productionUrl(baseUrl, path) };
+    const authentication = AUTHENTICATION[String(n.parameters?.authentication ?? "none")] ?? "none";
+    return { nodeName: n.name ?? "Webhook", method, path, url: productionUrl(baseUrl, path), authentication };
   }
   return null;
 }
@@ -193,7 +196,9 @@ export function pushError(r: OutboundResult): ProviderError {
       `${what}: n8n has no active webhook at this URL (404${said ? `: ${said}` : ""}); the workflow is not active in n8n: activate the workflow (production webhook URLs only answer while it is active), or the push URL is not its webhook`,
       { status: 404, providerCode: "webhook_not_registered" });
   if (r.status === 401 || r.status === 403)
-    return new ProviderError(PROVIDER, "bad_request", `${what}: the Webhook node refused the request (${r.status}); turn its authentication off or match it`, { status: r.status, providerCode: "webhook_auth" });
+    return new ProviderError(PROVIDER, "bad_request",
+      `${what}: the Webhook node refused the request (${r.status}${said ? ` ${said}` : ""}); give the selection the credential its authentication expects (push_auth), or turn that off and verify our signature`,
+      { status: r.status, providerCode: "webhook_auth" });
   if (r.status === 500 && said !== null && /error in workflow/i.test(said))
     return new ProviderError(PROVIDER, "unavailable",
       `${what}: the workflow ran and failed (500 ${said}); not sent again automatically, since it may have acted: look at the execution in n8n, then replay the push if it should run again`,

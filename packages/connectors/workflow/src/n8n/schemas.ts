@@ -26,6 +26,18 @@ export const N8nSelectionBody = z
     push_url: OutboundUrl.nullable().optional()
       .meta({ description: "Overrides the derived production webhook URL (instances behind a proxy, or with a renamed webhook prefix)", example: "https://hooks.acme.example/webhook/trendgate" }),
     auto_push: z.boolean().default(true).meta({ description: "Push every trend event to the workflow as `default_event` (default `true`)" }),
+    push_auth: z.discriminatedUnion("type", [
+      z.object({
+        type: z.literal("header"),
+        name: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "an HTTP header name"),
+        value: z.string().regex(/^[\x20-\x7e]{1,2000}$/, "1-2000 printable ASCII characters"),
+      }).strict(),
+      z.object({ type: z.literal("basic"), username: text({ min: 1, max: 200 }).refine((u) => !u.includes(":"), "no colon"), password: text({ min: 1, max: 2000 }) }).strict(),
+    ]).nullable().optional().meta({
+      id: "WorkflowPushAuth",
+      description: "For a Webhook node with Authentication set: `{type: \"header\", name, value}` as in its Header Auth credential, or `{type: \"basic\", username, password}`. " +
+        "Stored sealed, never shown back; omit to keep the saved one, null to remove it",
+    }),
   })
   .strict()
   .meta({ id: "WorkflowSelectionBody" });
