@@ -4,6 +4,7 @@ export * from "./keys.ts";
 export * from "./signals.ts";
 export * from "./status.ts";
 export * from "./trend-events.ts";
+export * from "./event-catalog.ts";
 export * from "./trends.ts";
 export * from "./webhook-filter.ts";
 export * from "./webhooks.ts";

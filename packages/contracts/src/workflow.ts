@@ -62,3 +62,12 @@ export const WorkflowPushExecution = z.object({
 }).meta({ id: "WorkflowPushExecution" });
 export type WorkflowPushExecution = z.infer<typeof WorkflowPushExecution>;
 export const WorkflowPushExecutionList = z.object({ data: z.array(WorkflowPushExecution), next_cursor: z.string().nullable() }).meta({ id: "WorkflowPushExecutionList" });
+
+/** The body a workflow's trigger receives (see pushBody in @trendgate/connector-workflow). */
+export const WorkflowPushSent = z.object({
+  event: z.string().meta({ description: "The event name: the selection's default_event for trend events (trend_lifecycle), or what POST …/push named" }),
+  data: z.record(z.string(), z.unknown()).meta({ description: "For trend events, the TrendEvent; for your own pushes, the data you sent" }),
+  metadata: z.object({ event_id: z.string(), account_id: z.string(), sent_at: z.string(), trend_id: z.string().optional() }).optional()
+    .meta({ description: "With include_metadata only" }),
+}).strict().meta({ id: "WorkflowPushSent" });
+export type WorkflowPushSent = z.infer<typeof WorkflowPushSent>;

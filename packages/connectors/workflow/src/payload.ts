@@ -1,4 +1,4 @@
-import type { WorkflowPushPayload } from "@trendgate/contracts";
+import type { WorkflowPushPayload, WorkflowPushSent } from "@trendgate/contracts";
 import { signDelivery } from "@trendgate/delivery";
 
 // The body a workflow push sends (its outbox payload, WorkflowPushPayload, is in @trendgate/contracts), and how a new
@@ -17,13 +17,14 @@ export const EVENT_ID_HEADER = "X-Trendgate-Event-Id";
 
 /** The JSON the workflow's trigger receives. */
 export function pushBody(p: WorkflowPushPayload, opts: { includeMetadata: boolean; accountId: string; sentAt: Date }): string {
-  return JSON.stringify({
+  const sent: WorkflowPushSent = {
     event: p.event,
     data: p.data,
     ...(opts.includeMetadata
       ? { metadata: { event_id: p.event_id, account_id: opts.accountId, sent_at: opts.sentAt.toISOString(), ...(p.trend_id ? { trend_id: p.trend_id } : {}) } }
       : {}),
-  });
+  };
+  return JSON.stringify(sent);
 }
 
 /** What a workflow connection stores besides its sealed key. */
