@@ -339,9 +339,16 @@ describe("X polling", () => {
     expect(events.body.data[0].data).toMatchObject({ connection_id: conn.id, provider: "x" });
     expect((await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ in_reply_to_id: "1", text: "hi" })).status).toBe(409);
 
-    // Replacing the credentials makes it active and due again.
+    // Replacing the credentials makes it active and due again; its first good poll tells the account it recovered.
     const again = await connectX(a.auth);
     expect(again).toMatchObject({ id: conn.id, status: "active", last_error: null });
+    const types = async () => ((await stack.gw.http.get("/api/events").set(a.auth)).body.data as any[]).map((e) => e.type);
+    expect(await types()).not.toContain("connector.recovered");
+    await tickAndWait(conn.id, polled.lastPolledAt!);
+    expect(await types()).toEqual(["connector.recovered", "connector.needs_reauth"]);
+    await db().socialConnection.update({ where: { id: conn.id }, data: { nextPollAt: new Date() } });
+    await tickAndWait(conn.id, (await db().socialConnection.findUniqueOrThrow({ where: { id: conn.id } })).lastPolledAt!);
+    expect(await types()).toEqual(["connector.recovered", "connector.needs_reauth"]); // once
   });
 
   test("a reply refused for its user token fails alone: searches go on with the app token and the connection stays active", async () => {

@@ -139,6 +139,9 @@ test("a large export runs as a job: progress, then a download whose totals equal
   const col = lines[0].split(",").indexOf("spend_micros");
   expect(lines.slice(1).reduce((s, l) => s + BigInt(l.split(",")[col]), 0n).toString()).toBe(expected.costMicros);
   expect(Number(dl.headers["content-length"])).toBe(done.bytes);
+  // The account is told (GET /api/events, and pushed to subscriptions listing report.export_ready).
+  const told = ((await gw.http.get("/api/events?type=report.export_ready").set(a.auth)).body.data as any[]).map((e) => e.data);
+  expect(told).toEqual([{ export_id: res.body.id, rows: expected.rows, bytes: done.bytes }]);
 
   expect((await gw.http.delete(`${BASE}/exports/${res.body.id}`).set(a.auth)).status).toBe(204);
   expect((await gw.http.get(`${BASE}/exports/${res.body.id}`).set(a.auth)).status).toBe(404);

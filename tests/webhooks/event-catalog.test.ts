@@ -2,7 +2,7 @@ import { Parser } from "@asyncapi/parser";
 import Ajv from "ajv";
 import addFormats from "ajv-formats";
 import { z } from "zod";
-import { TREND_EVENT_TYPES, TrendEvent, WebhookPayload } from "@trendgate/contracts";
+import { OperationalPayload, TREND_EVENT_TYPES, TrendEvent, WEBHOOK_EVENT_TYPES, WebhookPayload } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
@@ -41,13 +41,14 @@ test("GET /asyncapi.json is a valid AsyncAPI 3.0 document (the AsyncAPI parser f
 });
 
 test("every event type is in the catalog on each channel, with the schemas the contracts generate", () => {
-  for (const channel of ["webhook", "stream", "workflow"]) {
-    const names = Object.keys(doc.channels[channel].messages).map((k) => doc.components.messages[k].name);
-    expect({ channel, names }).toEqual({ channel, names: [...TREND_EVENT_TYPES] });
-  }
-  // The same JSON Schema zod makes of the contracts: a change to a contract changes the catalog with it.
   const generated = (s: z.ZodType, name: string) => (z.toJSONSchema(s, { target: "draft-7" }) as any).definitions[name];
   const relinked = (v: unknown) => JSON.parse(JSON.stringify(v).replaceAll("#/definitions/", "#/components/schemas/"));
+  for (const [channel, types] of [["webhook", WEBHOOK_EVENT_TYPES], ["stream", TREND_EVENT_TYPES], ["workflow", TREND_EVENT_TYPES]] as const) {
+    const names = Object.keys(doc.channels[channel].messages).map((k) => doc.components.messages[k].name);
+    expect({ channel, names }).toEqual({ channel, names: [...types] });
+  }
+  expect(doc.components.schemas.OperationalPayload).toEqual(relinked(generated(OperationalPayload, "OperationalPayload")));
+  // The same JSON Schema zod makes of the contracts: a change to a contract changes the catalog with it.
   expect(doc.components.schemas.WebhookPayload).toEqual(relinked(generated(WebhookPayload, "WebhookPayload")));
   expect(doc.components.schemas.TrendEvent).toEqual(relinked(generated(TrendEvent, "TrendEvent")));
   // Each example satisfies its own message's schema.

@@ -1,5 +1,8 @@
 import type { TrendEvent } from "./trend-events.ts";
 import { TREND_EVENT_TYPES } from "./trend-events.ts";
+import type { OPERATIONAL_EVENT_TYPES, OperationalPayload } from "./webhooks.ts";
+
+export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
 
 // The published catalog of the events Trendgate sends: what each type means and an example. The AsyncAPI document
 // (apps/gateway/src/openapi/asyncapi.ts, GET /asyncapi.json, GET /docs/events) is built from this and from the zod
@@ -56,4 +59,19 @@ export function exampleTrendEvent(type: TrendEventType): TrendEvent {
     default:
       return base;
   }
+}
+
+/** One example of each operational event's delivery body (the account event). */
+export function exampleOperationalEvent(type: OperationalEventType): OperationalPayload {
+  const data: Record<OperationalEventType, Record<string, unknown>> = {
+    "webhook.disabled": { webhook_id: "wh_01KF3EXAMPLEWEBHOOK", reason: "the endpoint answered 410 Gone" },
+    "webhook.delivery_failed": { webhook_id: "wh_01KF3EXAMPLEWEBHOOK", delivery_id: "msg_01KF3EXAMPLEDELIVERY", attempts: 8, error: "HTTP 503", event_type: "trend.detected" },
+    "connection.needs_reauth": { provider: "slack", connection_id: "con_01KF3EXAMPLECONN", reason: "invalid_grant: the refresh token was revoked" },
+    "connection.connected": { provider: "slack", account: { team_id: "T0001", team_name: "Acme" } },
+    "connector.needs_reauth": { connection_id: "soc_01KF3EXAMPLESOCIAL", provider: "x", reason: "recent search: X rejected the token (401 Unauthorized)" },
+    "connector.recovered": { connection_id: "soc_01KF3EXAMPLESOCIAL", provider: "x" },
+    "connector.delivery_failing": { connection_id: "con_01KF3EXAMPLECONN", provider: "n8n", message: "pushing to the workflow: n8n has no active webhook at this URL (404)" },
+    "report.export_ready": { export_id: "rex_01KF3EXAMPLEEXPORT", rows: 1250, bytes: 96512 },
+  };
+  return { id: `evt_01KF3EXAMPLE${type.replace(/\W/g, "").toUpperCase().slice(0, 12)}`, type, created_at: "2026-11-26T14:05:00.000Z", data: data[type] };
 }

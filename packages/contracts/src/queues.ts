@@ -47,10 +47,11 @@ export const JOB_PAYLOADS = {
     delivery_id: z.string(),
     webhook_id: z.string(),
     attempt: z.number().int().min(1),
-    trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
+    trigger: z.enum(["trend_event", "account_event", "test", "replay", "recovery"]),
     body: z.string(),
-    // The trend event behind it (sent as headers; the body's fields are fixed). Absent: read from the delivery row.
-    event: z.object({ type: z.string(), trend_id: z.string() }).optional(),
+    // The event behind it (sent as headers; the body's fields are fixed): a trend event's type and trend, or an
+    // operational event's type. Absent: read from the delivery row.
+    event: z.object({ type: z.string(), trend_id: z.string().nullable().optional() }).optional(),
   }),
   // A detection pass. {}: the scheduler's tick (fans out one job per account shard); {account_id}: one account, all
   // topics, now; {account_id, shard, shards}: the topics of that account whose id hashes to `shard` of `shards`.

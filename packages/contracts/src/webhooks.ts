@@ -25,9 +25,37 @@ export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
 
 export const WebhookUrl = OutboundUrl;
 
-/** What a subscription with `trigger_type: event_types` may list: the trend lifecycle (packages/contracts/src/trend-events.ts). */
-export const WEBHOOK_EVENT_TYPES = TREND_EVENT_TYPES;
+/**
+ * Operational events: what the service tells an account (GET /api/events), also pushed to subscriptions that list
+ * them. Their body is the account event itself (OperationalPayload).
+ */
+export const OPERATIONAL_EVENTS = {
+  "webhook.disabled": "a subscription was disabled (410 Gone, or failing continuously); data: webhook_id, reason",
+  "webhook.delivery_failed": "a delivery exhausted its retries; data: webhook_id, delivery_id, error (at most one an hour per subscription)",
+  "connection.needs_reauth": "a browser-OAuth connection's token was refused: re-authorise it; data: provider, connection_id, reason",
+  "connection.connected": "a browser-OAuth connection was made or re-authorised (the recovery of connection.needs_reauth); data: provider, account",
+  "connector.needs_reauth": "a social connector's credentials were refused: PUT new ones; data: connection_id, provider, reason",
+  "connector.recovered": "a social connector that needed new credentials polled successfully again; data: connection_id, provider",
+  "connector.delivery_failing": "workflow pushes started failing for good; data: connection_id, provider, message and more",
+  "report.export_ready": "a CSV export finished; data: export_id, rows, bytes",
+} as const;
+export const OPERATIONAL_EVENT_TYPES = Object.keys(OPERATIONAL_EVENTS) as (keyof typeof OPERATIONAL_EVENTS)[];
+
+/** What a subscription with `trigger_type: event_types` may list: the trend lifecycle and the operational events. */
+export const WEBHOOK_EVENT_TYPES = [...TREND_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
+
+/** The body of an operational event's delivery: the account event as GET /api/events lists it. */
+export const OperationalPayload = z
+  .object({
+    id: z.string().meta({ description: "The account event's id (as in GET /api/events)" }),
+    type: z.enum(OPERATIONAL_EVENT_TYPES),
+    created_at: z.string(),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .strict()
+  .meta({ id: "OperationalPayload" });
+export type OperationalPayload = z.infer<typeof OperationalPayload>;
 
 /**
  * Headers a subscription may not set: those every delivery carries (signature, event, content), and hop-by-hop ones an
@@ -57,7 +85,7 @@ const subscriptionFields = {
   category: CategoryPath.nullable().optional().meta({ description: "Only trends in this category or its sub-categories (e.g. `tech` matches `tech/ai`); null = all" }),
   description: text({ max: 500 }).nullable().optional(),
   event_types: z.array(WebhookEventType).min(1).max(WEBHOOK_EVENT_TYPES.length).optional().meta({
-    description: "With `trigger_type: event_types`: the event types delivered (each delivery names its type in X-Webhook-Event-Type)",
+    description: "With `trigger_type: event_types`: the event types delivered (each delivery names its type in X-Webhook-Event-Type); trend events and operational events (the account's own: a subscription disabled, a connection needing re-authorisation, an export ready)",
   }),
   filter: WebhookFilter.nullable().optional(),
   headers: CustomHeaders.nullable().optional(),
@@ -144,7 +172,7 @@ export const WebhookExecution = z
     webhook_id: z.string(),
     delivery_id: z.string().meta({ description: "The X-Webhook-Id / webhook-id sent; the same for every attempt of one delivery" }),
     attempt: z.number().int().meta({ description: "1 for the first attempt of the delivery; 0 for a `suppressed` firing (nothing was sent)" }),
-    trigger: z.enum(["trend_event", "test", "replay", "recovery"]),
+    trigger: z.enum(["trend_event", "account_event", "test", "replay", "recovery"]),
     outcome: z.enum(["succeeded", "retrying", "failed", "suppressed"]).meta({
       description: "`suppressed`: a firing the cooldown dropped (error_class `cooldown`; error_message says until when, or which digest kept the stronger firing, and names the trend and event). Its delivery_id belongs to no delivery.",
     }),

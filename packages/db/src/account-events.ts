@@ -53,3 +53,63 @@ export function jsonSafe<T>(v: T): T {
 /** A page of the account's events, newest first, of one type when given. */
 export const listAccountEvents = (db: Db, accountId: string, type: string | undefined, page: IdPage) =>
   db.accountEvent.findMany({ where: { accountId, ...(type ? { type } : {}), ...page.after }, orderBy: { id: "desc" }, take: page.take });
+
+/** An operational delivery made by pushAccountEvents, for the caller to queue. */
+export interface PushedDelivery {
+  id: string;
+  subscriptionId: string;
+  status: "pending" | "failed";
+  subscriptionStatus: string;
+  type: string;
+  payload: { id: string; type: string; created_at: string; data: Record<string, unknown> };
+}
+
+/**
+ * Fans out account events not pushed yet (oldest first, at most `limit`) to the webhook subscriptions of their
+ * account whose event_types list their type: one transaction marks them pushed and writes the deliveries (the
+ * outbox rows), so a crash loses neither; the caller queues the pending ones after it (or the sweeper does).
+ * Concurrent callers skip each other's rows (SKIP LOCKED). A disabled subscription gets a failed row, for `recover`.
+ */
+export async function pushAccountEvents(db: Db, limit: number): Promise<{ events: number; deliveries: PushedDelivery[] }> {
+  const client = await db.$pool.connect();
+  try {
+    await client.query("BEGIN");
+    const { rows: events } = await client.query<{ id: string; account_id: string; type: string; data: Record<string, unknown>; created_at: string }>(
+      `UPDATE account_events SET pushed_at = now() AT TIME ZONE 'UTC'
+        WHERE id IN (SELECT id FROM account_events WHERE pushed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING id, account_id, type, data, to_char(created_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`, [limit]);
+    let deliveries: PushedDelivery[] = [];
+    if (events.length) {
+      const { rows: subs } = await client.query<{ id: string; account_id: string; event_types: string[]; status: string }>(
+        `SELECT id, account_id, event_types, status FROM webhook_subscriptions
+          WHERE account_id = ANY($1::text[]) AND trigger_type = 'event_types' AND event_types && $2::text[]`,
+        [[...new Set(events.map((e) => e.account_id))], [...new Set(events.map((e) => e.type))]]);
+      const pairs = events.flatMap((e) => subs.filter((s) => s.account_id === e.account_id && s.event_types.includes(e.type)).map((s) => ({
+        id: newId("msg"), e, s, payload: { id: e.id, type: e.type, created_at: e.created_at, data: e.data },
+      })));
+      if (pairs.length) {
+        const { rows } = await client.query<{ id: string; status: "pending" | "failed" }>(
+          `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, trigger, payload, velocity, status, attempts, next_attempt_at, last_error, created_at, completed_at)
+           SELECT v.id, s.account_id, s.id, v.event_id, 'account_event', v.payload, 0,
+                  CASE WHEN s.status = 'disabled' THEN 'failed' ELSE 'pending' END, 0, now(),
+                  CASE WHEN s.status = 'disabled' THEN 'subscription disabled' END, now(), CASE WHEN s.status = 'disabled' THEN now() END
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) AS v(id, subscription_id, event_id, payload)
+             JOIN webhook_subscriptions s ON s.id = v.subscription_id
+           ON CONFLICT (subscription_id, event_id) DO NOTHING
+           RETURNING id, status`,
+          [pairs.map((p) => p.id), pairs.map((p) => p.s.id), pairs.map((p) => p.e.id), pairs.map((p) => JSON.stringify(jsonSafe(p.payload)))]);
+        const made = new Map(rows.map((r) => [r.id, r.status]));
+        deliveries = pairs.filter((p) => made.has(p.id)).map((p) => ({
+          id: p.id, subscriptionId: p.s.id, status: made.get(p.id)!, subscriptionStatus: p.s.status, type: p.e.type, payload: p.payload,
+        }));
+      }
+    }
+    await client.query("COMMIT");
+    return { events: events.length, deliveries };
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}

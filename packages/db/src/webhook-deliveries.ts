@@ -238,11 +238,14 @@ export async function loadDeliveryState(db: Db, id: string) {
 export async function loadDeliveryContent(db: Db, id: string) {
   const { rows } = await db.$pool.query<{ payload: unknown; event_type: string | null; trend_id: string | null }>({
     name: "tg_delivery_content",
-    text: "SELECT d.payload, e.type AS event_type, e.trend_id FROM webhook_deliveries d LEFT JOIN trend_events e ON e.id = d.event_id WHERE d.id = $1",
+    // The event behind it: a trend event (type and trend), or an operational account event (type).
+    text: `SELECT d.payload, coalesce(e.type, a.type) AS event_type, e.trend_id FROM webhook_deliveries d
+             LEFT JOIN trend_events e ON e.id = d.event_id LEFT JOIN account_events a ON a.id = d.event_id AND d.trigger = 'account_event'
+            WHERE d.id = $1`,
     values: [id],
   });
   const r = rows[0];
-  return r ? { payload: r.payload, event: r.event_type && r.trend_id ? { type: r.event_type, trend_id: r.trend_id } : null } : null;
+  return r ? { payload: r.payload, event: r.event_type ? { type: r.event_type, trend_id: r.trend_id } : null } : null;
 }
 
 /** The subscription row a delivery worker needs (secrets still sealed). */

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReportRequest } from "@trendgate/contracts";
-import type { Prisma } from "@trendgate/db";
+import { recordAccountEvents, type Prisma } from "@trendgate/db";
 import { csvStringifier } from "./csv.ts";
 import { ChunkWriter } from "./export-store.ts";
 import { reportRows } from "./pages.ts";
@@ -53,5 +53,6 @@ export async function runExport(deps: ReportDeps, exportId: string, settings: Ex
     await db.reportExport.update({ where: { id: exportId }, data: { finishedAt, providers: outcomes, rowsWritten: rows } });
     return { status: "cancelled", rows, bytes: sink.bytes };
   }
+  await recordAccountEvents(db, [{ accountId: exp.accountId, type: "report.export_ready", data: { export_id: exportId, rows, bytes: sink.bytes } }]);
   return { status: "ready", rows, bytes: sink.bytes };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
-  EVENT_CATALOG, exampleTrendEvent, TREND_EVENT_TYPES, TrendEvent, WebhookPayload, WorkflowPushSent, type TrendEventType,
+  EVENT_CATALOG, exampleOperationalEvent, exampleTrendEvent, OPERATIONAL_EVENT_TYPES, OPERATIONAL_EVENTS, OperationalPayload, TREND_EVENT_TYPES, TrendEvent,
+  WebhookPayload, WorkflowPushSent, type TrendEventType,
 } from "@trendgate/contracts";
 import { EVENT_TYPE_HEADER, payloadFromEvent, TREND_ID_HEADER } from "@trendgate/connector-webhook";
 
@@ -36,7 +37,7 @@ function relink<T>(v: T): T {
 }
 
 /** The headers every webhook delivery of `type` carries. */
-const webhookHeaders = (type: TrendEventType): Json => ({
+const webhookHeaders = (type: string): Json => ({
   type: "object",
   required: [EVENT_TYPE_HEADER, TREND_ID_HEADER, "webhook-id", "webhook-timestamp", "webhook-signature"],
   properties: {
@@ -77,6 +78,20 @@ export function buildAsyncApiDocument(opts: { version: string; baseUrl?: string 
       payload: workflowPush,
       examples: [{ name: type, payload: { event: "trend_lifecycle", data: example } }],
     });
+  }
+  // Operational events: on webhook subscriptions that list them, the account event as the body.
+  const operationalBody = schemas.ref(OperationalPayload, "OperationalPayload");
+  for (const type of OPERATIONAL_EVENT_TYPES) {
+    const key = messageKey("webhook", type);
+    const example = exampleOperationalEvent(type);
+    const headers = webhookHeaders(type);
+    delete (headers.properties as Json)[TREND_ID_HEADER];
+    headers.required = (headers.required as string[]).filter((h) => h !== TREND_ID_HEADER);
+    messages[key] = {
+      name: type, title: `${type} (webhook)`, summary: OPERATIONAL_EVENTS[type], contentType: "application/json", headers, payload: operationalBody,
+      examples: [{ name: type, headers: { [EVENT_TYPE_HEADER]: type, "webhook-id": "msg_01KF3EXAMPLEDELIVERY", "webhook-timestamp": "1795705500", "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" }, payload: example }],
+    };
+    channelMessages.webhook[key] = { $ref: `#/components/messages/${key}` };
   }
   const channels = {
     webhook: {

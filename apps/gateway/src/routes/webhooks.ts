@@ -2,7 +2,7 @@ import {
   AccountEventList, CreateWebhookBody, text, ExecutionIdParam, ExecutionsQuery, pageQuery, QueuedDelivery, RecoverBody, RecoverResult, RotatedSecret,
   RotateSecretBody, subscriptionProblems, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
-import { enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { deliveryBody, enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
 import {
   createTestDelivery, createWebhookSubscription, deleteWebhookSubscription, findAccountWebhook, findDelivery, findPendingDeliveries,
   findWebhookExecution, isDeliveryPending, listAccountEvents, listWebhookExecutions, listWebhookSubscriptions, newId,
@@ -68,7 +68,7 @@ async function requeue(deps: GatewayDeps, which: PendingDeliveryFilter, trigger:
   for (const d of rows) {
     await enqueueDelivery(deps.queues, {
       delivery_id: d.id, webhook_id: d.subscriptionId, attempt: d.attempts + 1, trigger: d.trigger === "test" ? "test" : trigger,
-      body: serializePayload(WebhookPayload.parse(d.payload)),
+      body: deliveryBody(d.payload),
     }, {
       delayMs: d.nextAttemptAt.getTime() - Date.now(),
       stillPending: () => isDeliveryPending(deps.db, d.id, d.attempts),

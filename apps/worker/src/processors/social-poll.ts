@@ -4,7 +4,7 @@ import {
   ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
 } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { insertSignals, newId, rotateSocialCredentials, type Prisma } from "@trendgate/db";
+import { insertSignals, newId, recordAccountEvents, rotateSocialCredentials, type Prisma } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
 import { deferJob } from "../outbox/defer.ts";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
@@ -29,7 +29,7 @@ import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
 type Row = Prisma.SocialConnectionGetPayload<object>;
 type SocialJob = JobPayload<typeof QUEUES.socialPoll>;
-interface Cursor { terms?: Record<string, unknown>; failures?: number; resume_at?: number; actions?: SocialAction[] }
+interface Cursor { terms?: Record<string, unknown>; failures?: number; resume_at?: number; reauth?: boolean; actions?: SocialAction[] }
 
 const LEASE_SECONDS = 600; // a claimed connection is claimed again only if its job did not finish within this
 const BACKOFF_BASE_MS = 30_000;
@@ -183,15 +183,22 @@ async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
     }
   }
 
+  // Refused credentials are remembered until a poll succeeds with new ones: that poll tells the account it recovered.
+  const reauth = status === "needs_reauth" || (cursor.reauth === true && !!e);
   // Only if the credentials were not replaced meanwhile (a PUT resets the status and polls at once).
   const { rowCount } = await deps.db.$pool.query(
     `UPDATE social_connections
         SET status = $2, last_error = $3, next_poll_at = ($4::timestamptz AT TIME ZONE 'UTC'), last_polled_at = ($5::timestamptz AT TIME ZONE 'UTC'),
-            quota = $6::jsonb, cursor = cursor || jsonb_build_object('terms', $7::jsonb, 'failures', $8::int, 'resume_at', $10::int), updated_at = (now() AT TIME ZONE 'UTC')
+            quota = $6::jsonb, cursor = cursor || jsonb_build_object('terms', $7::jsonb, 'failures', $8::int, 'resume_at', $10::int, 'reauth', $11::boolean),
+            updated_at = (now() AT TIME ZONE 'UTC')
       WHERE id = $1 AND credentials_ciphertext = $9`,
-    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(quota), JSON.stringify(outcome.cursor), failures, conn.credentialsCiphertext, outcome.resumeAt ?? null],
+    [conn.id, status, lastError, next?.toISOString() ?? null, now.toISOString(), JSON.stringify(quota), JSON.stringify(outcome.cursor), failures, conn.credentialsCiphertext,
+      outcome.resumeAt ?? null, reauth],
   );
   if (rowCount && status === "needs_reauth" && conn.status !== "needs_reauth") await recordNeedsReauth(deps, conn, lastError);
+  if (rowCount && cursor.reauth && !reauth && !e) {
+    await recordAccountEvents(deps.db, [{ accountId: conn.accountId, type: "connector.recovered", data: { connection_id: conn.id, provider: conn.provider } }]);
+  }
   return { stored, observations: outcome.observations.length, status, error: lastError };
 }
 

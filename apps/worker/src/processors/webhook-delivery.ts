@@ -1,7 +1,8 @@
-import { JOB_PAYLOADS, QUEUES, WebhookPayload } from "@trendgate/contracts";
-import { enqueueDelivery, serializePayload, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/connector-webhook";
+import { JOB_PAYLOADS, QUEUES } from "@trendgate/contracts";
+import { deliveryBody, enqueueDelivery, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/connector-webhook";
 import {
-  isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAttempts, type AttemptRecord, type SendableSubscription,
+  isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAccountEvents, recordAttempts,
+  type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
 import { retrySchedules } from "@trendgate/config";
 import { BatchWriter, DestinationLimiter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
@@ -20,6 +21,9 @@ import type { ProcessorFactory } from "./types.ts";
  * batched write). A final attempt's record does not hold its job (`finalRecordBestEffort`): the sweeper resends a
  * delivery whose row is still pending once its job is gone.
  */
+/** webhook.delivery_failed is recorded at most once per subscription in this long. */
+const DELIVERY_FAILED_EVERY_MS = 3600_000;
+
 export const webhookDelivery: ProcessorFactory = {
   queue: QUEUES.webhookDeliveries,
   create({ config, logger, db, queues, outbound, secrets }) {
@@ -80,7 +84,7 @@ export const webhookDelivery: ProcessorFactory = {
         if (!body || (!event && data.trigger !== "test")) { // a digest, replay, recovery or sweep: read the row
           const stored = await loadDeliveryContent(db, data.delivery_id);
           if (!stored) return { skipped: "delivery deleted" };
-          body ||= serializePayload(WebhookPayload.parse(stored.payload));
+          body ||= deliveryBody(stored.payload);
           event = stored.event;
         }
 
@@ -110,6 +114,15 @@ export const webhookDelivery: ProcessorFactory = {
           disableReason: verdict.gone ? "the endpoint answered 410 Gone" : undefined,
         });
         if (verdict.gone) subs.delete(entry.sub.id);
+        if (outcome === "failed" && data.trigger !== "test") {
+          // Retries exhausted: an operational event (at most one an hour per subscription, so a dead endpoint does
+          // not flood the account's events), pushed to the subscriptions that list it.
+          await recordAccountEvents(db, [{
+            accountId: entry.sub.accountId, type: "webhook.delivery_failed",
+            data: { webhook_id: entry.sub.id, delivery_id: data.delivery_id, attempts: data.attempt, error: errorMessage, ...(event ? { event_type: event.type } : {}) },
+            once: { match: { webhook_id: entry.sub.id }, since: new Date(Date.now() - DELIVERY_FAILED_EVERY_MS) },
+          }]).catch((err) => logger.warn({ err: String(err), delivery_id: data.delivery_id }, "webhook.delivery_failed not recorded"));
+        }
         if (settled.failure) throw settled.failure;
         return { outcome, status: result.status, attempt: data.attempt };
       },

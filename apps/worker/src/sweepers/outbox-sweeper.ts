@@ -1,5 +1,6 @@
 import { QUEUES, type OutboxQueueName, type TrendEvent } from "@trendgate/contracts";
-import { findUndispatchedTrendEvents, type OverdueDelivery } from "@trendgate/db";
+import { deliveryBody, enqueueDelivery } from "@trendgate/connector-webhook";
+import { findUndispatchedTrendEvents, pushAccountEvents, type OverdueDelivery } from "@trendgate/db";
 import { enqueueTrendEvents } from "@trendgate/trends";
 import { outboxSweepSource, webhookDeliveriesSource, type SweepSource } from "../outbox/sweep-source.ts";
 import type { WorkerDeps } from "../processors/types.ts";
@@ -62,7 +63,7 @@ export class OutboxSweeper {
       if (!rows[0].locked) return { deliveries: 0, events: 0, outbox: 0 };
       try {
         const deliveries = this.what.deliveries ? await sweepSource(this.deliveries) : 0;
-        const events = this.what.events ? await this.sweepEvents() : 0;
+        const events = this.what.events ? await this.sweepEvents() + await this.pushAccountEvents() : 0;
         const perQueue: Record<string, number> = {};
         let outbox = 0;
         for (const source of this.outbox) {
@@ -94,6 +95,30 @@ export class OutboxSweeper {
       queued += await this.requeueEvents(lost);
       if (lost.length < EVENT_BATCH || Date.now() - started > PASS_BUDGET_MS) return queued;
       after = lost[lost.length - 1];
+    }
+  }
+
+  /**
+   * Operational events (account events: a subscription disabled, a connection needing re-authorisation, ...) pushed
+   * to the subscriptions that list their type, a page at a time within the pass budget. The deliveries are written
+   * with the events marked pushed; the pending ones of active subscriptions are queued now (the deliveries source
+   * re-queues any whose job is lost).
+   */
+  private async pushAccountEvents(): Promise<number> {
+    const { db, queues, config } = this.deps;
+    const started = Date.now();
+    let queued = 0;
+    for (;;) {
+      const { events, deliveries } = await pushAccountEvents(db, EVENT_BATCH);
+      for (const d of deliveries) {
+        if (d.status !== "pending" || d.subscriptionStatus !== "active") continue;
+        await enqueueDelivery(queues, {
+          delivery_id: d.id, webhook_id: d.subscriptionId, attempt: 1, trigger: "account_event",
+          body: deliveryBody(d.payload, config.DELIVERY_BODY_MAX_BYTES), event: { type: d.type },
+        });
+        queued++;
+      }
+      if (events < EVENT_BATCH || Date.now() - started > PASS_BUDGET_MS) return queued;
     }
   }
 

@@ -1,4 +1,4 @@
-import { boundTrendText, QUEUES, TREND_EVENT_LIMITS, type JobPayload, type WebhookPayload } from "@trendgate/contracts";
+import { boundTrendText, OperationalPayload, QUEUES, TREND_EVENT_LIMITS, WebhookPayload, type JobPayload } from "@trendgate/contracts";
 import { outboxJobId, requeueLost, type Queues } from "@trendgate/queues";
 
 export type DeliveryJob = JobPayload<typeof QUEUES.webhookDeliveries>;
@@ -13,6 +13,19 @@ export const serializePayload = (p: WebhookPayload, maxBytes: number = TREND_EVE
   const b = boundTrendText(p, maxBytes);
   return JSON.stringify(Object.fromEntries(FIELD_ORDER.map((k) => [k, b[k]])));
 };
+
+const OPERATIONAL_ORDER = ["id", "type", "created_at", "data"] as const;
+
+/**
+ * A stored delivery's body as sent: a trend event's spec body (serializePayload), or an operational event's account
+ * event, in its own field order.
+ */
+export function deliveryBody(stored: unknown, maxBytes: number = TREND_EVENT_LIMITS.maxBytes): string {
+  const trend = WebhookPayload.safeParse(stored);
+  if (trend.success) return serializePayload(trend.data, maxBytes);
+  const op = OperationalPayload.parse(stored);
+  return JSON.stringify(Object.fromEntries(OPERATIONAL_ORDER.map((k) => [k, op[k]])));
+}
 
 // A completed delivery job stays in Redis for COMPLETED_JOB_SECONDS: its attempt record is written just after it
 // completes, and until then the job itself says "sent" (see enqueueDelivery). The history is in Postgres.

@@ -7,7 +7,8 @@ import { TEST_HEADER } from "./payload.ts";
 // trend.ended what trend.detected opened), travel as headers.
 export const EVENT_TYPE_HEADER = "X-Webhook-Event-Type";
 export const TREND_ID_HEADER = "X-Webhook-Trend-Id";
-export type DeliveryEvent = { type: string; trend_id: string };
+/** The event behind a delivery: a trend event's type and trend, or an operational event's type alone. */
+export type DeliveryEvent = { type: string; trend_id?: string | null };
 /** What an execution record shows for a custom header's value. */
 export const CUSTOM_HEADER_SHOWN = "(set; not shown)";
 
@@ -42,7 +43,8 @@ export class WebhookSender {
       "Content-Type": "application/json",
       ...signDelivery(secrets, deliveryId, Math.floor(Date.now() / 1000), body),
       ...(isTest ? { [TEST_HEADER]: "true" } : {}),
-      ...(event ? { [EVENT_TYPE_HEADER]: event.type, [TREND_ID_HEADER]: event.trend_id } : {}),
+      ...(event ? { [EVENT_TYPE_HEADER]: event.type } : {}),
+      ...(event?.trend_id ? { [TREND_ID_HEADER]: event.trend_id } : {}),
     };
     const result = await this.client.request("POST", sub.url, { body, headers });
     const recorded = redactSignatures(headers);
