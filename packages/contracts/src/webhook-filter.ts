@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { text } from "./common.ts";
 import { Severity } from "./trend-events.ts";
 
 // A subscription's filter: simple fields for what most receivers want (minimum severity, a sentiment range) and a
@@ -28,7 +29,9 @@ export const FILTER_LOGICAL = ["$and", "$or", "$nor"] as const;
 const MAX_DEPTH = 4;
 const MAX_NODES = 50;
 type Literal = string | number | boolean | null;
-const isLiteral = (v: unknown): v is Literal => v === null || ["string", "number", "boolean"].includes(typeof v);
+// Strings are stored (jsonb) and compared: no NUL, no lone surrogate.
+const isLiteral = (v: unknown): v is Literal =>
+  v === null || ["number", "boolean"].includes(typeof v) || (typeof v === "string" && !v.includes("\u0000") && v.isWellFormed());
 
 /** Problems with a match query, each with its path inside `match` (empty: valid). */
 export function matchProblems(q: unknown): { path: (string | number)[]; message: string }[] {
@@ -72,7 +75,7 @@ export const WebhookFilter = z
       max: z.number().min(-1).max(1).optional(),
     }).strict().refine((s) => s.min === undefined || s.max === undefined || s.min <= s.max, { message: "min must not exceed max", path: ["min"] })
       .optional().meta({ description: "Only events whose topic sentiment (-1..1) is within this range; an event without a sentiment does not match a range" }),
-    match: z.record(z.string(), z.unknown()).superRefine((q, ctx) => {
+    match: z.record(text({ min: 1, max: 100 }), z.unknown()).superRefine((q, ctx) => {
       for (const p of matchProblems(q)) ctx.addIssue({ code: "custom", path: p.path, message: p.message });
     }).optional().meta({
       description: `A MongoDB-style query on the event's fields (${Object.keys(FILTER_FIELDS).join(", ")}); operators ${FILTER_OPERATORS.join(", ")}, combined with ${FILTER_LOGICAL.join(", ")}. ` +

@@ -29,8 +29,8 @@ export const N8nSelectionBody = z
     push_auth: z.discriminatedUnion("type", [
       z.object({
         type: z.literal("header"),
-        name: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "an HTTP header name"),
-        value: z.string().regex(/^[\x20-\x7e]{1,2000}$/, "1-2000 printable ASCII characters"),
+        name: text({ min: 1, max: 100 }).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "an HTTP header name"),
+        value: text({ min: 1, max: 2000 }).regex(/^[\x20-\x7e]+$/, "printable ASCII characters"),
       }).strict(),
       z.object({ type: z.literal("basic"), username: text({ min: 1, max: 200 }).refine((u) => !u.includes(":"), "no colon"), password: text({ min: 1, max: 2000 }) }).strict(),
     ]).nullable().optional().meta({
