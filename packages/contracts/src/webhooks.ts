@@ -76,6 +76,22 @@ export const CustomHeaders = z.record(HeaderName, HeaderValue)
   .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, { message: "each header once (names are case-insensitive)" })
   .meta({ description: "Sent with every delivery, e.g. an API gateway's `Authorization`. Stored sealed; only the names are shown back" });
 
+/** A body template: a chat incoming webhook's preset, or a custom Mustache template rendering JSON. */
+export const BodyTemplate = z
+  .object({
+    format: z.enum(["slack", "discord", "teams", "custom"]).meta({
+      description: "`slack`, `discord`, `teams`: a card for that chat's incoming webhook (Teams: a Workflows webhook taking an Adaptive Card); `custom`: `template`",
+    }),
+    template: text({ min: 2, max: 8000 }).optional().meta({
+      description: "With `custom`: a Mustache template that renders JSON. Values are JSON-escaped (put string tags inside quotes); the body's fields and `event_type` are its view; " +
+        "no triple braces, partials or delimiter changes. Checked when saved: it must render valid JSON for an example of every event type",
+    }),
+  })
+  .strict()
+  .refine((t) => (t.format === "custom") === (t.template !== undefined), { message: "template goes with format custom, and only with it", path: ["template"] })
+  .meta({ id: "WebhookBodyTemplate" });
+export type BodyTemplate = z.infer<typeof BodyTemplate>;
+
 const subscriptionFields = {
   url: WebhookUrl,
   trigger_type: TriggerType,
@@ -89,6 +105,9 @@ const subscriptionFields = {
   }),
   filter: WebhookFilter.nullable().optional(),
   headers: CustomHeaders.nullable().optional(),
+  body_template: BodyTemplate.nullable().optional().meta({
+    description: "Render each delivery's body through a template instead of the spec's fields (a chat incoming webhook); still signed. null: the spec's body",
+  }),
 };
 
 /**
@@ -129,6 +148,7 @@ export const Webhook = z
     event_types: z.array(WebhookEventType).meta({ description: "The types delivered with trigger_type event_types; empty otherwise" }),
     filter: WebhookFilter.nullable(),
     header_names: z.array(z.string()).meta({ description: "The custom headers sent with each delivery; their values are never shown" }),
+    body_template: BodyTemplate.nullable(),
     status: z.enum(WEBHOOK_STATUSES).meta({ description: "`disabled` is set by the service (410 Gone, or failing continuously); resume to re-enable" }),
     disabled_reason: z.string().nullable(),
     failing_since: Timestamp.nullable(),

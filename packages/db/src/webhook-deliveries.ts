@@ -252,7 +252,7 @@ export async function loadDeliveryContent(db: Db, id: string) {
 export async function loadSubscriptionForSend(db: Db, id: string) {
   return db.webhookSubscription.findUnique({
     where: { id },
-    select: { id: true, accountId: true, url: true, status: true, secretCiphertext: true, previousSecretCiphertext: true, previousSecretExpiresAt: true, headersCiphertext: true },
+    select: { id: true, accountId: true, url: true, status: true, secretCiphertext: true, previousSecretCiphertext: true, previousSecretExpiresAt: true, headersCiphertext: true, bodyTemplate: true },
   });
 }
 export type SendableSubscription = NonNullable<Awaited<ReturnType<typeof loadSubscriptionForSend>>>;

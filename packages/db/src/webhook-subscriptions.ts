@@ -22,11 +22,13 @@ export interface NewWebhookSubscription {
   filter: object | null;
   headersCiphertext: string | null;
   headerNames: string[];
+  /** A validated BodyTemplate (JSON), or none. */
+  bodyTemplate: object | null;
   secretCiphertext: string;
 }
 
-export const createWebhookSubscription = (db: Db | Tx, { filter, ...s }: NewWebhookSubscription) =>
-  db.webhookSubscription.create({ data: { id: newId("wh"), ...s, filter: jsonOrNull(filter) } });
+export const createWebhookSubscription = (db: Db | Tx, { filter, bodyTemplate, ...s }: NewWebhookSubscription) =>
+  db.webhookSubscription.create({ data: { id: newId("wh"), ...s, filter: jsonOrNull(filter), bodyTemplate: jsonOrNull(bodyTemplate) } });
 
 const jsonOrNull = (v: object | null) => (v === null ? Prisma.DbNull : (v as Prisma.InputJsonValue));
 
@@ -41,10 +43,16 @@ export const listWebhookSubscriptions = (db: Db, accountId: string, page: IdPage
 /** What PATCH may change; a field left undefined keeps its value. */
 export type WebhookSubscriptionChanges = Pick<Prisma.WebhookSubscriptionUpdateInput,
   "url" | "triggerType" | "deliveryMode" | "thresholdValue" | "cooldownSeconds" | "category" | "description" | "eventTypes" | "headersCiphertext" | "headerNames">
-  & { filter?: object | null };
+  & { filter?: object | null; bodyTemplate?: object | null };
 
-export const updateWebhookSubscription = (db: Db | Tx, id: string, { filter, ...changes }: WebhookSubscriptionChanges) =>
-  db.webhookSubscription.update({ where: { id }, data: { ...changes, ...(filter === undefined ? {} : { filter: jsonOrNull(filter) }) } });
+export const updateWebhookSubscription = (db: Db | Tx, id: string, { filter, bodyTemplate, ...changes }: WebhookSubscriptionChanges) =>
+  db.webhookSubscription.update({
+    where: { id },
+    data: {
+      ...changes, ...(filter === undefined ? {} : { filter: jsonOrNull(filter) }),
+      ...(bodyTemplate === undefined ? {} : { bodyTemplate: jsonOrNull(bodyTemplate) }),
+    },
+  });
 
 /** Firings while paused are kept as pending deliveries (sent on resume). */
 export const pauseWebhookSubscription = (db: Db | Tx, id: string) =>

@@ -1,8 +1,8 @@
 import {
-  AccountEventList, CreateWebhookBody, text, ExecutionIdParam, ExecutionsQuery, pageQuery, QueuedDelivery, RecoverBody, RecoverResult, RotatedSecret,
+  AccountEventList, type BodyTemplate, CreateWebhookBody, TREND_EVENT_TYPES, text, ExecutionIdParam, ExecutionsQuery, pageQuery, QueuedDelivery, RecoverBody, RecoverResult, RotatedSecret,
   RotateSecretBody, subscriptionProblems, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
-import { deliveryBody, enqueueDelivery, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { deliveryBody, enqueueDelivery, serializePayload, templateProblem, testPayload } from "@trendgate/connector-webhook";
 import {
   createTestDelivery, createWebhookSubscription, deleteWebhookSubscription, findAccountWebhook, findDelivery, findPendingDeliveries,
   findWebhookExecution, isDeliveryPending, listAccountEvents, listWebhookExecutions, listWebhookSubscriptions, newId,
@@ -32,6 +32,7 @@ export function toWebhook(r: Row): Webhook {
     id: r.id, url: r.url, trigger_type: r.triggerType as Webhook["trigger_type"], delivery_mode: r.deliveryMode as Webhook["delivery_mode"],
     threshold_value: r.thresholdValue, cooldown_seconds: r.cooldownSeconds, category: r.category, description: r.description,
     event_types: r.eventTypes as Webhook["event_types"], filter: (r.filter ?? null) as Webhook["filter"], header_names: headerNames(r),
+    body_template: (r.bodyTemplate ?? null) as Webhook["body_template"],
     status: r.status as Webhook["status"], disabled_reason: r.disabledReason, failing_since: iso(r.failingSince),
     secret_rotating_until: r.previousSecretExpiresAt && r.previousSecretExpiresAt > new Date() ? r.previousSecretExpiresAt.toISOString() : null,
     created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
@@ -47,6 +48,15 @@ function toExecution(e: ExecRow): WebhookExecution {
     duration_ms: e.durationMs, error_class: e.errorClass as WebhookExecution["error_class"], error_message: e.errorMessage,
     next_retry_at: iso(e.nextRetryAt), created_at: e.createdAt.toISOString(),
   };
+}
+
+/** A body template that cannot render valid JSON for every event type the subscription may receive is refused, naming why. */
+function assertTemplate(t: BodyTemplate | null | undefined, sub: { trigger_type: string; event_types?: readonly string[] | null }) {
+  const problem = t ? templateProblem(t, sub.trigger_type === "event_types" ? sub.event_types ?? [] : TREND_EVENT_TYPES) : null;
+  if (problem) {
+    const path = t!.format === "custom" ? "body_template.template" : "body_template";
+    throw new ApiError("validation_failed", `${path}: ${problem}`, { errors: [{ location: "body", path, message: problem, code: "invalid_template" }] });
+  }
 }
 
 /** Custom headers sealed like the signing secret, their names kept in clear to show back; null clears them. */
@@ -86,13 +96,14 @@ export const webhookRoutes = [
     responses: { 201: { description: "Created", schema: WebhookWithSecret } },
     async handler({ deps, auth, body, atomically }) {
       assertPublicDestination(deps.guard, body.url, "url");
+      assertTemplate(body.body_template, body);
       const secret = generateSecret();
       return atomically(async (tx) => {
         const row = await createWebhookSubscription(tx, {
           accountId: auth.accountId, url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode,
           thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
           description: body.description ?? null, eventTypes: body.event_types ?? [], filter: body.filter ?? null,
-          ...sealedHeaders(deps, body.headers ?? null), secretCiphertext: deps.secrets.seal(secret),
+          ...sealedHeaders(deps, body.headers ?? null), bodyTemplate: body.body_template ?? null, secretCiphertext: deps.secrets.seal(secret),
         });
         return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
       });
@@ -132,10 +143,12 @@ export const webhookRoutes = [
           errors: problems.map((p) => ({ location: "body", path: p.path.join("."), message: p.message, code: "invalid_combination" })),
         });
       }
+      // The template as it will be, against the events the subscription will receive.
+      assertTemplate(body.body_template === undefined ? current.bodyTemplate as BodyTemplate | null : body.body_template, { trigger_type: triggerType, event_types: eventTypes });
       const row = await updateWebhookSubscription(deps.db, params.webhook_id, {
         url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode, thresholdValue: body.threshold_value,
         cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description, eventTypes,
-        filter: body.filter, ...(body.headers === undefined ? {} : sealedHeaders(deps, body.headers)),
+        filter: body.filter, ...(body.headers === undefined ? {} : sealedHeaders(deps, body.headers)), bodyTemplate: body.body_template,
       });
       return { status: 200, body: toWebhook(row) };
     },

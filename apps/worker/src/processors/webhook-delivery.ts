@@ -1,5 +1,5 @@
-import { JOB_PAYLOADS, QUEUES } from "@trendgate/contracts";
-import { deliveryBody, enqueueDelivery, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/connector-webhook";
+import { JOB_PAYLOADS, QUEUES, type BodyTemplate } from "@trendgate/contracts";
+import { deliveryBody, enqueueDelivery, renderBody, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/connector-webhook";
 import {
   isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAccountEvents, recordAttempts,
   type AttemptRecord, type SendableSubscription,
@@ -21,6 +21,20 @@ import type { ProcessorFactory } from "./types.ts";
  * batched write). A final attempt's record does not hold its job (`finalRecordBestEffort`): the sweeper resends a
  * delivery whose row is still pending once its job is gone.
  */
+/**
+ * The body as the subscription wants it: through its template when it has one. A template was checked against every
+ * event type when saved; should one still fail, the spec's body goes out (the receiver's answer shows it) and it is logged.
+ */
+function rendered(sub: SendableSubscription, body: string, event: DeliveryEvent | null | undefined, logger: { warn: (o: object, m: string) => void }): string {
+  if (!sub.bodyTemplate) return body;
+  try {
+    return renderBody(sub.bodyTemplate as BodyTemplate, body, event?.type ?? null);
+  } catch (err) {
+    logger.warn({ webhook_id: sub.id, err: String(err) }, "body template did not render; sent the plain body");
+    return body;
+  }
+}
+
 /** webhook.delivery_failed is recorded at most once per subscription in this long. */
 const DELIVERY_FAILED_EVERY_MS = 3600_000;
 
@@ -93,7 +107,7 @@ export const webhookDelivery: ProcessorFactory = {
           return deferJob(job, token, 100 + Math.round(Math.random() * 400));
         let sent;
         try {
-          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, body, data.trigger === "test", event);
+          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, rendered(entry.sub, body, event, logger), data.trigger === "test", event);
         } finally {
           limiter.release(entry.sub.id, host);
         }

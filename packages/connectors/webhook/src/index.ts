@@ -2,3 +2,4 @@ export * from "./triggers.ts";
 export * from "./payload.ts";
 export * from "./sender.ts";
 export * from "./jobs.ts";
+export * from "./templates.ts";
