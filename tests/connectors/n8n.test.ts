@@ -2,7 +2,7 @@
 // speaks n8n's public API v1 and its production webhook URLs (tests/peers/n8n-server.ts).
 import { createServer } from "node:net";
 import { Webhook as StandardWebhook } from "standardwebhooks";
-import { QUEUES } from "@trendgate/contracts";
+import { QUEUES, WorkflowPushSent } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import { startStack, trendEvent, type Stack } from "../helpers/stack.ts";
 import { startN8nServer, type N8nServer } from "../peers/n8n-server.ts";
@@ -373,6 +373,7 @@ describe("n8n as it really behaves", () => {
       "webhook-id": String(got.headers["webhook-id"]), "webhook-timestamp": String(got.headers["webhook-timestamp"]), "webhook-signature": String(got.headers["webhook-signature"]),
     });
     expect(verified).toEqual(got.body);
+    expect(WorkflowPushSent.safeParse(got.body).success).toBe(true); // the catalog's workflow channel schema (/asyncapi.json)
     expect(() => new StandardWebhook(Buffer.alloc(32, 9).toString("base64")).verify(JSON.stringify(got.body), got.headers as any)).toThrow();
   });
 

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { WebSocket, type ClientOptions } from "ws";
-import type { TrendEvent } from "@trendgate/contracts";
+import { TrendEvent } from "@trendgate/contracts";
 import { publishTrendEvents } from "../../packages/trends/src/events/publish.ts";
 import { attachStream, type TrendStream } from "../../apps/gateway/src/stream/index.ts";
 import { compareStreamIds } from "../../apps/gateway/src/stream/ids.ts";
@@ -129,6 +129,8 @@ describe("authentication", () => {
     expect(ca.messages.map((m) => m.event.id)).toEqual(ea.map((e) => e.id));
     expect(cb.messages.map((m) => m.event.id)).toEqual(eb.map((e) => e.id));
     expect(ca.messages[0].event).toEqual(ea[0]); // the TrendEvent as published
+    // The catalog's stream message (/asyncapi.json): {id, event: TrendEvent}.
+    for (const m of ca.messages) expect({ id: typeof m.id, event: TrendEvent.safeParse(m.event).success }).toEqual({ id: "string", event: true });
     expect(ca.messages.every((m) => m.event.account_id === a.accountId)).toBe(true);
     ca.ws.close();
     cb.ws.close();
