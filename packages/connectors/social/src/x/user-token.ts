@@ -32,7 +32,7 @@ export async function userToken(ctx: SocialContext, conn: SocialConnectionState,
   if (t.expiresAt) next.user_token_expires_at = t.expiresAt.toISOString();
   else delete next.user_token_expires_at;
   if (!(await ctx.saveCredentials(next))) {
-    throw new ProviderError(PROVIDER, "unavailable", "reply: the connection's credentials were replaced while a new user token was fetched; retried with the new ones");
+    throw new ProviderError(PROVIDER, "unavailable", "reply: the connection's credentials were replaced (PUT) while a new user token was fetched; nothing was posted: draft the reply again");
   }
   conn.credentials = next;
   return t.accessToken;
