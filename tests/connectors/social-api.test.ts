@@ -416,6 +416,26 @@ describe("X polling", () => {
     expect(bad.body.errors.map((e: any) => e.path)).toEqual(["credentials.client_id"]);
   });
 
+  test("X's reply rule (since February 2026): only to authors who mentioned or quoted the account; a refusal says so and is not a credentials problem", async () => {
+    const a = await stack.gw.account();
+    await connectX(a.auth, { terms: ["nothing-matches-here"] });
+    const stranger = { ...post(4, "solar take from a stranger"), author_id: "22" };
+    const mention = { ...post(3, "solar question for @ada"), author_id: "22" };
+    const quoting = { ...post(2, "solar quote"), author_id: "22", quotes: ["11"] };
+    xp.setData({ posts: [stranger, mention, quoting] });
+    const replyTo = async (target: XPostFixture, text: string) => {
+      const draft = await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ in_reply_to_id: target.id, text });
+      await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ draft_id: draft.body.id, decision: "approve" });
+      return waitFor(async () => (await status(a.auth, "x")).actions.find((x: any) => x.id === draft.body.id && !["queued", "retrying"].includes(x.status)));
+    };
+    const refused = await replyTo(stranger, "Hello stranger");
+    expect(refused).toMatchObject({ status: "failed", error: expect.stringMatching(/X refused the post \(403 Reply to this conversation is not allowed/) });
+    expect(refused.error).not.toMatch(/credentials/);
+    expect(await replyTo(mention, "Thanks for asking")).toMatchObject({ status: "succeeded" });
+    expect(await replyTo(quoting, "Thanks for quoting")).toMatchObject({ status: "succeeded" });
+    expect(xp.created.map((p) => p.text)).toEqual(["Thanks for asking", "Thanks for quoting"]);
+  });
+
   test("a reply is drafted, waits for approval, and is posted by the worker only once approved", async () => {
     const a = await stack.gw.account();
     await connectX(a.auth, { terms: ["nothing-matches-here"] });

@@ -13,6 +13,8 @@ export interface XPostFixture {
   author_id: string;
   created_at: string; // ISO 8601
   public_metrics: { retweet_count: number; reply_count: number; like_count: number; quote_count: number };
+  /** Ids of the users whose posts this one quotes (X lets those accounts reply to it). */
+  quotes?: string[];
 }
 export interface XRecorded {
   method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders; body: string;
@@ -135,8 +137,15 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
     try { body = JSON.parse(raw); } catch { return problem(400, "Invalid Request", "The request body is not valid JSON"); }
     if (typeof body.text !== "string" || !body.text) return invalid("text", String(body.text ?? ""), "The `text` field is required");
     const target = body.reply?.in_reply_to_tweet_id;
-    if (target !== undefined && ![...posts, ...created].some((p) => p.id === target)) {
+    const parent = target === undefined ? undefined : [...posts, ...created].find((p) => p.id === target);
+    if (target !== undefined && !parent) {
       return problem(403, "Forbidden", "You attempted to reply to a Tweet that is deleted or not visible to you.");
+    }
+    // Since 2026-02-24 X refuses programmatic replies unless the post's author engaged the replying account: it is
+    // their own post, or the post mentions (@username) or quotes the account.
+    const me = users.find((u) => u.id === userId);
+    if (parent && parent.author_id !== userId && !(me && new RegExp(`@${me.username}\\b`, "i").test(parent.text)) && !(parent.quotes ?? []).includes(userId)) {
+      return problem(403, "Forbidden", "Reply to this conversation is not allowed because you have not been mentioned or otherwise engaged by the author of the post you are replying to.");
     }
     if (created.some((p) => p.author_id === userId && p.text === body.text)) {
       return problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");

@@ -46,9 +46,10 @@ export function toProviderError(res: OutboundResult, what: string): ProviderErro
     return new ProviderError(PROVIDER, "unauthorized", `${what}: X rejected the token (401 ${said}); re-authorize the X connection`, detail);
   }
   if (status === 403) {
-    // X also answers 403 for refusals about the content (a duplicate post, a reply to a deleted or hidden post).
+    // X also answers 403 for refusals about the content (a duplicate post, a reply to a deleted or hidden post, and
+    // since February 2026 a reply to an author who did not mention or quote the account).
     // Those are not credential problems: flagging the connection for re-authorization would be wrong.
-    if (/duplicate content|reply to a (tweet|post)/i.test(said)) {
+    if (/duplicate content|reply to a (tweet|post)|reply to this conversation is not allowed/i.test(said)) {
       return new ProviderError(PROVIDER, "bad_request", `${what}: X refused the post (403 ${said})`, detail);
     }
     return new ProviderError(PROVIDER, "unauthorized", `${what}: X refused this token (403 ${said}); check the token type and scopes`, detail);
