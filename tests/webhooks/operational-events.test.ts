@@ -52,6 +52,14 @@ test("a subscription disabled by 410 Gone, and one whose delivery exhausts its r
   expect(execs.map((x) => x.trigger)).toEqual(["account_event", "account_event", "account_event"]);
   await new Promise((r) => setTimeout(r, 1000));
   expect(rx.on("/ops")).toHaveLength(3); // each pushed once
+
+  // A replay sends the same account event again, still naming its type.
+  const replay = await stack.gw.http.post(`${BASE}/${ops}/executions/${execs[0].id}/replay`).set(a.auth);
+  expect(replay.status).toBe(202);
+  const again = await waitFor(async () => rx.on("/ops").length === 4 && rx.on("/ops")[3]);
+  const original = got.find((r) => r.headers["webhook-id"] === again.headers["webhook-id"])!;
+  expect(again.body).toBe(original.body);
+  expect(again.headers["x-webhook-event-type"]).toBe(original.headers["x-webhook-event-type"]);
 }, 40_000);
 
 test("another account's operational events never reach a subscription", async () => {
