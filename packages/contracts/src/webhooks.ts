@@ -10,7 +10,9 @@ export const TRIGGER_TYPES = {
   trend_detected: "fires for every newly detected trend whose velocity is at or above threshold_value (0 = every new trend)",
   severity_change: "fires when a trend's severity rises to at least threshold_value (1 low, 2 medium, 3 high, 4 critical)",
   trend_ended: "fires once when a trend ends (trend.ended), if the severity it ended with is at least threshold_value (0 = every trend that ends)",
-  event_types: "fires for every event whose type is listed in event_types (threshold_value is not used: send 0); narrow it with category and filter",
+  event_types: "fires for every event whose type is listed in event_types (threshold_value is not used: send 0); narrow it with category and filter. " +
+    "The other trigger types map onto event types: trend_detected is trend.detected at a minimum velocity; trend_velocity any trend event whose velocity crosses the threshold upwards; " +
+    "severity_change any trend event whose severity rises to the threshold; trend_ended is trend.ended at a minimum closing severity",
 } as const;
 export const TriggerType = documentedEnum(TRIGGER_TYPES);
 
