@@ -19,6 +19,10 @@ export const text = (opts: { min?: number; max: number; trim?: boolean }) => {
   return s.max(opts.max);
 };
 
+// ---- HTTP headers a user gives us to send (a webhook's custom headers, a workflow trigger's credential) -----------
+export const HttpHeaderName = z.string().check(storableText).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "an HTTP header name (letters, digits, - and a few symbols)");
+export const HttpHeaderValue = z.string().check(storableText).regex(/^[\x20-\x7e]{1,2000}$/, "1-2000 printable ASCII characters (no line breaks)");
+
 // ---- Instants ------------------------------------------------------------------------------------------------------
 // ISO 8601 instants (UTC, `Z`) between 1970-01-01 and 9999-12-31 (Postgres and JavaScript agree on every instant in between;
 // year 0000 and six-digit years are refused instead of failing in the database).

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { documentedEnum, Id, OutboundUrl, page, pageQuery, storableText, text, Timestamp } from "./common.ts";
+import { documentedEnum, HttpHeaderName, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 import { TREND_EVENT_TYPES } from "./trend-events.ts";
 import { WebhookFilter } from "./webhook-filter.ts";
@@ -69,11 +69,10 @@ export const RESERVED_HEADERS = [
 ] as const;
 const RESERVED_PREFIXES = ["webhook-", "x-webhook-", "x-trendgate-"];
 export const MAX_CUSTOM_HEADERS = 10;
-const HeaderName = z.string().check(storableText).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "an HTTP header name (letters, digits, - and a few symbols)")
+const HeaderName = HttpHeaderName
   .refine((n) => !(RESERVED_HEADERS as readonly string[]).includes(n.toLowerCase()) && !RESERVED_PREFIXES.some((p) => n.toLowerCase().startsWith(p)),
     { message: `a header the service sets itself (${RESERVED_HEADERS.join(", ")}, ${RESERVED_PREFIXES.map((p) => `${p}*`).join(", ")})` });
-const HeaderValue = z.string().check(storableText).regex(/^[\x20-\x7e]{1,2000}$/, "1-2000 printable ASCII characters (no line breaks)");
-export const CustomHeaders = z.record(HeaderName, HeaderValue)
+export const CustomHeaders = z.record(HeaderName, HttpHeaderValue)
   .refine((h) => Object.keys(h).length <= MAX_CUSTOM_HEADERS, { message: `at most ${MAX_CUSTOM_HEADERS} headers` })
   .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, { message: "each header once (names are case-insensitive)" })
   .meta({ description: "Sent with every delivery, e.g. an API gateway's `Authorization`. Stored sealed; only the names are shown back" });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import {
   EVENT_CATALOG, exampleOperationalEvent, exampleTrendEvent, OPERATIONAL_EVENT_TYPES, OPERATIONAL_EVENTS, OperationalPayload, TREND_EVENT_TYPES, TrendEvent,
-  WebhookPayload, WorkflowPushSent, type TrendEventType,
+  WebhookPayload, WorkflowPushSent,
 } from "@trendgate/contracts";
 import { EVENT_TYPE_HEADER, payloadFromEvent, TREND_ID_HEADER } from "@trendgate/connector-webhook";
 
@@ -36,13 +36,13 @@ function relink<T>(v: T): T {
   return v;
 }
 
-/** The headers every webhook delivery of `type` carries. */
-const webhookHeaders = (type: string): Json => ({
+/** The headers every webhook delivery of `type` carries (the trend's id on trend events only). */
+const webhookHeaders = (type: string, withTrend: boolean): Json => ({
   type: "object",
-  required: [EVENT_TYPE_HEADER, TREND_ID_HEADER, "webhook-id", "webhook-timestamp", "webhook-signature"],
+  required: [EVENT_TYPE_HEADER, ...(withTrend ? [TREND_ID_HEADER] : []), "webhook-id", "webhook-timestamp", "webhook-signature"],
   properties: {
     [EVENT_TYPE_HEADER]: { type: "string", const: type, description: "The event's type: route on it (the body's fields are fixed)" },
-    [TREND_ID_HEADER]: { type: "string", description: "The trend: the same on every event of one trend (close on trend.ended what trend.detected opened)" },
+    ...(withTrend ? { [TREND_ID_HEADER]: { type: "string", description: "The trend: the same on every event of one trend (close on trend.ended what trend.detected opened)" } } : {}),
     "webhook-id": { type: "string", description: "Standard Webhooks: the delivery's id, the same on every attempt (de-duplicate on it); also sent as X-Webhook-Id" },
     "webhook-timestamp": { type: "string", description: "Standard Webhooks: seconds since the epoch when signed; also X-Webhook-Timestamp" },
     "webhook-signature": { type: "string", description: "Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256>` (two during a secret rotation); X-Webhook-Signature carries `sha256=<hex>` of `<timestamp>.<body>`" },
@@ -67,7 +67,7 @@ export function buildAsyncApiDocument(opts: { version: string; baseUrl?: string 
       channelMessages[channel][key] = { $ref: `#/components/messages/${key}` };
     };
     add("webhook", {
-      headers: webhookHeaders(type), payload: webhookBody,
+      headers: webhookHeaders(type, true), payload: webhookBody,
       examples: [{ name: type, headers: { [EVENT_TYPE_HEADER]: type, [TREND_ID_HEADER]: example.trend_id, "webhook-id": "msg_01KF3EXAMPLEDELIVERY", "webhook-timestamp": "1795705200", "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" }, payload: payloadFromEvent(example) }],
     });
     add("stream", {
@@ -84,11 +84,8 @@ export function buildAsyncApiDocument(opts: { version: string; baseUrl?: string 
   for (const type of OPERATIONAL_EVENT_TYPES) {
     const key = messageKey("webhook", type);
     const example = exampleOperationalEvent(type);
-    const headers = webhookHeaders(type);
-    delete (headers.properties as Json)[TREND_ID_HEADER];
-    headers.required = (headers.required as string[]).filter((h) => h !== TREND_ID_HEADER);
     messages[key] = {
-      name: type, title: `${type} (webhook)`, summary: OPERATIONAL_EVENTS[type], contentType: "application/json", headers, payload: operationalBody,
+      name: type, title: `${type} (webhook)`, summary: OPERATIONAL_EVENTS[type], contentType: "application/json", headers: webhookHeaders(type, false), payload: operationalBody,
       examples: [{ name: type, headers: { [EVENT_TYPE_HEADER]: type, "webhook-id": "msg_01KF3EXAMPLEDELIVERY", "webhook-timestamp": "1795705500", "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" }, payload: example }],
     };
     channelMessages.webhook[key] = { $ref: `#/components/messages/${key}` };

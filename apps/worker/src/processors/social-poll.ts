@@ -4,7 +4,7 @@ import {
   ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
 } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { insertSignals, newId, recordAccountEvents, rotateSocialCredentials, type Prisma } from "@trendgate/db";
+import { insertSignals, recordAccountEvents, rotateSocialCredentials, type Prisma } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
 import { deferJob } from "../outbox/defer.ts";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
@@ -254,7 +254,5 @@ async function runAction(deps: WorkerDeps, conn: Row, connector: SocialConnector
 }
 
 async function recordNeedsReauth(deps: WorkerDeps, conn: Row, reason: string | null) {
-  await deps.db.accountEvent.create({
-    data: { id: newId("evt"), accountId: conn.accountId, type: "connector.needs_reauth", data: { connection_id: conn.id, provider: conn.provider, reason } },
-  });
+  await recordAccountEvents(deps.db, [{ accountId: conn.accountId, type: "connector.needs_reauth", data: { connection_id: conn.id, provider: conn.provider, reason } }]);
 }

@@ -18,3 +18,6 @@ export function pauseBefore(last: QuotaState | undefined, need: number, now = Da
   if (!last || last.remaining === null || last.resetAt === null) return undefined;
   return last.remaining < need && last.resetAt.getTime() > now ? last.resetAt : undefined;
 }
+
+/** The window's reset time when the last call spent it (not even one request left): the next poll waits for it. */
+export const spentUntil = (last: QuotaState) => pauseBefore(last, 1);

@@ -1,6 +1,6 @@
 import type { PollOutcome, SocialConnectionState, SocialContext } from "../kind.ts";
-import { pauseBefore, rotation } from "../pacing.ts";
-import { quotaJson, spentUntil } from "../quota-json.ts";
+import { pauseBefore, rotation, spentUntil } from "../pacing.ts";
+import { quotaJson } from "../quota-json.ts";
 import { ProviderError, type Observation, type QuotaState } from "../types.ts";
 import { XClient } from "./client.ts";
 import { X_DEFAULT_DAILY_POSTS, type XOptions } from "./schemas.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { OutboundUrl, text } from "@trendgate/contracts";
+import { HttpHeaderName, HttpHeaderValue, OutboundUrl, text } from "@trendgate/contracts";
 
 // Request bodies of the n8n workflow connector, validated by the gateway and documented in OpenAPI.
 
@@ -29,8 +29,8 @@ export const N8nSelectionBody = z
     push_auth: z.discriminatedUnion("type", [
       z.object({
         type: z.literal("header"),
-        name: text({ min: 1, max: 100 }).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "an HTTP header name"),
-        value: text({ min: 1, max: 2000 }).regex(/^[\x20-\x7e]+$/, "printable ASCII characters"),
+        name: HttpHeaderName,
+        value: HttpHeaderValue,
       }).strict(),
       z.object({ type: z.literal("basic"), username: text({ min: 1, max: 200 }).refine((u) => !u.includes(":"), "no colon"), password: text({ min: 1, max: 2000 }) }).strict(),
     ]).nullable().optional().meta({
