@@ -51,6 +51,33 @@ describe("a topic whose normal includes spikes", () => {
   });
 });
 
+describe("a small topic spiking every two or three days, at sizes that vary", () => {
+  // A ~15/h topic with a one-hour spike of 80-250 every 2-3 days, at any hour: two spikes in its week of history,
+  // and the next one larger than the smaller of them. Judged against the second-largest day alone, it fired.
+  const hours = 21 * 24;
+  const means = Array.from({ length: hours }, (_, h) => 15 * daily(h));
+  const spikes = [60, 125, 180, 245, 300, 370, 425];
+  const sizes = [120, 90, 160, 110, 150, 100, 140];
+  spikes.forEach((h, i) => (means[h] = sizes[i]));
+  const at = 470; // next spike: larger than one of the two in its tail history (425: 140, 370: 100), not than the largest
+  const withSpike = (size: number) => {
+    const m = [...means];
+    m[at] = size;
+    return assessSeries(series(noisy(7, m)));
+  };
+
+  it("its next spike, no larger than its largest recent one, does not alert", () => {
+    const as = withSpike(145);
+    expect(as[at].severity).toBe("none");
+    expect(onsets(as).filter((i) => i >= 72)).toEqual([]);
+  });
+
+  it("a spike several times its largest recent one still alerts", () => {
+    const as = withSpike(900);
+    expect(as[at].isTrend).toBe(true);
+  });
+});
+
 describe("slow ramps, plateaus and bumps", () => {
   const base = (n: number, level: number) => Array.from({ length: n }, (_, h) => level * daily(h));
 

@@ -18,6 +18,12 @@ export function quantileMaxOfNormals(n: number, p: number): number {
  * one past burst is not. With fewer than three days, the median day.
  */
 const usualDayQuantile = (t: number) => (t >= 3 ? (t - 2) / (t - 1) : 0.5);
+/**
+ * A topic spikes "repeatedly" when its usual spike is at least this many times its Poisson noise and at least
+ * FREQUENT_SPIKE_DAYS days of its history spiked to half the usual spike or more.
+ */
+const FREQUENT_SPIKE_DISPERSION = 2;
+const FREQUENT_SPIKE_DAYS = 2;
 /** The tail is learnt on history older than this, so an ongoing trend does not teach the model that it is usual. */
 const TAIL_EXCLUDE_HOURS = 24;
 /** Longer windows count a bucket at most this many standard deviations above its expectation. */
@@ -164,7 +170,20 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
     // quantile of that many normal surprises would be. A topic spiking on two days or more gets a wide tail; a single
     // past burst (one day) does not.
     const q = usualDayQuantile(t);
-    const usual = t >= 2 ? quantileOf(tail, t, q) / quantileMaxOfNormals(windowsPerDay, q) : 0;
+    let usual = t >= 2 ? quantileOf(tail, t, q) / quantileMaxOfNormals(windowsPerDay, q) : 0;
+    // A topic that spikes repeatedly, at sizes that vary, reaches its largest past spike again without news: then the
+    // largest day, against the largest normal surprise of the whole history, sets the tail (the second-largest alone
+    // let every spike above the smaller of two past ones alert).
+    if (usual >= FREQUENT_SPIKE_DISPERSION) {
+      const second = quantileOf(tail, t, q);
+      let spikeDays = 0;
+      let largest = -Infinity;
+      for (let x = 0; x < t; x++) {
+        if (tail[x] >= second / 2) spikeDays++;
+        largest = Math.max(largest, tail[x]);
+      }
+      if (spikeDays >= FREQUENT_SPIKE_DAYS) usual = Math.max(usual, largest / quantileMaxOfNormals(windowsPerDay * t, 0.5));
+    }
     scales.push({ m, levelOf, levelBuckets: r, growth, dispersion: Math.max(1, core, usual) });
     if (m === 1) {
       // The longer windows sum counts clipped at CLIP_SIGMA above the one-bucket expectation: they are there for
