@@ -3,6 +3,7 @@ import { z } from "zod";
 // Stable, machine-readable error codes. Clients switch on `code`; `title`/`detail` are for humans and may change.
 export const ERROR_CODES = {
   unauthorized: { status: 401, title: "Authentication failed" },
+  api_key_required: { status: 403, title: "Only an API key may do this, not a console session" },
   not_found: { status: 404, title: "Resource not found" },
   route_not_found: { status: 404, title: "No such route" },
   method_not_allowed: { status: 405, title: "Method not allowed" },

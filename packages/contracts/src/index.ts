@@ -1,6 +1,7 @@
 export * from "./errors.ts";
 export * from "./common.ts";
 export * from "./keys.ts";
+export * from "./console.ts";
 export * from "./signals.ts";
 export * from "./status.ts";
 export * from "./trend-events.ts";

@@ -214,7 +214,12 @@ export const WebhookExecution = z
   .meta({ id: "WebhookExecution" });
 export type WebhookExecution = z.infer<typeof WebhookExecution>;
 
-export const ExecutionsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["exe"] } });
+export const ExecutionsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["exe"] } }).extend({
+  outcome: WebhookExecution.shape.outcome.optional().meta({ description: "Only attempts with this outcome" }),
+  trigger: WebhookExecution.shape.trigger.optional().meta({ description: "Only attempts of deliveries with this trigger" }),
+  since: Timestamp.optional().meta({ description: "Only attempts made at or after this instant" }),
+  until: Timestamp.optional().meta({ description: "Only attempts made before this instant" }),
+});
 export const WebhookIdParam = z.object({ webhook_id: Id });
 export const ExecutionIdParam = WebhookIdParam.extend({ execution_id: Id });
 

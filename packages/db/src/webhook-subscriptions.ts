@@ -78,9 +78,24 @@ export async function deleteWebhookSubscription(db: Db, id: string): Promise<voi
   ]);
 }
 
-/** A page of a subscription's executions, newest first. */
-export const listWebhookExecutions = (db: Db, subscriptionId: string, page: IdPage) =>
-  db.webhookExecution.findMany({ where: { subscriptionId, ...page.after }, orderBy: { id: "desc" }, take: page.take });
+/** A page of a subscription's executions, newest first, optionally only those of one outcome, trigger or time range. */
+export const listWebhookExecutions = (db: Db, subscriptionId: string, page: IdPage, filter: ExecutionFilter = {}) =>
+  db.webhookExecution.findMany({
+    where: {
+      subscriptionId, ...page.after,
+      ...(filter.outcome ? { outcome: filter.outcome } : {}),
+      ...(filter.trigger ? { trigger: filter.trigger } : {}),
+      ...(filter.since || filter.until ? { createdAt: { ...(filter.since ? { gte: filter.since } : {}), ...(filter.until ? { lt: filter.until } : {}) } } : {}),
+    },
+    orderBy: { id: "desc" }, take: page.take,
+  });
+
+export interface ExecutionFilter {
+  outcome?: string;
+  trigger?: string;
+  since?: Date;
+  until?: Date;
+}
 
 /** One execution of the subscription, or null. */
 export const findWebhookExecution = (db: Db, subscriptionId: string, id: string) =>

@@ -16,6 +16,8 @@ export interface OperatorDeps {
 
 /** Who changed an item: `key:<api key id>`, `chat:<team>/<user>` or `system`. */
 export const keyActor = (keyId: string) => `key:${keyId}`;
+/** Who acted through the API: `key:<key id>`, or `console:<session id>` for a person in the web console. */
+export const credentialActor = (c: { kind: "apiKey" | "consoleSession"; id: string }) => (c.kind === "apiKey" ? keyActor(c.id) : `console:${c.id}`);
 export const chatActor = (teamId: string, userId: string) => `chat:${teamId}/${userId}`;
 export const SYSTEM_ACTOR = "system";
 

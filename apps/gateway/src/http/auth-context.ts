@@ -2,6 +2,7 @@
 // need it, and the gateway's dependencies hold the first two.
 export interface AuthContext {
   accountId: string;
-  keyId: string;
+  /** The API key, or the web console session (which acts for the account, but cannot manage keys or sessions). */
+  credential: { kind: "apiKey" | "consoleSession"; id: string };
   plan: string;
 }

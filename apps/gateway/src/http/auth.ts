@@ -1,12 +1,39 @@
 import type { NextFunction, Request, Response } from "express";
-import { findKeyByValue, hashKey, isKeyUsable, parseKey, type ApiKeyRow, type Db } from "@trendgate/db";
+import { findConsoleSessionByToken, findKeyByValue, hashKey, isConsoleToken, isKeyUsable, parseConsoleToken, parseKey, type Db } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import { createRedis, type RedisConnection } from "@trendgate/queues";
 import { ApiError } from "./api-error.ts";
 import type { AuthFailureLimiter } from "./rate-limit.ts";
 import type { AuthContext } from "./auth-context.ts";
 
-type CachedKey = { row: ApiKeyRow & { account: { plan: string } }; fetchedAt: number };
+/** What authenticates a request: an API key, or a web console session (a bearer token scoped to one account). */
+interface Credential {
+  kind: AuthContext["credential"]["kind"];
+  id: string;
+  accountId: string;
+  plan: string;
+  secretHash: string;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+}
+type CachedKey = { row: Credential; fetchedAt: number };
+
+/**
+ * The id a credential is cached and invalidated under: an API key's public prefix, a console session's id; null
+ * when the value is neither.
+ */
+export function credentialCacheKey(token: string): string | null {
+  return isConsoleToken(token) ? parseConsoleToken(token)?.sessionId ?? null : parseKey(token)?.prefix ?? null;
+}
+
+async function findCredential(db: Db, token: string): Promise<Credential | null> {
+  if (isConsoleToken(token)) {
+    const s = await findConsoleSessionByToken(db, token);
+    return s && { kind: "consoleSession", id: s.id, accountId: s.accountId, plan: s.account.plan, secretHash: s.tokenHash!, revokedAt: s.revokedAt, expiresAt: s.expiresAt };
+  }
+  const k = await findKeyByValue(db, token);
+  return k && { kind: "apiKey", id: k.id, accountId: k.accountId, plan: k.account.plan, secretHash: k.secretHash, revokedAt: k.revokedAt, expiresAt: k.expiresAt };
+}
 
 const TOUCH_EVERY_MS = 60_000; // last_used_at precision: one write per key per minute at most
 
@@ -36,7 +63,7 @@ export class Authenticator {
 
   async stop() { this.sub?.disconnect(); }
 
-  /** Drops a key from every instance's cache (after revoke/rotate). */
+  /** Drops a credential (an API key's prefix, a console session's id) from every instance's cache (after revoke/rotate). */
   async invalidate(prefix: string) {
     this.dropCached(prefix);
     await this.redis.publish(this.opts.channel, prefix).catch(() => {});
@@ -71,8 +98,8 @@ export class Authenticator {
 
   private isCachedValid(header: string | undefined): boolean {
     const key = header && /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-    const parsed = key ? parseKey(key) : null;
-    const hit = parsed && this.cache.get(parsed.prefix);
+    const id = key ? credentialCacheKey(key) : null;
+    const hit = id && this.cache.get(id);
     return !!hit && Date.now() - hit.fetchedAt <= this.opts.cacheMs && hit.row.secretHash === hashKey(key!);
   }
 
@@ -80,24 +107,25 @@ export class Authenticator {
     const m = header && /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) throw unauthorized("Send the API key as `Authorization: Bearer <API_KEY>`", false);
     const key = m[1];
-    const parsed = parseKey(key);
-    if (!parsed) throw unauthorized("The API key is malformed", true);
+    const id = credentialCacheKey(key);
+    if (!id) throw unauthorized("The API key is malformed", true);
+    const console = isConsoleToken(key);
 
     const now = Date.now();
-    let hit = this.cache.get(parsed.prefix);
+    let hit = this.cache.get(id);
     if (!hit || now - hit.fetchedAt > this.opts.cacheMs) {
-      const row = await findKeyByValue(this.db, key);
-      if (!row) { this.cache.delete(parsed.prefix); throw unauthorized("The API key is not recognised", true); }
+      const row = await findCredential(this.db, key);
+      if (!row) { this.cache.delete(id); throw unauthorized(console ? "The console session is not recognised" : "The API key is not recognised", true); }
       hit = { row, fetchedAt: now };
-      if (this.opts.cacheMs > 0) this.cache.set(parsed.prefix, hit);
+      if (this.opts.cacheMs > 0) this.cache.set(id, hit);
     } else if (hit.row.secretHash !== hashKey(key)) { // fixed-length hex digests: not a timing oracle on the key
       throw unauthorized("The API key is not recognised", true);
     }
     const { row } = hit;
-    if (row.revokedAt) throw unauthorized("The API key has been revoked", true);
-    if (!isKeyUsable(row, new Date(now))) throw unauthorized("The API key has expired", true);
-    this.touch(row.id, now);
-    return { accountId: row.accountId, keyId: row.id, plan: row.account.plan };
+    if (row.revokedAt) throw unauthorized(console ? "The console session has been revoked" : "The API key has been revoked", true);
+    if (!isKeyUsable(row, new Date(now))) throw unauthorized(console ? "The console session has expired" : "The API key has expired", true);
+    if (row.kind === "apiKey") this.touch(row.id, now);
+    return { accountId: row.accountId, credential: { kind: row.kind, id: row.id }, plan: row.plan };
   }
 
   private touch(id: string, now: number) {

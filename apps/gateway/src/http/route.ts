@@ -43,6 +43,8 @@ export interface RouteDef<B extends z.ZodType | undefined = any, Q extends z.Zod
   description?: string;
   tag: string;
   auth: AuthKind;
+  /** Only an API key may call it, not a web console session: what creates or revokes credentials. */
+  keyOnly?: boolean;
   /**
    * Accepts an Idempotency-Key header (POSTs that create or enqueue). `"transactional"`: the handler commits its
    * writes through `atomically`, which records the answer in the same transaction (crash-safe replays); `true`: the

@@ -29,6 +29,7 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
     assertPagingRule(route);
     const chain: RequestHandler[] = [];
     if (route.auth === "apiKey") chain.push(mw.auth.middleware(), mw.rateLimits.middleware());
+    if (route.keyOnly) chain.push(requireApiKey);
     if (route.auth === "admin") chain.push(adminAuth(deps.config.ADMIN_TOKEN, deps.authFailures));
     if (route.rawBody) chain.push(rawParser);
     else if (BODY_METHODS.has(route.method)) chain.push(requireJson, jsonParser);
@@ -45,6 +46,12 @@ export function mountRoutes(app: Express, routes: RouteDef[], deps: GatewayDeps,
     });
   }
 }
+
+/** Refuses a web console session on routes that manage credentials: a session must not mint keys or further sessions. */
+const requireApiKey: RequestHandler = (req, _res, next) => {
+  if (req.auth?.credential.kind !== "apiKey") throw new ApiError("api_key_required", "Use an API key for this; a console session cannot manage keys or sessions");
+  next();
+};
 
 function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
   return async (req, res) => {

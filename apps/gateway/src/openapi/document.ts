@@ -27,6 +27,7 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
       };
     }
     if (r.auth === "apiKey") responses["401"] = problem("Missing, malformed, unknown, revoked or expired credential (WWW-Authenticate: Bearer)");
+    if (r.keyOnly) responses["403"] = problem("`api_key_required`: a web console session cannot call this; use an API key");
     if (r.auth === "admin") responses["401"] = problem("Missing or wrong admin token (two WWW-Authenticate lines: Basic, then Bearer)");
     if (r.auth === "admin") responses["429"] = { ...problem("More than AUTH_FAILURES_PER_MINUTE failed authentications from this address (API keys and admin token together); retry after Retry-After seconds"), headers: { "Retry-After": intHeader("Seconds to wait") } };
     if (r.auth === "apiKey") responses["429"] = { ...problem("The account's quota exceeded (all its keys together), or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
@@ -80,7 +81,10 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
     paths,
     components: {
       securitySchemes: {
-        bearerAuth: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`; keys start with `tg_`" },
+        bearerAuth: {
+          type: "http", scheme: "bearer",
+          description: "`Authorization: Bearer <API_KEY>`; keys start with `tg_`. A web console session's access token (`tgcs_`) is accepted too, for its account, except where a route answers 403 `api_key_required`",
+        },
         adminToken: { type: "http", scheme: "bearer", description: "The operator ADMIN_TOKEN (also accepted as Basic password)" },
       },
     },

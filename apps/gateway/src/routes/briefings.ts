@@ -56,7 +56,7 @@ export const briefingRoutes = [
     async handler({ deps, req, res }) {
       res.locals.logPath = PAGE_PATH; // the token opens the page: it stays out of the access log
       const address = req.ip ?? req.socket.remoteAddress ?? "unknown";
-      for (const [k, v] of Object.entries(await deps.rateLimits.consume({ accountId: `ip:${address}`, keyId: "", plan: "free" }))) res.setHeader(k, v);
+      for (const [k, v] of Object.entries(await deps.rateLimits.consume({ accountId: `ip:${address}`, credential: { kind: "apiKey", id: "" }, plan: "free" }))) res.setHeader(k, v);
       const now = new Date();
       const token = BriefingToken.safeParse(req.params.token);
       const link = token.success ? verifyBriefingToken(keyOf(deps), token.data, now) : null;

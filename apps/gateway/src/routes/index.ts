@@ -2,6 +2,7 @@ import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/
 import type { RouteDef } from "../http/route.ts";
 import { buildOpenApiDocument } from "../openapi/document.ts";
 import { briefingRoutes } from "./briefings.ts";
+import { consoleRoutes } from "./console.ts";
 import { keyRoutes } from "./keys.ts";
 import { opsRoutes, type OpenApiOf } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
@@ -37,7 +38,7 @@ export function routesFor(registry: ConnectorRegistry): GatewayRoutes {
     routes.push(
       ...statusRoutes, ...opsRoutes(openApi), ...keyRoutes, ...signalRoutes, ...trendRoutes, ...briefingRoutes, ...webhookRoutes,
       ...socialRoutes(registry), ...oauthRoutes(registry), ...chatRoutes(registry), ...communityAdsRoutes(registry), ...adsRoutes(registry),
-      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes,
+      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes, ...consoleRoutes,
     );
     set = { routes, openApi };
     built.set(registry, set);

@@ -18,7 +18,7 @@ export function toApiKey(row: ApiKeyRow, now = new Date()): ApiKey {
 
 export const keyRoutes = [
   defineRoute({
-    method: "post", path: "/api/keys", operationId: "createApiKey", tag: "API keys", auth: "apiKey", idempotent: "transactional",
+    method: "post", path: "/api/keys", operationId: "createApiKey", tag: "API keys", auth: "apiKey", keyOnly: true, idempotent: "transactional",
     summary: "Create an API key for the caller's account (the key is shown once)",
     description: "An account holds at most MAX_ACTIVE_KEYS_PER_ACCOUNT active keys (default 20; revoked and expired ones do not count): one more is 409 `api_key_limit_reached`. " +
       "The rate limit is per account, shared by all its keys, so more keys never mean more quota.",
@@ -38,7 +38,7 @@ export const keyRoutes = [
     },
   }),
   defineRoute({
-    method: "get", path: "/api/keys", operationId: "listApiKeys", tag: "API keys", auth: "apiKey",
+    method: "get", path: "/api/keys", operationId: "listApiKeys", tag: "API keys", auth: "apiKey", keyOnly: true,
     summary: "List the account's API keys, newest first (secrets are never returned)",
     query: ListQuery,
     responses: { 200: { description: "A page of keys", schema: ApiKeyList } },
@@ -48,7 +48,7 @@ export const keyRoutes = [
     },
   }),
   defineRoute({
-    method: "get", path: "/api/keys/{id}", operationId: "getApiKey", tag: "API keys", auth: "apiKey",
+    method: "get", path: "/api/keys/{id}", operationId: "getApiKey", tag: "API keys", auth: "apiKey", keyOnly: true,
     summary: "One API key", params: IdParam,
     responses: { 200: { description: "The key", schema: ApiKey } },
     async handler({ deps, auth, params }) {
@@ -58,7 +58,7 @@ export const keyRoutes = [
     },
   }),
   defineRoute({
-    method: "delete", path: "/api/keys/{id}", operationId: "revokeApiKey", tag: "API keys", auth: "apiKey",
+    method: "delete", path: "/api/keys/{id}", operationId: "revokeApiKey", tag: "API keys", auth: "apiKey", keyOnly: true,
     summary: "Revoke an API key at once (it answers 401 from now on, on every gateway instance)", params: IdParam,
     responses: { 204: { description: "Revoked" } },
     async handler({ deps, auth, params }) {
@@ -70,7 +70,7 @@ export const keyRoutes = [
     },
   }),
   defineRoute({
-    method: "post", path: "/api/keys/{id}/rotate", operationId: "rotateApiKey", tag: "API keys", auth: "apiKey", idempotent: "transactional",
+    method: "post", path: "/api/keys/{id}/rotate", operationId: "rotateApiKey", tag: "API keys", auth: "apiKey", keyOnly: true, idempotent: "transactional",
     summary: "Rotate a key: returns a new key; the old one keeps working for the grace period you choose",
     params: IdParam, body: RotateApiKeyBody.optional().transform((b) => b ?? RotateApiKeyBody.parse({})),
     responses: { 201: { description: "The new key (shown once) and the old key's new expiry", schema: RotatedApiKey } },

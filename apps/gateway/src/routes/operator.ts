@@ -3,7 +3,7 @@ import {
   type OperatorItemEvent, type OperatorItemState,
 } from "@trendgate/contracts";
 import { chatDeliveryErrors, findOperatorItem, listOperatorItems, operatorItemHistory, type OperatorItemEventRow, type OperatorItemRow } from "@trendgate/db";
-import { applyActionIn, keyActor } from "@trendgate/operator";
+import { applyActionIn, credentialActor } from "@trendgate/operator";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
@@ -79,7 +79,7 @@ export const operatorRoutes = [
       return atomically(async (tx) => {
         const r = await applyActionIn(tx, deps, {
           itemId: params.item_id, accountId: auth.accountId, action: body.action, version: body.version, snoozeMinutes: body.snooze_minutes,
-          note: body.note, actor: keyActor(auth.keyId),
+          note: body.note, actor: credentialActor(auth.credential),
         });
         if (r.ok) return { status: 200, body: (await withDeliveryErrors(deps, [r.item]))[0], outbox: r.outbox };
         if (r.reason === "not_found") throw notFound("Operator item");

@@ -184,12 +184,16 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: "get", path: `${BASE}/{webhook_id}/executions`, operationId: "listWebhookExecutions", tag: TAG, auth: "apiKey",
-    summary: "Delivery attempts of a webhook, newest first (default 20, maximum 100 per page)",
+    summary: "Delivery attempts of a webhook, newest first (default 20, maximum 100 per page); filter by outcome, trigger and time",
     params: WebhookIdParam, query: ExecutionsQuery,
     responses: { 200: { description: "A page of executions", schema: WebhookExecutionList } },
     async handler({ deps, auth, params, query }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
-      const body = await keysetPage(query, (p) => listWebhookExecutions(deps.db, params.webhook_id, p), toExecution);
+      const filter = {
+        outcome: query.outcome, trigger: query.trigger,
+        since: query.since ? new Date(query.since) : undefined, until: query.until ? new Date(query.until) : undefined,
+      };
+      const body = await keysetPage(query, (p) => listWebhookExecutions(deps.db, params.webhook_id, p, filter), toExecution);
       return { status: 200, body };
     },
   }),

@@ -3,11 +3,11 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { Counter, Gauge } from "prom-client";
 import { WebSocket, WebSocketServer } from "ws";
-import { parseKey } from "@trendgate/db";
 import { createRedis } from "@trendgate/queues";
 import { trendStreamKey } from "@trendgate/trends";
 import type { GatewayDeps } from "../deps.ts";
 import { ApiError } from "../http/api-error.ts";
+import { credentialCacheKey } from "../http/auth.ts";
 import { toApiError } from "../http/problem.ts";
 import { toEntries } from "./account-reader.ts";
 import { CLOSE, StreamClient } from "./client.ts";
@@ -89,7 +89,7 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
       const query = parseStreamQuery(url);
       if (closing) throw new ApiError("service_unavailable", "The gateway is shutting down; reconnect");
       const key = trendStreamKey(prefix, auth.accountId);
-      const keyPrefix = parseKey(credential?.replace(/^Bearer\s+/i, "").trim() ?? "")?.prefix ?? null;
+      const keyPrefix = credentialCacheKey(credential?.replace(/^Bearer\s+/i, "").trim() ?? "");
       // Sockets per API key on this gateway: a client reconnecting in a loop without closing must not pile up readers.
       const open = hub.clients().filter((c) => c.opts.keyPrefix === keyPrefix && !c.isClosed).length;
       if (open >= config.STREAM_MAX_SOCKETS_PER_KEY) {
