@@ -55,7 +55,8 @@ export function checkReturnUrl(returnUrl: string, allowedOrigins: readonly strin
 export async function startAuthorization(deps: ConnectionsDeps, accountId: string, providerId: string, opts: { returnUrl?: string } = {}): Promise<AuthorizationStart> {
   const { config } = deps;
   const client = oauthClient(deps.providers, providerId, config.PROVIDER_ENV, config.OUTBOUND_TIMEOUT_MS);
-  const returnUrl = opts.returnUrl ? checkReturnUrl(opts.returnUrl, config.OAUTH_RETURN_ORIGINS) : null;
+  // The gateway's own origin is always allowed: the web console it serves returns there.
+  const returnUrl = opts.returnUrl ? checkReturnUrl(opts.returnUrl, [...config.OAUTH_RETURN_ORIGINS, config.PUBLIC_BASE_URL]) : null;
   const state = crypto.randomBytes(32).toString("base64url");
   const codeVerifier = client.newCodeVerifier();
   const redirectUri = oauthRedirectUrl(config);

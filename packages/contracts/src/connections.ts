@@ -40,7 +40,7 @@ export const AuthorizationStart = z
 
 export const AuthorizationQuery = z.object({
   return_url: text({ min: 1, max: 2048, trim: true }).optional().meta({
-    description: "Where the browser goes after the callback (`?connection=<provider>&status=connected|error&error=<code>` appended); its origin must be listed in OAUTH_RETURN_ORIGINS. Without it the callback answers a small HTML page.",
+    description: "Where the browser goes after the callback (`?connection=<provider>&status=connected|error&error=<code>` appended); its origin must be listed in OAUTH_RETURN_ORIGINS or be this server's own (PUBLIC_BASE_URL, where the web console lives). Without it the callback answers a small HTML page.",
     example: "https://app.example.com/settings/integrations",
   }),
 });

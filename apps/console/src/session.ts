@@ -1,0 +1,100 @@
+import type { ConsoleSession, Problem } from "./types.ts";
+
+// The console's session: exchanged once from the one-time link's token, kept in sessionStorage (this tab only),
+// ended by a 401 on any call, by its expiry, or when none is stored.
+
+const KEY = "trendgate.console";
+
+export type SessionState =
+  | { kind: "exchanging" }
+  | { kind: "ready"; session: ConsoleSession }
+  | { kind: "link_expired" }
+  | { kind: "exchange_failed"; detail: string }
+  | { kind: "ended" };
+
+let state: SessionState = { kind: "ended" };
+const listeners = new Set<(s: SessionState) => void>();
+let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+
+function set(next: SessionState) {
+  state = next;
+  clearTimeout(expiryTimer);
+  if (next.kind === "ready") {
+    const left = Date.parse(next.session.expires_at) - Date.now();
+    // setTimeout takes at most 2^31-1 ms; a session that long is re-checked on the next call's 401 anyway.
+    if (Number.isFinite(left) && left < 2 ** 31 - 1) expiryTimer = setTimeout(endSession, Math.max(0, left));
+  }
+  for (const l of listeners) l(next);
+}
+
+export const sessionState = () => state;
+export function onSession(l: (s: SessionState) => void) {
+  listeners.add(l);
+  return () => void listeners.delete(l);
+}
+
+/** The access token of the live session, or null. */
+export const accessToken = () => (state.kind === "ready" ? state.session.access_token : null);
+
+export function endSession() {
+  try { sessionStorage.removeItem(KEY); } catch { /* storage unavailable: nothing stored */ }
+  if (state.kind === "ready" || state.kind === "exchanging") set({ kind: "ended" });
+}
+
+function stored(): ConsoleSession | null {
+  try {
+    const raw = sessionStorage.getItem(KEY);
+    if (!raw) return null;
+    const s = JSON.parse(raw) as Partial<ConsoleSession>;
+    if (typeof s.access_token !== "string" || typeof s.expires_at !== "string") return null;
+    if (!(Date.parse(s.expires_at) > Date.now())) return null;
+    return s as ConsoleSession;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts the session: a `#token=` in the URL is exchanged (then removed from the URL and history), else the stored
+ * session is used, else the session has ended.
+ */
+export async function bootSession(): Promise<void> {
+  const hash = location.hash;
+  if (!hash.startsWith("#token=")) {
+    const s = stored();
+    set(s ? { kind: "ready", session: s } : { kind: "ended" });
+    return;
+  }
+  const token = decodeURIComponent(hash.slice("#token=".length));
+  // The token works once: take it out of the address bar (and this history entry) before anything else runs.
+  history.replaceState(null, "", location.pathname + location.search + "#/");
+  set({ kind: "exchanging" });
+  let res: Response;
+  try {
+    res = await fetch("/api/console/sessions/exchange", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ token }),
+      credentials: "same-origin",
+    });
+  } catch {
+    set({ kind: "exchange_failed", detail: "The server could not be reached. Check your connection and open the link again." });
+    return;
+  }
+  if (res.ok) {
+    const session = (await res.json()) as ConsoleSession;
+    try { sessionStorage.setItem(KEY, JSON.stringify(session)); } catch { /* kept in memory for this page only */ }
+    set({ kind: "ready", session });
+    return;
+  }
+  if (res.status === 401 || res.status === 404 || res.status === 410) {
+    set({ kind: "link_expired" });
+    return;
+  }
+  let detail = `The server answered ${res.status}.`;
+  try {
+    const p = (await res.json()) as Problem;
+    detail = p.detail ?? p.title ?? detail;
+  } catch { /* not JSON */ }
+  set({ kind: "exchange_failed", detail });
+}

@@ -1,0 +1,249 @@
+// The web console in headless Chromium against the real stack (gateway, delivery and chat workers, Postgres, Redis)
+// and a local webhook receiver: the journeys a customer makes, each checked where a person would see it and where
+// it lands (the receiver, the database), plus axe-core on every page. With CONSOLE_SCREENSHOTS=<dir>, each page is
+// also saved as a PNG there (how docs/console/*.png are made).
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import type { Server } from "node:http";
+import path from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { Webhook } from "standardwebhooks";
+import { insertOperatorItemIfAbsent } from "@trendgate/db";
+import { attachStream, type TrendStream } from "../../apps/gateway/src/stream/index.ts";
+import { testBrowser } from "../helpers/browser.ts";
+import { waitFor } from "../helpers/config.ts";
+import { freePort } from "../helpers/free-port.ts";
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { startStack, type Stack } from "../helpers/stack.ts";
+import { startRedditAdsServer, type RedditAdsServer } from "../peers/reddit-ads-server.ts";
+
+const browser = await testBrowser();
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const SHOTS = process.env.CONSOLE_SCREENSHOTS;
+
+let stack: Stack;
+let server: Server;
+let stream: TrendStream;
+let receiver: Receiver;
+let reddit: RedditAdsServer;
+let chromium: Browser;
+let base: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  reddit = await startRedditAdsServer();
+  stack = await startStack({
+    PUBLIC_BASE_URL: base,
+    REDDIT_ADS_CLIENT_ID: reddit.app.clientId, REDDIT_ADS_CLIENT_SECRET: reddit.app.clientSecret, REDDIT_ADS_AUTHORIZE_URL: reddit.authorizeUrl,
+    REDDIT_ADS_TOKEN_URL: reddit.tokenUrl, REDDIT_ADS_API_URL: reddit.url,
+  });
+  server = await new Promise<Server>((resolve) => { const s = stack.gw.app.listen(port, "127.0.0.1", () => resolve(s)); });
+  stream = attachStream(server, stack.gw.deps);
+  receiver = await startReceiver();
+  chromium = await browser.launch();
+});
+afterAll(async () => {
+  await chromium?.close();
+  await stream?.close();
+  if (server) await new Promise((r) => server.close(r));
+  await stack?.close();
+  await receiver?.close();
+  await reddit?.close();
+});
+
+type Account = Awaited<ReturnType<Stack["gw"]["account"]>>;
+
+/** A one-time console link for the account, as the API returns it. */
+async function link(a: Account, body: Record<string, unknown> = {}) {
+  const res = await stack.gw.http.post("/api/console/sessions").set(a.auth).send(body);
+  expect(res.status).toBe(201);
+  return res.body as { id: string; url: string };
+}
+
+/** A browser tab with a console session of a new account; page errors and CSP violations fail the test. */
+async function openConsole(a?: Account) {
+  const account = a ?? await stack.gw.account();
+  const session = await link(account);
+  const context = await chromium.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => { if (m.type() === "error" && /Content Security Policy|Refused to/.test(m.text())) problems.push(m.text()); });
+  await page.goto(session.url);
+  await expect(page.getByRole("heading", { level: 1, name: "Overview" })).toBeVisibleSoon();
+  return { account, session, context, page, problems };
+}
+
+/** axe-core's WCAG A/AA violations on the page as it is now (run through the DevTools protocol: the page's CSP forbids injected scripts). */
+async function axeViolations(page: Page) {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(() => (window as any).axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }));
+  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+async function shot(page: Page, name: string) {
+  if (!SHOTS) return;
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+const visibleSoon = async (locator: ReturnType<Page["getByRole"]>, timeout = 15_000) => { await locator.first().waitFor({ state: "visible", timeout }); return true; };
+declare global { namespace jest { interface Matchers<R> { toBeVisibleSoon(timeout?: number): Promise<R> } } }
+expect.extend({
+  async toBeVisibleSoon(locator: ReturnType<Page["getByRole"]>, timeout = 15_000) {
+    try {
+      await visibleSoon(locator, timeout);
+      return { pass: true, message: () => `${locator} is visible` };
+    } catch (err) {
+      return { pass: false, message: () => `${locator} did not become visible within ${timeout} ms: ${(err as Error).message.split("\n")[0]}` };
+    }
+  },
+});
+
+const closeAll = async (...contexts: BrowserContext[]) => { for (const c of contexts) await c.close(); };
+
+describe("opening the console", () => {
+  browser.test("a link opens the console once, removes its token from the address bar, and a second use is refused", async () => {
+    const { session, context, page, problems } = await openConsole();
+    expect(page.url()).not.toContain("token=");
+    expect(new URL(page.url()).searchParams.get("s")).toBe(session.id);
+    const again = await context.browser()!.newContext();
+    const second = await again.newPage();
+    await second.goto(session.url);
+    await expect(second.getByRole("alert")).toBeVisibleSoon();
+    await expect(second.getByText(/expired or was already used/i)).toBeVisibleSoon();
+    expect(problems).toEqual([]);
+    await closeAll(context, again);
+  });
+
+  browser.test("a revoked session ends in the browser at its next request", async () => {
+    const { account, session, context, page } = await openConsole();
+    await page.waitForLoadState("networkidle"); // the overview's own requests are answered before the revocation
+    expect((await stack.gw.http.delete(`/api/console/sessions/${session.id}`).set(account.auth)).status).toBe(204);
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Webhooks" }).click();
+    await expect(page.getByText(/session has ended/i)).toBeVisibleSoon();
+    await closeAll(context);
+  });
+
+  browser.test("another account's subscription is not found from this account's console", async () => {
+    const other = await stack.gw.account();
+    const theirs = await stack.gw.http.post("/api/integrations/webhooks").set(other.auth)
+      .send({ url: receiver.url("/theirs"), trigger_type: "trend_detected", delivery_mode: "instant_stream", threshold_value: 0, cooldown_seconds: 0 });
+    expect(theirs.status).toBe(201);
+    const { context, page } = await openConsole();
+    await page.goto(`${page.url().split("#")[0]}#/webhooks/${theirs.body.id}`);
+    await expect(page.getByText(/does not exist/i)).toBeVisibleSoon();
+    expect(await page.getByText(receiver.url("/theirs")).count()).toBe(0);
+    await closeAll(context);
+  });
+});
+
+browser.test("webhooks: create a subscription, send a test that arrives signed, see a failure in the log, replay it to success", async () => {
+  const { context, page, problems } = await openConsole();
+  const nav = page.getByRole("navigation", { name: "Console" });
+  await nav.getByRole("link", { name: "Webhooks" }).click();
+  await page.getByLabel("URL").fill(receiver.url("/journey"));
+  await page.getByLabel("Description").fill("Journey receiver");
+  await page.getByRole("button", { name: "Create subscription" }).click();
+
+  // The signing secret is shown once, with a copy button.
+  const secretText = page.getByText(/^whsec_/);
+  await expect(secretText).toBeVisibleSoon();
+  const secret = (await secretText.first().textContent())!.trim();
+  await expect(page.getByRole("button", { name: /copy/i })).toBeVisibleSoon();
+  await shot(page, "webhooks-created");
+
+  await page.getByRole("link", { name: receiver.url("/journey") }).first().click();
+  await expect(page.getByRole("heading", { level: 1 })).toBeVisibleSoon();
+  await page.getByRole("button", { name: "Send test" }).click();
+  const arrived = await waitFor(async () => receiver.on("/journey")[0]);
+  // Verified with the secret the page showed, by the Standard Webhooks library.
+  expect(() => new Webhook(secret).verify(arrived.body, arrived.headers as Record<string, string>)).not.toThrow();
+  const log = page.getByRole("region", { name: /delivery log/i });
+  await expect(log.getByRole("cell", { name: "succeeded", exact: true })).toBeVisibleSoon();
+
+  // The receiver fails: the test delivery is retried, then shows as failed.
+  receiver.setResponder(() => ({ status: 500, body: "receiver down" }));
+  await page.getByRole("button", { name: "Send test" }).click();
+  await expect(log.getByRole("cell", { name: "failed", exact: true })).toBeVisibleSoon(30_000);
+  await shot(page, "webhook-log");
+  // Each attempt's request and response can be opened.
+  await log.getByRole("button", { name: /details/i }).first().click();
+  await expect(log.getByText("receiver down")).toBeVisibleSoon();
+
+  // Fixed: replaying the failed delivery succeeds, and the receiver gets it.
+  receiver.setResponder(() => ({ status: 204 }));
+  const before = receiver.on("/journey").length;
+  await log.getByRole("button", { name: "Replay" }).first().click();
+  await waitFor(async () => receiver.on("/journey").length > before);
+  await waitFor(async () => (await log.getByRole("cell", { name: "succeeded", exact: true }).count()) >= 2, { timeoutMs: 20_000 });
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});
+
+browser.test("operator queue: an open item is acknowledged, then resolved, from the browser, recorded as the console session", async () => {
+  const a = await stack.gw.account();
+  const item = await stack.gw.deps.db.$transaction((tx) => insertOperatorItemIfAbsent(tx, {
+    accountId: a.accountId, dedupKey: "trend:browser", trendId: null, severity: "critical", title: "Heatwave sales", category: "retail",
+    summary: "Mentions of heatwave sales are 6x their usual rate.", velocity: 240, briefingUrl: null, renotifyAt: null,
+  }));
+  const { session, context, page, problems } = await openConsole(a);
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Operator queue" }).click();
+  const actions = page.getByRole("group", { name: "Actions for Heatwave sales" });
+  await actions.getByRole("button", { name: "Acknowledge" }).click();
+  await expect(actions.getByRole("button", { name: "Resolve" })).toBeVisibleSoon();
+  await waitFor(async () => (await stack.gw.deps.db.operatorItem.findUnique({ where: { id: item!.id } }))?.state === "acknowledged");
+  await shot(page, "operator");
+  await actions.getByRole("button", { name: "Resolve" }).click();
+  const resolved = await waitFor(async () => {
+    const row = await stack.gw.deps.db.operatorItem.findUnique({ where: { id: item!.id } });
+    return row?.state === "resolved" ? row : null;
+  });
+  expect(resolved.acknowledgedBy).toBe(`console:${session.id}`);
+  expect(resolved.resolvedBy).toBe(`console:${session.id}`);
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});
+
+browser.test("connections: Reddit Ads is connected through its OAuth consent and the console shows it connected", async () => {
+  const { account, context, page, problems } = await openConsole();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Connections" }).click();
+  await page.getByRole("button", { name: /^Connect Community ads/ }).click();
+  // The stand-in's consent redirects back through the gateway's callback to the console.
+  await page.waitForURL((u) => u.pathname === "/console/" && u.searchParams.get("status") === "connected", { timeout: 15_000 });
+  await expect(page.getByRole("heading", { level: 1, name: "Connections" })).toBeVisibleSoon();
+  const status = await stack.gw.http.get("/api/integrations/community-ads/connection").set(account.auth);
+  expect(status.body.status).toBe("connected");
+  await expect(page.getByRole("button", { name: /^Reconnect Community ads/ })).toBeVisibleSoon();
+  await shot(page, "connections");
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});
+
+browser.test("every page passes axe-core's WCAG 2.1 A/AA checks, and the cold load's weight is stated", async () => {
+  const { context, page, problems } = await openConsole();
+  const violations: Record<string, string[]> = {};
+  for (const name of ["Overview", "Webhooks", "Connections", "Operator queue", "Ads", "Reports", "Activity"]) {
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name }).click();
+    await expect(page.getByRole("heading", { level: 1, name })).toBeVisibleSoon();
+    await page.waitForLoadState("networkidle");
+    const found = await axeViolations(page);
+    if (found.length) violations[name] = found;
+    await shot(page, name.toLowerCase().replace(/ /g, "-"));
+  }
+  expect(violations).toEqual({});
+  expect(problems).toEqual([]);
+
+  // A cold load: the page and its two assets, uncompressed (what a first visit downloads, before any API call).
+  const cold = await chromium.newContext();
+  const bytes: Record<string, number> = {};
+  const p = await cold.newPage();
+  p.on("response", async (r) => { if (new URL(r.url()).pathname.startsWith("/console")) bytes[new URL(r.url()).pathname] = (await r.body()).length; });
+  await p.goto(`${base}/console/`);
+  await p.waitForLoadState("networkidle");
+  const total = Object.values(bytes).reduce((s, n) => s + n, 0);
+  process.stdout.write(`\nconsole cold load: ${Object.keys(bytes).length} files, ${total} bytes (${JSON.stringify(bytes)})\n`);
+  expect(Object.keys(bytes)).toHaveLength(3);
+  await closeAll(context, cold);
+});
