@@ -1,4 +1,5 @@
-import { api, get } from "../api.ts";
+import { useEffect, useState } from "preact/hooks";
+import { api, ApiError, get } from "../api.ts";
 import { useConfirm } from "../components/Dialog.tsx";
 import { EmptyState, Loading } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
@@ -12,16 +13,60 @@ import type { AuthorizationStart, Disconnected } from "../types.ts";
 
 const CONNECTED = new Set(["connected", "active", "needs_reauth", "error", "rate_limited", "quota_exhausted"]);
 
+// What the gateway's OAuth callback appends to the return_url (contracts/connections.ts CALLBACK_ERRORS).
+const CALLBACK_ERRORS: Record<string, string> = {
+  invalid_state: "the authorization link is unknown or was already used; start again",
+  expired_state: "the authorization took too long; start again",
+  access_denied: "access was declined at the provider, so nothing was connected",
+  provider_error: "the provider answered with an error",
+  exchange_failed: "exchanging the provider's code for tokens failed",
+  provider_not_configured: "the provider's OAuth client is not configured on this server",
+  invalid_request: "the provider sent back neither a code nor an error",
+};
+const OAUTH_PARAMS = ["connection", "status", "error"];
+
+/** Where the provider's consent sends the browser back: this console, on this page (the gateway allows its own origin). */
+function returnUrl(): string {
+  const u = new URL(location.href);
+  for (const k of [...u.searchParams.keys()]) if (k !== "s") u.searchParams.delete(k);
+  u.hash = "#/connections";
+  return u.href;
+}
+
+/** The outcome of an OAuth flow that returned here (`?connection=…&status=…`), read once; removed from the URL on leaving. */
+function useOAuthOutcome() {
+  const [outcome] = useState(() => {
+    const q = new URLSearchParams(location.search);
+    const status = q.get("status");
+    if (!q.has("connection") || !status) return null;
+    return { provider: q.get("connection") ?? "", ok: status === "connected", error: q.get("error") };
+  });
+  useEffect(() => () => {
+    const u = new URL(location.href);
+    if (!OAUTH_PARAMS.some((k) => u.searchParams.has(k))) return;
+    for (const k of OAUTH_PARAMS) u.searchParams.delete(k);
+    history.replaceState(history.state, "", u.href);
+  }, []);
+  return outcome;
+}
+
 export function ConnectionsPage() {
   useTitle("Connections");
   const conns = useLoad(loadConnections, []);
   const action = useAction();
   const [dialog, confirm] = useConfirm();
 
+  const oauth = useOAuthOutcome();
   const authorize = (r: ConnectionRow) => action.run(`auth:${r.key}`, async () => {
     // Back to this page after the provider's consent (the gateway's callback redirects to its own origin).
-    const back = `${location.origin}${location.pathname}${location.search}#/connections`;
-    const start = await get<AuthorizationStart>(`${r.authPath!}?return_url=${encodeURIComponent(back)}`);
+    let start: AuthorizationStart;
+    try {
+      start = await get<AuthorizationStart>(r.authPath!, { return_url: returnUrl() });
+    } catch (err) {
+      // Served from another origin than the gateway's PUBLIC_BASE_URL: the callback then shows its own page instead.
+      if (!(err instanceof ApiError && err.status === 422 && "return_url" in err.fields)) throw err;
+      start = await get<AuthorizationStart>(r.authPath!);
+    }
     // Consent pages refuse to be framed: inside a customer's iframe, the provider opens in a new tab.
     if (window.top !== window.self) window.open(start.authorization_url, "_blank", "noopener");
     else window.location.assign(start.authorization_url);
@@ -64,6 +109,9 @@ export function ConnectionsPage() {
     <>
       <PageHeader title="Connections">The providers Trendgate reads signals from and delivers to.</PageHeader>
       {dialog}
+      {oauth && (oauth.ok
+        ? <p class="banner banner-ok" role="status">Connected: {oauth.provider}.</p>
+        : <div class="banner banner-error" role="alert"><p class="banner-title">Connecting {oauth.provider || "the provider"} did not complete: {CALLBACK_ERRORS[oauth.error ?? ""] ?? oauth.error ?? "unknown error"}.</p></div>)}
       <ErrorBanner error={action.error} onDismiss={() => action.setError(null)} />
       <Notice message={action.notice} />
       <section class="card" aria-labelledby="conn-title" aria-busy={conns.loading}>

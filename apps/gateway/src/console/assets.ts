@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
+import zlib from "node:zlib";
 import { build } from "esbuild";
 
 // The console's browser code (apps/console, a Preact app) bundled once per process, in memory, on the first request
@@ -11,6 +12,9 @@ export interface ConsoleAsset {
   name: string;
   type: string;
   body: Buffer;
+  /** The body compressed once at build time, for browsers that accept it (every current one accepts both). */
+  br: Buffer;
+  gzip: Buffer;
 }
 
 export interface ConsoleAssets {
@@ -32,7 +36,11 @@ async function bundle(): Promise<ConsoleAssets> {
   const asset = (ext: string, type: string): ConsoleAsset => {
     const file = out.outputFiles.find((f) => f.path.endsWith(ext))!;
     const hash = crypto.createHash("sha256").update(file.contents).digest("base64url").slice(0, 12);
-    return { name: `app.${hash}${ext}`, type, body: Buffer.from(file.contents) };
+    const body = Buffer.from(file.contents);
+    return {
+      name: `app.${hash}${ext}`, type, body, gzip: zlib.gzipSync(body, { level: 9 }),
+      br: zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+    };
   };
   const script = asset(".js", "text/javascript; charset=utf-8");
   const style = asset(".css", "text/css; charset=utf-8");
