@@ -304,3 +304,48 @@ browser.test("ads: a plan is previewed with its diff, acknowledged and applied o
   expect(problems).toEqual([]);
   await closeAll(context);
 });
+
+describe("embedded in a customer's product", () => {
+  /** The customer's own page (another site: localhost, where the console is on 127.0.0.1) holding the console in an iframe. */
+  async function productPage(consoleUrl: string) {
+    const product = await startReceiver(() => ({
+      status: 200, headers: { "Content-Type": "text/html" },
+      body: `<!doctype html><html lang="en"><title>Customer product</title><h1>Integrations</h1><iframe title="Trendgate" src="${consoleUrl}" width="1200" height="800"></iframe>`,
+    }));
+    return { product, url: `http://localhost:${product.port}/settings` };
+  }
+
+  browser.test("an account that allows the product's origin shows the console inside its iframe; others' links are refused there", async () => {
+    const allowed = await stack.gw.account();
+    const session = await link(allowed);
+    const { product, url } = await productPage(session.url);
+    try {
+      expect((await stack.gw.http.put("/api/console/settings").set(allowed.auth).send({ frame_ancestors: [`http://localhost:${product.port}`] })).status).toBe(200);
+      const context = await chromium.newContext();
+      const page = await context.newPage();
+      await page.goto(url);
+      const frame = page.frameLocator("iframe[title=Trendgate]");
+      await expect(frame.getByRole("heading", { level: 1, name: "Overview" }) as any).toBeVisibleSoon();
+
+      // An account that allows no origin: the browser refuses to render its console in the frame.
+      const other = await stack.gw.account();
+      const refused = await link(other);
+      const blocked: string[] = [];
+      const page2 = await context.newPage();
+      page2.on("console", (m) => { if (/frame-ancestors/.test(m.text())) blocked.push(m.text()); });
+      const { product: product2, url: url2 } = await productPage(refused.url);
+      try {
+        await page2.goto(url2);
+        await waitFor(async () => blocked.length > 0);
+        expect(await page2.frameLocator("iframe[title=Trendgate]").getByRole("heading", { name: "Overview" }).count()).toBe(0);
+        // The refused link was never opened: the page's script did not run, so the link still works once.
+        expect((await stack.gw.http.post("/api/console/sessions/exchange").send({ token: new URL(refused.url).hash.slice("#token=".length) })).status).toBe(200);
+      } finally {
+        await product2.close();
+      }
+      await context.close();
+    } finally {
+      await product.close();
+    }
+  });
+});

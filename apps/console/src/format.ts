@@ -26,7 +26,8 @@ export const formatNumber = (n: number) => number.format(n);
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${number.format(n / 1024)} KB`;
-  return `${number.format(n / 1024 / 1024)} MB`;
+  if (n < 1024 ** 3) return `${number.format(n / 1024 / 1024)} MB`;
+  return `${number.format(n / 1024 ** 3)} GB`;
 }
 
 export const formatDuration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${number.format(ms / 1000)} s`);

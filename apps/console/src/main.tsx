@@ -4,6 +4,7 @@ import { Layout } from "./components/Layout.tsx";
 import { ActivityPage } from "./pages/activity.tsx";
 import { AdsPage } from "./pages/ads.tsx";
 import { ConnectionsPage } from "./pages/connections.tsx";
+import { FleetPage } from "./pages/fleet.tsx";
 import { NotFoundPage, SessionMessage } from "./pages/session.tsx";
 import { OperatorPage } from "./pages/operator.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
@@ -13,7 +14,8 @@ import { WebhooksPage } from "./pages/webhooks.tsx";
 import { useRoute, type Route } from "./router.ts";
 import { bootSession, onSession, sessionState, type SessionState } from "./session.ts";
 
-// Bootstrap: exchange the one-time link (or pick up the stored session), then route on the hash.
+// Bootstrap: exchange the one-time link (or pick up the stored session), then route on the hash. `#/fleet` is the
+// operators' page: it needs the admin token, not a console session, so it is shown outside the session flow.
 
 function Page({ route }: { route: Route }) {
   const [section, id, ...rest] = route.parts;
@@ -39,6 +41,7 @@ function App() {
     return off;
   }, []);
 
+  if (route.parts.length === 1 && route.parts[0] === "fleet") return <FleetPage />;
   switch (session.kind) {
     case "exchanging":
       return <SessionMessage title="Opening the console…" busy />;
@@ -48,6 +51,10 @@ function App() {
       return <SessionMessage title="The console could not be opened." alert>{session.detail}</SessionMessage>;
     case "ended":
       return <SessionMessage title="Your console session has ended." alert>Ask for a new console link to sign in again.</SessionMessage>;
+    case "signing_out":
+      return <SessionMessage title="Signing out…" busy />;
+    case "signed_out":
+      return <SessionMessage title="You have signed out.">Ask for a new console link to sign in again.</SessionMessage>;
     case "ready":
       return (
         <Layout route={route} session={session.session}>

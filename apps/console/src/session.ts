@@ -1,7 +1,7 @@
 import type { ConsoleSession, Problem } from "./types.ts";
 
 // The console's session: exchanged once from the one-time link's token, kept in sessionStorage (this tab only),
-// ended by a 401 on any call, by its expiry, or when none is stored.
+// ended by a 401 on any call, by its expiry, when none is stored, or by signing out.
 
 const KEY = "trendgate.console";
 
@@ -10,7 +10,9 @@ export type SessionState =
   | { kind: "ready"; session: ConsoleSession }
   | { kind: "link_expired" }
   | { kind: "exchange_failed"; detail: string }
-  | { kind: "ended" };
+  | { kind: "ended" }
+  | { kind: "signing_out" }
+  | { kind: "signed_out" };
 
 let state: SessionState = { kind: "ended" };
 const listeners = new Set<(s: SessionState) => void>();
@@ -39,6 +41,27 @@ export const accessToken = () => (state.kind === "ready" ? state.session.access_
 export function endSession() {
   try { sessionStorage.removeItem(KEY); } catch { /* storage unavailable: nothing stored */ }
   if (state.kind === "ready" || state.kind === "exchanging") set({ kind: "ended" });
+}
+
+/**
+ * Signs out: forgets the stored session, then revokes it on the server (a console session may revoke itself). A
+ * failed revocation (network, 401) still ends the session here: the person asked to leave, and nothing is kept.
+ */
+export async function signOut(): Promise<void> {
+  if (state.kind !== "ready") return;
+  const { session_id, access_token } = state.session;
+  try { sessionStorage.removeItem(KEY); } catch { /* storage unavailable: nothing stored */ }
+  // Not "ready" from here on: the pages unmount (no more calls that could end the session as "ended" meanwhile).
+  set({ kind: "signing_out" });
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), 10_000);
+  try {
+    await fetch(`/api/console/sessions/${encodeURIComponent(session_id)}`, {
+      method: "DELETE", headers: { Authorization: `Bearer ${access_token}` }, credentials: "same-origin", signal: ac.signal,
+    });
+  } catch { /* unreachable or too slow: the session is forgotten here all the same */ }
+  clearTimeout(timer);
+  set({ kind: "signed_out" });
 }
 
 function stored(): ConsoleSession | null {

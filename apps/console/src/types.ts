@@ -13,6 +13,15 @@ export interface Problem {
 // Console session exchange (POST /api/console/sessions/exchange)
 export interface ConsoleSession { access_token: string; expires_at: string; account_id: string; session_id: string }
 
+// status.ts (GET /status): the extra fields come with the admin token only
+export interface StatusCheck { status: "up" | "down"; latency_ms?: number | null; error?: string }
+export interface QueueDepth { waiting: number; active: number; delayed: number; failed: number }
+export interface TableSize { bytes: number; rows_estimate: number }
+export interface StatusResponse {
+  status: "ok" | "unavailable"; version: string; checks: { postgres: StatusCheck; redis: StatusCheck };
+  uptime_seconds?: number; queues?: Record<string, QueueDepth>; tables?: Record<string, TableSize>;
+}
+
 // trend-events.ts, trends.ts
 export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
 export type Severity = (typeof SEVERITIES)[number];

@@ -16,7 +16,6 @@ import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts"
 import type { Deps, GatewayDeps } from "./deps.ts";
 import { routesFor } from "./routes/index.ts";
 import { docsAssets } from "./routes/ops.ts";
-import { consoleAssetHandler } from "./console/serve.ts";
 
 export interface Gateway {
   app: Express;
@@ -66,7 +65,6 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
   const { routes, openApi } = routesFor(registry);
   mountRoutes(app, routes, deps, { auth: authenticator, rateLimits: deps.rateLimits });
   app.use("/docs", docsAssets(openApi)); // Swagger UI's static files, after the /docs page route
-  app.get("/console/assets/:name", consoleAssetHandler);
   app.use(QUEUE_DASHBOARD_PATH, securityHeaders(DASHBOARD_CSP), adminAuth(config.ADMIN_TOKEN, authFailures), queueDashboard(deps.queues));
   app.use((req, _res) => { throw new ApiError("route_not_found", `No route for ${req.method} ${req.path}; see /openapi.json`); });
   app.use(problemHandler(base.logger));

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 import type { Route } from "../router.ts";
+import { signOut } from "../session.ts";
 import type { ConsoleSession } from "../types.ts";
 import { Time } from "./Time.tsx";
 
@@ -32,10 +33,13 @@ export function Layout({ route, session, children }: { route: Route; session: Co
       <header class="topbar">
         <div class="topbar-inner">
           <a class="brand" href="#/">Trendgate console</a>
-          <p class="session-info">
-            <span class="visually-hidden">Account </span><code title="Account id">{session.account_id}</code>
-            <span class="muted"> · session ends <Time iso={session.expires_at} relative /></span>
-          </p>
+          <div class="session-bar">
+            <p class="session-info">
+              <span class="visually-hidden">Account </span><code title="Account id">{session.account_id}</code>
+              <span class="muted"> · session ends <Time iso={session.expires_at} relative /></span>
+            </p>
+            <button type="button" class="btn btn-small" onClick={() => void signOut()}>Sign out</button>
+          </div>
         </div>
         <nav aria-label="Console" class="nav">
           <ul>

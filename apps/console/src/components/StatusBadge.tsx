@@ -7,6 +7,7 @@ const TONES: Record<string, "good" | "warn" | "bad" | "info"> = {
   disabled: "bad", failed: "bad", error: "bad", refused: "bad", open: "bad", not_reached: "warn", cancelled: "warn",
   low: "info", medium: "warn", high: "bad", critical: "bad",
   emerging: "info", rising: "warn", peaking: "bad", cooling: "info",
+  up: "good", down: "bad", unavailable: "bad",
 };
 
 const LABELS: Record<string, string> = { needs_reauth: "needs re-authorisation", not_connected: "not connected" };

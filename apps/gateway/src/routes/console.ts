@@ -50,6 +50,20 @@ export const consoleRoutes = [
     },
   }),
   defineRoute({
+    method: "get", path: "/console/assets/{name}", operationId: "getConsoleAsset", tag: TAG, auth: "public", raw: true,
+    summary: "The console's bundled script or stylesheet, by its content-hashed name (cached for a year; br or gzip when accepted)",
+    responses: { 200: { description: "JavaScript or CSS" } },
+    async handler({ req, res }) {
+      const asset = (await consoleAssets()).byName.get(String(req.params.name));
+      if (!asset) throw new ApiError("route_not_found", `No console asset ${req.params.name}; reload the console page`);
+      res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+      res.setHeader("Vary", "Accept-Encoding");
+      const encoding = req.acceptsEncodings("br", "gzip");
+      if (encoding === "br" || encoding === "gzip") res.setHeader("Content-Encoding", encoding);
+      res.type(asset.type).send(encoding === "br" ? asset.br : encoding === "gzip" ? asset.gzip : asset.body);
+    },
+  }),
+  defineRoute({
     method: "post", path: `${BASE}/sessions`, operationId: "createConsoleSession", tag: TAG, auth: "apiKey", keyOnly: true, idempotent: "transactional",
     summary: "Create a web console session for the caller's account: a one-time link",
     description: "The answer's `url` opens the console once, until `link_expires_at`; the session then lasts `session_hours`. " +
