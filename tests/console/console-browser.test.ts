@@ -222,7 +222,7 @@ browser.test("connections: Reddit Ads is connected through its OAuth consent and
   const status = await stack.gw.http.get("/api/integrations/community-ads/connection").set(account.auth);
   expect(status.body.status).toBe("connected");
   await expect(page.getByRole("button", { name: /^Reconnect Community ads/ })).toBeVisibleSoon();
-  await shot(page, "connections");
+  await shot(page, "connections-connected");
   expect(problems).toEqual([]);
   await closeAll(context);
 });

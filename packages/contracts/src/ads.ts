@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Id, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
-import { SEVERITIES } from "./trend-events.ts";
+import { SEVERITIES } from "./vocabulary.ts";
 
 // The ads connectors' API: the selection and mapping a plan is computed from, the plan as previewed and applied
 // (its runs), and executor plans for callers that make the provider writes themselves. Provider specifics (how a

@@ -1,6 +1,6 @@
 import type { TrendEvent } from "./trend-events.ts";
-import { TREND_EVENT_TYPES } from "./trend-events.ts";
-import type { OPERATIONAL_EVENT_TYPES, OperationalPayload } from "./webhooks.ts";
+import type { OperationalPayload } from "./webhooks.ts";
+import { TREND_EVENT_TYPES, type OPERATIONAL_EVENT_TYPES } from "./vocabulary.ts";
 
 export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
 

@@ -1,4 +1,5 @@
 export * from "./errors.ts";
+export * from "./vocabulary.ts";
 export * from "./common.ts";
 export * from "./keys.ts";
 export * from "./console.ts";

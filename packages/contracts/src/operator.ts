@@ -1,29 +1,12 @@
 import { z } from "zod";
 import { csvEnum, documentedEnum, Id, page, pageQuery, text, Timestamp } from "./common.ts";
-import { SEVERITIES } from "./trend-events.ts";
+import { OPERATOR_ACTIONS, OPERATOR_STATES, SEVERITIES, SNOOZE_MINUTES, type OperatorItemState } from "./vocabulary.ts";
 
-// The operator queue (high-priority trend events routed to people): one item per
-// trend, changed only through one state machine (packages/operator) by the REST routes, chat buttons and the tick.
 
-export const OPERATOR_STATES = {
-  open: "needs someone; a critical item re-notifies the channel until it is acknowledged",
-  acknowledged: "someone is on it",
-  snoozed: "hidden until `snoozed_until`, then open again",
-  resolved: "done; a new event of its trend reopens it",
-} as const;
-export type OperatorItemState = keyof typeof OPERATOR_STATES;
 export const OperatorStateEnum = documentedEnum(OPERATOR_STATES);
 
-export const OPERATOR_ACTIONS = {
-  acknowledge: "open or snoozed -> acknowledged",
-  resolve: "open, acknowledged or snoozed -> resolved",
-  snooze: "open, acknowledged or snoozed -> snoozed for `snooze_minutes` (a snoozed item gets a new end)",
-  reopen: "acknowledged, snoozed or resolved -> open",
-} as const;
-export type OperatorActionName = keyof typeof OPERATOR_ACTIONS;
 export const OperatorActionEnum = documentedEnum(OPERATOR_ACTIONS);
 
-export const SNOOZE_MINUTES = { min: 5, max: 10_080, default: 60 } as const;
 
 
 export const OperatorItemsQuery = pageQuery({ limit: 50, max: 200, cursor: { ids: ["opi"] } }).extend({

@@ -1,14 +1,12 @@
 import { z } from "zod";
 import { CategoryPath } from "./signals.ts";
+import { SEVERITIES, TREND_EVENT_TYPES } from "./vocabulary.ts";
 
-export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
 export const Severity = z.enum(SEVERITIES);
 export type Severity = z.infer<typeof Severity>;
 /** 1..4; `severity_change` subscriptions compare threshold_value against this rank. */
 export const severityRank = (s: Severity) => SEVERITIES.indexOf(s) + 1;
 
-/** A trend's lifecycle: detected once, changes while it lasts, ended once (a receiver closes what `trend.detected` opened). */
-export const TREND_EVENT_TYPES = ["trend.detected", "trend.severity_changed", "trend.velocity_changed", "trend.ended"] as const;
 
 /**
  * How much a trend event (and so every payload built from it: webhook bodies, stream messages, queue jobs) may carry.
@@ -80,7 +78,8 @@ export interface TrendText {
 
 // Worst case bytes of a JSON string of n UTF-16 units (\uXXXX escapes) plus its quotes.
 const worst = (s: string) => 6 * s.length + 2;
-const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+const utf8 = new TextEncoder();
+const bytesOf = (v: unknown) => utf8.encode(JSON.stringify(v)).length;
 
 /**
  * Bounds the text of a trend event, or of a payload built from one (same field names): every field to its limit,

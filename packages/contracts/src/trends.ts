@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { csvEnum, pageCursor, pageLimit, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
-import { SEVERITIES } from "./trend-events.ts";
+import { SEVERITIES, STAGES } from "./vocabulary.ts";
 
-export const STAGES = ["emerging", "rising", "peaking", "cooling", "dormant"] as const;
 
 
 export const TrendsQuery = z.object({

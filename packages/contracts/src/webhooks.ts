@@ -1,25 +1,11 @@
 import { z } from "zod";
 import { documentedEnum, HttpHeaderName, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
-import { TREND_EVENT_TYPES } from "./trend-events.ts";
+import { DELIVERY_MODES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, OPERATIONAL_EVENT_TYPES, OPERATIONAL_EVENTS, TREND_EVENT_TYPES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
 import { WebhookFilter } from "./webhook-filter.ts";
 
-// What fires a subscription. threshold_value is compared against a different number for each trigger.
-export const TRIGGER_TYPES = {
-  trend_velocity: "fires when a trend's velocity crosses threshold_value upwards (previous below, current at or above)",
-  trend_detected: "fires for every newly detected trend whose velocity is at or above threshold_value (0 = every new trend)",
-  severity_change: "fires when a trend's severity rises to at least threshold_value (1 low, 2 medium, 3 high, 4 critical)",
-  trend_ended: "fires once when a trend ends (trend.ended), if the severity it ended with is at least threshold_value (0 = every trend that ends)",
-  event_types: "fires for every event whose type is listed in event_types (threshold_value is not used: send 0); narrow it with category and filter. " +
-    "The other trigger types map onto event types: trend_detected is trend.detected at a minimum velocity; trend_velocity any trend event whose velocity crosses the threshold upwards; " +
-    "severity_change any trend event whose severity rises to the threshold; trend_ended is trend.ended at a minimum closing severity",
-} as const;
 export const TriggerType = documentedEnum(TRIGGER_TYPES);
 
-export const DELIVERY_MODES = {
-  instant_stream: "each firing is delivered at once; firings within cooldown_seconds of the last delivery are dropped",
-  cooldown_digest: "the first firing is delivered at once; firings inside the cooldown are held and the strongest one (highest velocity) is delivered when the cooldown ends",
-} as const;
 export const DeliveryMode = documentedEnum(DELIVERY_MODES);
 
 export const MAX_THRESHOLD = 1_000_000;
@@ -27,24 +13,6 @@ export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
 
 export const WebhookUrl = OutboundUrl;
 
-/**
- * Operational events: what the service tells an account (GET /api/events), also pushed to subscriptions that list
- * them. Their body is the account event itself (OperationalPayload).
- */
-export const OPERATIONAL_EVENTS = {
-  "webhook.disabled": "a subscription was disabled (410 Gone, or failing continuously); data: webhook_id, reason",
-  "webhook.delivery_failed": "a delivery exhausted its retries; data: webhook_id, delivery_id, error (at most one an hour per subscription)",
-  "connection.needs_reauth": "a browser-OAuth connection's token was refused: re-authorise it; data: provider, connection_id, reason",
-  "connection.connected": "a browser-OAuth connection was made or re-authorised (the recovery of connection.needs_reauth); data: provider, account",
-  "connector.needs_reauth": "a social connector's credentials were refused: PUT new ones; data: connection_id, provider, reason",
-  "connector.recovered": "a social connector that needed new credentials polled successfully again; data: connection_id, provider",
-  "connector.delivery_failing": "workflow pushes started failing for good; data: connection_id, provider, message and more",
-  "report.export_ready": "a CSV export finished; data: export_id, rows, bytes",
-} as const;
-export const OPERATIONAL_EVENT_TYPES = Object.keys(OPERATIONAL_EVENTS) as (keyof typeof OPERATIONAL_EVENTS)[];
-
-/** What a subscription with `trigger_type: event_types` may list: the trend lifecycle and the operational events. */
-export const WEBHOOK_EVENT_TYPES = [...TREND_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 
 /** The body of an operational event's delivery: the account event as GET /api/events lists it. */
@@ -193,8 +161,8 @@ export const WebhookExecution = z
     webhook_id: z.string(),
     delivery_id: z.string().meta({ description: "The X-Webhook-Id / webhook-id sent; the same for every attempt of one delivery" }),
     attempt: z.number().int().meta({ description: "1 for the first attempt of the delivery; 0 for a `suppressed` firing (nothing was sent)" }),
-    trigger: z.enum(["trend_event", "account_event", "test", "replay", "recovery"]),
-    outcome: z.enum(["succeeded", "retrying", "failed", "suppressed"]).meta({
+    trigger: z.enum(EXECUTION_TRIGGERS),
+    outcome: z.enum(EXECUTION_OUTCOMES).meta({
       description: "`suppressed`: a firing the cooldown dropped (error_class `cooldown`; error_message says until when, or which digest kept the stronger firing, and names the trend and event). Its delivery_id belongs to no delivery.",
     }),
     request: z.object({

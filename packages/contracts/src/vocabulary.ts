@@ -1,0 +1,66 @@
+// The service's vocabulary: the fixed values the schemas are built from, with what each means. No zod here, so code
+// that must stay small (the web console's browser bundle) imports exactly this (`@trendgate/contracts/vocabulary`).
+
+export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
+
+/** A trend's lifecycle: detected once, changes while it lasts, ended once (a receiver closes what `trend.detected` opened). */
+export const TREND_EVENT_TYPES = ["trend.detected", "trend.severity_changed", "trend.velocity_changed", "trend.ended"] as const;
+
+export const STAGES = ["emerging", "rising", "peaking", "cooling", "dormant"] as const;
+
+// What fires a subscription. threshold_value is compared against a different number for each trigger.
+export const TRIGGER_TYPES = {
+  trend_velocity: "fires when a trend's velocity crosses threshold_value upwards (previous below, current at or above)",
+  trend_detected: "fires for every newly detected trend whose velocity is at or above threshold_value (0 = every new trend)",
+  severity_change: "fires when a trend's severity rises to at least threshold_value (1 low, 2 medium, 3 high, 4 critical)",
+  trend_ended: "fires once when a trend ends (trend.ended), if the severity it ended with is at least threshold_value (0 = every trend that ends)",
+  event_types: "fires for every event whose type is listed in event_types (threshold_value is not used: send 0); narrow it with category and filter. " +
+    "The other trigger types map onto event types: trend_detected is trend.detected at a minimum velocity; trend_velocity any trend event whose velocity crosses the threshold upwards; " +
+    "severity_change any trend event whose severity rises to the threshold; trend_ended is trend.ended at a minimum closing severity",
+} as const;
+export const DELIVERY_MODES = {
+  instant_stream: "each firing is delivered at once; firings within cooldown_seconds of the last delivery are dropped",
+  cooldown_digest: "the first firing is delivered at once; firings inside the cooldown are held and the strongest one (highest velocity) is delivered when the cooldown ends",
+} as const;
+
+/**
+ * Operational events: what the service tells an account (GET /api/events), also pushed to subscriptions that list
+ * them. Their body is the account event itself (OperationalPayload).
+ */
+export const OPERATIONAL_EVENTS = {
+  "webhook.disabled": "a subscription was disabled (410 Gone, or failing continuously); data: webhook_id, reason",
+  "webhook.delivery_failed": "a delivery exhausted its retries; data: webhook_id, delivery_id, error (at most one an hour per subscription)",
+  "connection.needs_reauth": "a browser-OAuth connection's token was refused: re-authorise it; data: provider, connection_id, reason",
+  "connection.connected": "a browser-OAuth connection was made or re-authorised (the recovery of connection.needs_reauth); data: provider, account",
+  "connector.needs_reauth": "a social connector's credentials were refused: PUT new ones; data: connection_id, provider, reason",
+  "connector.recovered": "a social connector that needed new credentials polled successfully again; data: connection_id, provider",
+  "connector.delivery_failing": "workflow pushes started failing for good; data: connection_id, provider, message and more",
+  "report.export_ready": "a CSV export finished; data: export_id, rows, bytes",
+} as const;
+export const OPERATIONAL_EVENT_TYPES = Object.keys(OPERATIONAL_EVENTS) as (keyof typeof OPERATIONAL_EVENTS)[];
+
+/** What a subscription with `trigger_type: event_types` may list: the trend lifecycle and the operational events. */
+export const WEBHOOK_EVENT_TYPES = [...TREND_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
+
+/** What became of one delivery attempt (a webhook execution). */
+export const EXECUTION_OUTCOMES = ["succeeded", "retrying", "failed", "suppressed"] as const;
+/** Why a delivery was made. */
+export const EXECUTION_TRIGGERS = ["trend_event", "account_event", "test", "replay", "recovery"] as const;
+
+// The operator queue (high-priority trend events routed to people): one item per trend, changed only through one
+// state machine (packages/operator) by the REST routes, chat buttons and the tick.
+export const OPERATOR_STATES = {
+  open: "needs someone; a critical item re-notifies the channel until it is acknowledged",
+  acknowledged: "someone is on it",
+  snoozed: "hidden until `snoozed_until`, then open again",
+  resolved: "done; a new event of its trend reopens it",
+} as const;
+export type OperatorItemState = keyof typeof OPERATOR_STATES;
+export const OPERATOR_ACTIONS = {
+  acknowledge: "open or snoozed -> acknowledged",
+  resolve: "open, acknowledged or snoozed -> resolved",
+  snooze: "open, acknowledged or snoozed -> snoozed for `snooze_minutes` (a snoozed item gets a new end)",
+  reopen: "acknowledged, snoozed or resolved -> open",
+} as const;
+export type OperatorActionName = keyof typeof OPERATOR_ACTIONS;
+export const SNOOZE_MINUTES = { min: 5, max: 10_080, default: 60 } as const;
