@@ -132,6 +132,19 @@ describe("opening the console", () => {
     await closeAll(context);
   });
 
+  browser.test("Sign out revokes the session: the page says so and its token no longer opens anything", async () => {
+    const { session, context, page } = await openConsole();
+    const token = await page.evaluate(`JSON.parse(sessionStorage.getItem("trendgate.console")).access_token`) as string;
+    expect((await stack.gw.http.get("/api/trends").set({ Authorization: `Bearer ${token}` })).status).toBe(200);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await expect(page.getByRole("heading", { name: "You have signed out." })).toBeVisibleSoon();
+    expect(await page.evaluate(`sessionStorage.getItem("trendgate.console")`)).toBeNull();
+    expect((await stack.gw.http.get("/api/trends").set({ Authorization: `Bearer ${token}` })).status).toBe(401);
+    const row = await stack.gw.deps.db.consoleSession.findUnique({ where: { id: session.id } });
+    expect(row?.revokedAt).toBeInstanceOf(Date);
+    await closeAll(context);
+  });
+
   browser.test("another account's subscription is not found from this account's console", async () => {
     const other = await stack.gw.account();
     const theirs = await stack.gw.http.post("/api/integrations/webhooks").set(other.auth)
@@ -348,4 +361,29 @@ describe("embedded in a customer's product", () => {
       await product.close();
     }
   });
+});
+
+browser.test("the fleet view shows queue depths and table sizes to an ADMIN_TOKEN holder only", async () => {
+  const context = await chromium.newContext();
+  const page = await context.newPage();
+  await page.goto(`${base}/console/#/fleet`);
+  await expect(page.getByRole("heading", { level: 1, name: "Fleet status" })).toBeVisibleSoon();
+  // A customer's API key is not the admin token.
+  const a = await stack.gw.account();
+  await page.getByLabel("Admin token").fill(a.key);
+  await page.getByRole("button", { name: "Show fleet status" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "The admin token was not accepted." })).toBeVisibleSoon();
+  expect(await page.getByRole("table", { name: "Queues" }).count()).toBe(0);
+
+  await page.getByLabel("Admin token").fill(stack.gw.deps.config.ADMIN_TOKEN);
+  await page.getByRole("button", { name: "Show fleet status" }).click();
+  const queues = page.getByRole("table", { name: "Queues" });
+  await expect(queues).toBeVisibleSoon();
+  await expect(queues.getByRole("cell", { name: "webhook-deliveries" })).toBeVisibleSoon();
+  await expect(page.getByRole("table", { name: "Tables" }).getByRole("cell", { name: "webhook_executions" })).toBeVisibleSoon();
+  expect(await axeViolations(page)).toEqual([]);
+  // The token is kept in the tab's memory only.
+  expect(await page.evaluate(`JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }) + location.href`)).not.toContain(stack.gw.deps.config.ADMIN_TOKEN);
+  await shot(page, "fleet");
+  await closeAll(context);
 });
