@@ -6,6 +6,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY apps/gateway/package.json apps/gateway/package.json
 COPY apps/worker/package.json apps/worker/package.json
+COPY apps/console/package.json apps/console/package.json
 COPY packages packages
 RUN npm ci --include=dev --no-audit --no-fund
 COPY . .

@@ -45,6 +45,12 @@ test("the gateway bundle serves an authenticated request (Prisma's query compile
     const res = await fetch(`http://127.0.0.1:${port}/api/keys`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { data: { name: string }[] }).data.map((k) => k.name)).toEqual(["k"]);
+    // The web console: the bundled gateway finds the console's sources (through its workspace link) and bundles them.
+    const page = await (await fetch(`http://127.0.0.1:${port}/console/`)).text();
+    const script = /src="(\/console\/assets\/app\.[\w-]+\.js)"/.exec(page)?.[1];
+    expect(script).toBeDefined();
+    const js = await fetch(`http://127.0.0.1:${port}${script}`);
+    expect([js.status, js.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
   } finally {
     child.kill("SIGTERM");
   }
