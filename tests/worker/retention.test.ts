@@ -84,6 +84,15 @@ async function accountEvent(accountId: string, daysAgo: number) {
   return id;
 }
 
+/** A console session created `daysAgo` (long ended when old: a session lasts a day at most), its id of that time as newId makes it. */
+async function consoleSession(accountId: string, daysAgo: number) {
+  const created = new Date(ago(daysAgo));
+  const id = `${idBefore("cs", created)}${"0123456789abcdef".slice(0, 16)}`;
+  await q(`INSERT INTO console_sessions (id, account_id, link_hash, link_expires_at, session_seconds, created_at) VALUES ($1, $2, $3, ${ts(4)}, 3600, ${ts(4)})`,
+    [id, accountId, `hash-${id}`, created.toISOString()]);
+  return id;
+}
+
 async function reportExport(accountId: string, status: string, expiredDaysAgo: number) {
   const id = rid("rpx");
   await q(`INSERT INTO report_exports (id, account_id, request, status, expires_at) VALUES ($1, $2, '{}', $3, ${ts(4)})`, [id, accountId, status, ago(expiredDaysAgo)]);
@@ -114,6 +123,7 @@ test("old rows go, recent rows stay; pending and retrying deliveries, their atte
   const o = { oldDone: await outbox(a.accountId, "succeeded", OLD), oldPending: await outbox(a.accountId, "pending", OLD), recent: await outbox(a.accountId, "failed", 1) };
   const e = { oldDispatched: await trendEvent(a.accountId, OLD, true), oldUndispatched: await trendEvent(a.accountId, OLD, false), recent: await trendEvent(a.accountId, 1, true) };
   const ae = { old: await accountEvent(a.accountId, OLD), recent: await accountEvent(a.accountId, 1) };
+  const cs = { old: await consoleSession(a.accountId, OLD), recent: await consoleSession(a.accountId, 1) };
   const x = {
     expired: await reportExport(a.accountId, "ready", 1), // a day past expires_at
     justExpired: await reportExport(a.accountId, "ready", 0.01), // 15 minutes: within the grace
@@ -150,6 +160,8 @@ test("old rows go, recent rows stay; pending and retrying deliveries, their atte
   expect(await exists("trend_events", e.recent)).toBe(true);
   expect(await exists("account_events", ae.old)).toBe(false);
   expect(await exists("account_events", ae.recent)).toBe(true);
+  expect(await exists("console_sessions", cs.old)).toBe(false);
+  expect(await exists("console_sessions", cs.recent)).toBe(true);
   // Report exports (their chunks by cascade).
   expect([await exists("report_exports", x.expired), await chunks(x.expired)]).toEqual([false, 0]);
   for (const k of ["justExpired", "running", "live"] as const) expect([k, await exists("report_exports", x[k]), await chunks(x[k])]).toEqual([k, true, 2]);

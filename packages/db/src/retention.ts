@@ -48,6 +48,8 @@ export const RETENTION_RULES: readonly (RetentionRule & { keep: keyof RetentionP
   // An undispatched event is still to be matched against subscriptions (the outbox sweeper re-queues it).
   { table: "trend_events", column: "created_at", where: "t.dispatched_at IS NOT NULL", keep: "eventsMs" },
   { table: "account_events", column: "created_at", keep: "eventsMs" },
+  // Console sessions end within a day of their creation (an hour to open the link, 24 h at most once open).
+  { table: "console_sessions", column: "created_at", idPrefix: "cs", keep: "eventsMs" },
   // Expired CSV exports (their chunks go by cascade, up to REPORT_EXPORT_CHUNK_BYTES each, hence small batches). The
   // gateway drops an account's expired exports when it next lists them; this catches accounts that never come back.
   { table: "report_exports", column: "expires_at", where: "t.status NOT IN ('queued', 'running')", keep: "expiredExportsMs", maxBatch: 20 },
