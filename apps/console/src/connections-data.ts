@@ -1,5 +1,5 @@
 import { ApiError, asApiError, get, isAbort } from "./api.ts";
-import type { AdsProvider, ConnectionStatus, SocialConnectionStatus, SocialProvider } from "./types.ts";
+import type { AdsProviderList, ConnectionStatus, SocialConnectionStatus, SocialProviderList } from "./types.ts";
 
 // Every connection of the account in one list: social and search connectors, team chat, the workflow tool,
 // community ads and the ads providers. A 404 on a connection means "not connected".
@@ -62,12 +62,12 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
     p().catch((err) => { if (isAbort(err)) throw err; return failedRow(key, kind, name, path, err); });
 
   const [social, ads] = await Promise.all([
-    get<{ data: SocialProvider[] }>("/api/integrations/social/providers", undefined, signal).catch((err) => { if (isAbort(err)) throw err; return err as unknown; }),
-    get<{ data: AdsProvider[] }>("/api/integrations/ads/providers", undefined, signal).catch((err) => { if (isAbort(err)) throw err; return err as unknown; }),
+    get<SocialProviderList>("/api/integrations/social/providers", undefined, signal).catch((err) => { if (isAbort(err)) throw err; return err as unknown; }),
+    get<AdsProviderList>("/api/integrations/ads/providers", undefined, signal).catch((err) => { if (isAbort(err)) throw err; return err as unknown; }),
   ]);
 
   if (social && typeof social === "object" && "data" in social) {
-    for (const p of (social as { data: SocialProvider[] }).data) {
+    for (const p of (social as SocialProviderList).data) {
       const base = p.connection_path.replace(/\/connection$/, "");
       rows.push(guard(`social:${p.id}`, "Social", p.display_name, p.connection_path, async () => {
         const s = await connection<SocialConnectionStatus>(`${base}/status`, signal);
@@ -93,7 +93,7 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
   single("community-ads", "Community ads", "Community ads (conversions)", "/api/integrations/community-ads", true);
 
   if (ads && typeof ads === "object" && "data" in ads) {
-    for (const p of (ads as { data: AdsProvider[] }).data) {
+    for (const p of (ads as AdsProviderList).data) {
       rows.push(guard(`ads:${p.id}`, "Ads", p.display_name, `${p.base_path}/connection`, async () => {
         const c = await connection<ConnectionStatus>(`${p.base_path}/connection`, signal);
         return c === "absent" ? null : oauthRow(`ads:${p.id}`, "Ads", p.display_name, p.base_path, c, { oauth: true, configured: p.configured });

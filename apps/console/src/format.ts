@@ -72,3 +72,6 @@ export function formatMicros(micros: string | null, currency?: string): string {
 }
 
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A description as a sentence: its first letter in upper case (the contracts' descriptions start in lower case). */
+export const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

@@ -1,4 +1,4 @@
-import type { ConsoleSession, Problem } from "./types.ts";
+import type { ConsoleAccess, Problem } from "./types.ts";
 
 // The console's session: exchanged once from the one-time link's token, kept in sessionStorage (this tab only),
 // ended by a 401 on any call, by its expiry, when none is stored, or by signing out.
@@ -7,7 +7,7 @@ const KEY = "trendgate.console";
 
 export type SessionState =
   | { kind: "exchanging" }
-  | { kind: "ready"; session: ConsoleSession }
+  | { kind: "ready"; session: ConsoleAccess }
   | { kind: "link_expired" }
   | { kind: "exchange_failed"; detail: string }
   | { kind: "ended" }
@@ -64,14 +64,14 @@ export async function signOut(): Promise<void> {
   set({ kind: "signed_out" });
 }
 
-function stored(): ConsoleSession | null {
+function stored(): ConsoleAccess | null {
   try {
     const raw = sessionStorage.getItem(KEY);
     if (!raw) return null;
-    const s = JSON.parse(raw) as Partial<ConsoleSession>;
+    const s = JSON.parse(raw) as Partial<ConsoleAccess>;
     if (typeof s.access_token !== "string" || typeof s.expires_at !== "string") return null;
     if (!(Date.parse(s.expires_at) > Date.now())) return null;
-    return s as ConsoleSession;
+    return s as ConsoleAccess;
   } catch {
     return null;
   }
@@ -105,7 +105,7 @@ export async function bootSession(): Promise<void> {
     return;
   }
   if (res.ok) {
-    const session = (await res.json()) as ConsoleSession;
+    const session = (await res.json()) as ConsoleAccess;
     try { sessionStorage.setItem(KEY, JSON.stringify(session)); } catch { /* kept in memory for this page only */ }
     set({ kind: "ready", session });
     return;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { documentedEnum, HttpHeaderName, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
-import { DELIVERY_MODES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, OPERATIONAL_EVENT_TYPES, OPERATIONAL_EVENTS, TREND_EVENT_TYPES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
+import { DELIVERY_MODES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, OPERATIONAL_EVENT_TYPES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
 import { WebhookFilter } from "./webhook-filter.ts";
 
 export const TriggerType = documentedEnum(TRIGGER_TYPES);

@@ -2,7 +2,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 import type { Route } from "../router.ts";
 import { signOut } from "../session.ts";
-import type { ConsoleSession } from "../types.ts";
+import type { ConsoleAccess } from "../types.ts";
 import { Time } from "./Time.tsx";
 
 const NAV: { section: string; label: string }[] = [
@@ -16,7 +16,7 @@ const NAV: { section: string; label: string }[] = [
 ];
 
 /** Header, navigation and the main region; focus moves to the page's heading when the route changes. */
-export function Layout({ route, session, children }: { route: Route; session: ConsoleSession; children: ComponentChildren }) {
+export function Layout({ route, session, children }: { route: Route; session: ConsoleAccess; children: ComponentChildren }) {
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
   const section = route.parts[0] ?? "";

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { OPERATIONAL_EVENT_TYPES } from "@trendgate/contracts/vocabulary";
 import { get } from "../api.ts";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner } from "../components/ErrorBanner.tsx";
@@ -7,11 +8,11 @@ import { PageHeader } from "../components/Layout.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { useAction, useLoad, useTitle } from "../hooks.ts";
-import { OPERATIONAL_EVENT_TYPES, type AccountEvent, type Page } from "../types.ts";
+import type { AccountEvent, AccountEventList } from "../types.ts";
 
 const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : v === undefined || v === null ? "" : JSON.stringify(v));
 
-/** One line about an account event, from its type and data (contracts/webhooks.ts OPERATIONAL_EVENTS). */
+/** One line about an account event, from its type and data (contracts/vocabulary.ts OPERATIONAL_EVENTS). */
 export function summarize(e: AccountEvent) {
   const d = e.data;
   const hook = d.webhook_id ? <a href={`#/webhooks/${encodeURIComponent(str(d.webhook_id))}`}><code>{str(d.webhook_id)}</code></a> : null;
@@ -38,7 +39,7 @@ export function ActivityPage() {
   const [more, setMore] = useState<{ rows: AccountEvent[]; cursor: string | null } | null>(null);
   const action = useAction();
   const list = useLoad(async (signal) => {
-    const p = await get<Page<AccountEvent>>("/api/events", { limit: 50, type: applied || undefined }, signal);
+    const p = await get<AccountEventList>("/api/events", { limit: 50, type: applied || undefined }, signal);
     setMore(null);
     return p;
   }, [applied]);
@@ -46,7 +47,7 @@ export function ActivityPage() {
   const cursor = more ? more.cursor : list.data?.next_cursor;
   const loadMore = async () => {
     if (!cursor) return;
-    const p = await action.run("more", () => get<Page<AccountEvent>>("/api/events", { limit: 50, type: applied || undefined, cursor }));
+    const p = await action.run("more", () => get<AccountEventList>("/api/events", { limit: 50, type: applied || undefined, cursor }));
     if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
   };
 

@@ -9,14 +9,14 @@ import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { plural } from "../format.ts";
 import { useAction, useInterval, useLoad, useTitle } from "../hooks.ts";
-import type { AdsApplyAccepted, AdsApplyRequest, AdsPlan, AdsProvider, AdsSelection, Page, Trend } from "../types.ts";
+import type { AdsApplyAccepted, AdsApplyRequest, AdsPlan, AdsProvider, AdsProviderList, AdsRunList, AdsSelection, AdsSelectionBody, TrendList } from "../types.ts";
 
 const IN_PROGRESS = new Set(["applying", "issued"]);
 const ROLLBACKABLE = new Set(["applied", "partially_applied"]);
 
 /** The category most of the account's active trends are in (the default for a plan), or "". */
 async function currentTrendCategory(signal: AbortSignal): Promise<string> {
-  const trends = await get<Page<Trend>>("/api/trends", { status: "active", limit: 50 }, signal).catch(() => null);
+  const trends = await get<TrendList>("/api/trends", { status: "active", limit: 50 }, signal).catch(() => null);
   const counts = new Map<string, number>();
   for (const t of trends?.data ?? []) counts.set(t.category, (counts.get(t.category) ?? 0) + 1);
   return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "";
@@ -112,7 +112,7 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
   const action = useAction();
   const [more, setMore] = useState<{ rows: AdsPlan[]; cursor: string | null } | null>(null);
   const runs = useLoad(async (signal) => {
-    const p = await get<Page<AdsPlan>>(`${base}/runs`, { limit: 20 }, signal);
+    const p = await get<AdsRunList>(`${base}/runs`, { limit: 20 }, signal);
     setMore(null);
     return p;
   }, [base]);
@@ -137,7 +137,7 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
     setPlan(null);
     try {
       const saved = setup.data?.selection;
-      const next: AdsSelection = {
+      const next: AdsSelectionBody = {
         ...(saved?.safety ? { safety: saved.safety } : {}),
         trend_category: category.trim(), strict_safety: strict, ...(account.trim() ? { account_id: account.trim() } : {}),
       };
@@ -156,7 +156,7 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
     (r) => { setPlan(r); return "Rollback plan ready: review it above, then apply it."; });
   const loadMore = async () => {
     if (!cursor) return;
-    const p = await action.run("more", () => get<Page<AdsPlan>>(`${base}/runs`, { limit: 20, cursor }));
+    const p = await action.run("more", () => get<AdsRunList>(`${base}/runs`, { limit: 20, cursor }));
     if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
   };
   const id = (s: string) => `ads-${provider.id}-${s}`;
@@ -215,7 +215,7 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
 
 export function AdsPage() {
   useTitle("Ads");
-  const providers = useLoad((signal) => get<{ data: AdsProvider[] }>("/api/integrations/ads/providers", undefined, signal), []);
+  const providers = useLoad((signal) => get<AdsProviderList>("/api/integrations/ads/providers", undefined, signal), []);
   const connected = providers.data?.data.filter((p) => p.connected) ?? [];
   return (
     <>

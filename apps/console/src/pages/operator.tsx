@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { SEVERITIES, SNOOZE_MINUTES } from "@trendgate/contracts/vocabulary";
 import { ApiError, get, post } from "../api.ts";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
@@ -9,22 +10,19 @@ import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatNumber } from "../format.ts";
 import { useAction, useLoad, useTitle } from "../hooks.ts";
-import {
-  SEVERITIES, SNOOZE_MINUTES, type OperatorAction, type OperatorActionBody, type OperatorItem, type OperatorItemWithHistory, type OperatorState,
-  type Page,
-} from "../types.ts";
+import type { OperatorActionBody, OperatorActionName, OperatorItem, OperatorItemList, OperatorItemState, OperatorItemWithHistory } from "../types.ts";
 
 const BASE = "/api/operator/items";
 const itemPath = (id: string, ...rest: string[]) => [BASE, encodeURIComponent(id), ...rest].join("/");
 
-/** Which actions each state allows (contracts/operator.ts OPERATOR_ACTIONS). */
-const ALLOWED: Record<OperatorAction, OperatorState[]> = {
+/** Which actions each state allows (contracts/vocabulary.ts OPERATOR_ACTIONS, which says it in words). */
+const ALLOWED: Record<OperatorActionName, OperatorItemState[]> = {
   acknowledge: ["open", "snoozed"],
   resolve: ["open", "acknowledged", "snoozed"],
   snooze: ["open", "acknowledged", "snoozed"],
   reopen: ["acknowledged", "snoozed", "resolved"],
 };
-const DONE: Record<OperatorAction, string> = { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "reopened" };
+const DONE: Record<OperatorActionName, string> = { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "reopened" };
 
 const SNOOZES = [
   { minutes: 15, label: "15 minutes" }, { minutes: 60, label: "1 hour" }, { minutes: 240, label: "4 hours" },
@@ -48,10 +46,10 @@ function History({ id, version }: { id: string; version: number }) {
   );
 }
 
-function ItemCard({ item, busy, onAct }: { item: OperatorItem; busy: boolean; onAct: (item: OperatorItem, a: OperatorAction, snooze?: number) => void }) {
+function ItemCard({ item, busy, onAct }: { item: OperatorItem; busy: boolean; onAct: (item: OperatorItem, a: OperatorActionName, snooze?: number) => void }) {
   const [open, setOpen] = useState(false);
   const [snooze, setSnooze] = useState<number>(SNOOZE_MINUTES.default);
-  const can = (a: OperatorAction) => ALLOWED[a].includes(item.state);
+  const can = (a: OperatorActionName) => ALLOWED[a].includes(item.state);
   const headingId = `item-${item.id}-title`;
   return (
     <li class="item card" aria-labelledby={headingId}>
@@ -105,7 +103,7 @@ export function OperatorPage() {
   const action = useAction();
   const query = (cursor?: string) => ({ limit: 50, state: showResolved ? undefined : "open,acknowledged,snoozed", severity: severity || undefined, cursor });
   const list = useLoad(async (signal) => {
-    const p = await get<Page<OperatorItem>>(BASE, query(), signal);
+    const p = await get<OperatorItemList>(BASE, query(), signal);
     setMore(null);
     return p;
   }, [showResolved, severity]);
@@ -115,12 +113,12 @@ export function OperatorPage() {
   const loadMore = async () => {
     if (!cursor) return;
     setLoadingMore(true);
-    const p = await action.run("more", () => get<Page<OperatorItem>>(BASE, query(cursor)));
+    const p = await action.run("more", () => get<OperatorItemList>(BASE, query(cursor)));
     if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
     setLoadingMore(false);
   };
 
-  const act = async (item: OperatorItem, a: OperatorAction, snoozeMinutes?: number) => {
+  const act = async (item: OperatorItem, a: OperatorActionName, snoozeMinutes?: number) => {
     const body: OperatorActionBody = { action: a, version: item.version, ...(a === "snooze" ? { snooze_minutes: snoozeMinutes ?? SNOOZE_MINUTES.default } : {}) };
     action.setError(null);
     const r = await action.run(item.id, async () => {

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from "preact/hooks";
+import { EXECUTION_OUTCOMES } from "@trendgate/contracts/vocabulary";
 import { get } from "../api.ts";
 import { PageHeader } from "../components/Layout.tsx";
 import { EmptyState, Loading } from "../components/EmptyState.tsx";
@@ -10,7 +11,7 @@ import { loadConnections, needsAttention } from "../connections-data.ts";
 import { formatNumber } from "../format.ts";
 import { useLoad, useTitle } from "../hooks.ts";
 import { accessToken } from "../session.ts";
-import { EXECUTION_OUTCOMES, type ExecutionOutcome, type Page, type Trend, type Webhook, type WebhookExecution } from "../types.ts";
+import type { ExecutionOutcome, TrendList, Webhook, WebhookExecutionList, WebhookList } from "../types.ts";
 
 const WEBHOOKS = "/api/integrations/webhooks";
 
@@ -41,7 +42,7 @@ function useTrendStream(onEvent: () => void) {
 }
 
 function TrendsNow() {
-  const trends = useLoad((signal) => get<Page<Trend>>("/api/trends", { status: "active", sort: "velocity", limit: 20 }, signal), []);
+  const trends = useLoad((signal) => get<TrendList>("/api/trends", { status: "active", sort: "velocity", limit: 20 }, signal), []);
   useTrendStream(() => void trends.reload(true));
   return (
     <section class="card" aria-labelledby="trends-title" aria-busy={trends.loading}>
@@ -57,7 +58,6 @@ function TrendsNow() {
           { label: "Score", numeric: true, cell: (t) => formatNumber(t.anomaly_score) },
           { label: "Velocity (/h)", numeric: true, cell: (t) => formatNumber(t.velocity) },
           { label: "Detected", cell: (t) => <Time iso={t.detected_at} relative /> },
-          { label: "Briefing", cell: (t) => { const b = t.briefing_url ?? t.source_link; return b ? <a href={b} target="_blank" rel="noopener noreferrer">Briefing<span class="visually-hidden"> for {t.name}</span></a> : <span class="muted">—</span>; } },
         ]} />)}
     </section>
   );
@@ -67,10 +67,10 @@ interface DeliveryCounts { webhook: Webhook; counts: Record<ExecutionOutcome, nu
 
 function useWebhookHealth() {
   return useLoad(async (signal) => {
-    const hooks = await get<Page<Webhook>>(WEBHOOKS, { limit: 200 }, signal);
+    const hooks = await get<WebhookList>(WEBHOOKS, { limit: 200 }, signal);
     const since = new Date(Date.now() - 86_400_000).toISOString();
     const counts = await Promise.all(hooks.data.map(async (w): Promise<DeliveryCounts> => {
-      const page = await get<Page<WebhookExecution>>(`${WEBHOOKS}/${encodeURIComponent(w.id)}/executions`, { since, limit: 100 }, signal);
+      const page = await get<WebhookExecutionList>(`${WEBHOOKS}/${encodeURIComponent(w.id)}/executions`, { since, limit: 100 }, signal);
       const c = Object.fromEntries(EXECUTION_OUTCOMES.map((o) => [o, 0])) as Record<ExecutionOutcome, number>;
       // `since` is applied by the server; the filter here keeps the count right should an older server ignore it.
       for (const e of page.data) if (Date.parse(e.created_at) >= Date.parse(since)) c[e.outcome] = (c[e.outcome] ?? 0) + 1;

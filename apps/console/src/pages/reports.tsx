@@ -10,7 +10,7 @@ import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatBytes, formatMicros, formatNumber, isoDay } from "../format.ts";
 import { useAction, useLoad, useTitle } from "../hooks.ts";
-import type { ReportCatalog, ReportExport, ReportPreview, ReportProviderOutcome, ReportRequest, ReportRow } from "../types.ts";
+import type { ReportCatalog, ReportExportView, ReportOutputRow, ReportPreview, ReportProviderOutcome, ReportRequest, ReportRequestBody } from "../types.ts";
 
 const BASE = "/api/integrations/ads/reporting";
 const FINISHED = new Set(["ready", "failed", "cancelled"]);
@@ -58,13 +58,13 @@ function Catalog({ catalog }: { catalog: ReportCatalog }) {
   );
 }
 
-function ExportStatus({ exp, onRefresh }: { exp: ReportExport; onRefresh: (e: ReportExport) => void }) {
+function ExportStatus({ exp, onRefresh }: { exp: ReportExportView; onRefresh: (e: ReportExportView) => void }) {
   const action = useAction();
   const timer = useRef<ReturnType<typeof setTimeout>>();
   useEffect(() => {
     if (FINISHED.has(exp.status)) return;
     timer.current = setTimeout(() => {
-      get<ReportExport>(`${BASE}/exports/${encodeURIComponent(exp.id)}`).then(onRefresh, (err) => action.setError(asApiError(err)));
+      get<ReportExportView>(`${BASE}/exports/${encodeURIComponent(exp.id)}`).then(onRefresh, (err) => action.setError(asApiError(err)));
     }, 2000);
     return () => clearTimeout(timer.current);
   }, [exp]);
@@ -100,12 +100,12 @@ export function ReportsPage() {
   const [level, setLevel] = useState<ReportRequest["level"]>("campaign");
   const [chosen, setChosen] = useState<string[]>([]);
   const [onlyOurs, setOnlyOurs] = useState(false);
-  const [preview, setPreview] = useState<{ request: ReportRequest; rows: ReportRow[]; cursor: string | null; providers: ReportProviderOutcome[] } | null>(null);
-  const [exp, setExp] = useState<ReportExport | null>(null);
+  const [preview, setPreview] = useState<{ request: ReportRequestBody; rows: ReportOutputRow[]; cursor: string | null; providers: ReportProviderOutcome[] } | null>(null);
+  const [exp, setExp] = useState<ReportExportView | null>(null);
   const action = useAction();
   const reporting = catalog.data?.providers.filter((p) => p.reporting && p.connected) ?? [];
 
-  const request = (): ReportRequest => ({
+  const request = (): ReportRequestBody => ({
     from, to, granularity, level,
     ...(chosen.length ? { providers: chosen } : {}),
     ...(onlyOurs ? { filters: { changed_by_trendgate: true } } : {}),
@@ -121,7 +121,7 @@ export function ReportsPage() {
     const p = await action.run("more", () => post<ReportPreview>(`${BASE}/preview`, preview.request, { limit: 100, cursor: preview.cursor }));
     if (p) setPreview({ ...preview, rows: [...preview.rows, ...p.data], cursor: p.next_cursor, providers: p.providers });
   };
-  const startExport = () => action.run("export", () => post<ReportExport>(`${BASE}/exports`, request(), { mode: "job" }), (x) => { setExp(x); });
+  const startExport = () => action.run("export", () => post<ReportExportView>(`${BASE}/exports`, request(), { mode: "job" }), (x) => { setExp(x); });
 
   const formError = action.error;
   const formFields = action.error?.fields ?? {};
@@ -195,8 +195,8 @@ export function ReportsPage() {
               { label: "Date", cell: (r) => r.date ?? "Total" },
               { label: "Provider", cell: (r) => r.provider },
               { label: "Campaign", cell: (r) => r.campaign_name ?? r.campaign_id },
-              ...(level !== "campaign" ? [{ label: "Ad group", cell: (r: ReportRow) => r.ad_group_name ?? r.ad_group_id ?? "—" }] : []),
-              ...(level === "ad" ? [{ label: "Ad", cell: (r: ReportRow) => r.ad_name ?? r.ad_id ?? "—" }] : []),
+              ...(level !== "campaign" ? [{ label: "Ad group", cell: (r: ReportOutputRow) => r.ad_group_name ?? r.ad_group_id ?? "—" }] : []),
+              ...(level === "ad" ? [{ label: "Ad", cell: (r: ReportOutputRow) => r.ad_name ?? r.ad_id ?? "—" }] : []),
               { label: "Impressions", numeric: true, cell: (r) => formatNumber(r.impressions) },
               { label: "Clicks", numeric: true, cell: (r) => formatNumber(r.clicks) },
               { label: "Spend", numeric: true, cell: (r) => formatMicros(r.spend_micros, r.currency) },

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { DELIVERY_MODES, EXECUTION_OUTCOMES } from "@trendgate/contracts/vocabulary";
 import { api, ApiError, asApiError, get, isAbort, post } from "../api.ts";
 import { useConfirm } from "../components/Dialog.tsx";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
@@ -9,14 +10,13 @@ import { SecretPanel } from "../components/SecretPanel.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
-import { formatBytes, formatDuration, formatNumber, formatSeconds, fromLocalInput, plural, toLocalInput } from "../format.ts";
+import { formatBytes, formatDuration, formatNumber, formatSeconds, fromLocalInput, plural, sentence, toLocalInput } from "../format.ts";
 import { useAction, useInterval, useLoad, useTitle } from "../hooks.ts";
 import { navigate } from "../router.ts";
-import {
-  DELIVERY_MODES, EXECUTION_OUTCOMES, type Page, type QueuedDelivery, type RecoverResult, type RotatedSecret, type UpdateWebhookBody,
-  type Webhook, type WebhookExecution,
+import type {
+  QueuedDelivery, RecoverResult, RotatedSecret, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList,
 } from "../types.ts";
-import { TRIGGER_LABELS, webhookPath } from "./webhooks.tsx";
+import { DELIVERY_MODE_LABELS, TRIGGER_LABELS, webhookPath } from "./webhooks.tsx";
 
 const TRIGGERS: Record<WebhookExecution["trigger"], string> = {
   trend_event: "Trend event", account_event: "Account event", test: "Test", replay: "Replay", recovery: "Recovery",
@@ -138,7 +138,7 @@ function DeliveryLog({ hookId, refreshKey }: { hookId: string; refreshKey: numbe
     inFlight.current = ac;
     if (reset) setLoading(true);
     try {
-      const p = await get<Page<WebhookExecution>>(path, query(), ac.signal);
+      const p = await get<WebhookExecutionList>(path, query(), ac.signal);
       if (ac.signal.aborted) return;
       const old = itemsRef.current;
       const fresh = new Set(p.data.map((e) => e.id));
@@ -163,7 +163,7 @@ function DeliveryLog({ hookId, refreshKey }: { hookId: string; refreshKey: numbe
   const loadMore = async () => {
     if (!cursor) return;
     setLoadingMore(true);
-    const p = await action.run("more", () => get<Page<WebhookExecution>>(path, query(cursor)));
+    const p = await action.run("more", () => get<WebhookExecutionList>(path, query(cursor)));
     if (p) {
       setItems((cur) => { const have = new Set((cur ?? []).map((e) => e.id)); return [...(cur ?? []), ...p.data.filter((e) => !have.has(e.id))]; });
       setCursor(p.next_cursor);
@@ -332,7 +332,7 @@ export function WebhookDetailPage({ id }: { id: string }) {
           {w.trigger_type !== "event_types" && <><dt>Threshold</dt><dd>{formatNumber(w.threshold_value)}</dd></>}
           {w.event_types.length > 0 && <><dt>Event types</dt><dd>{w.event_types.map((t) => <code key={t} class="tag">{t}</code>)}</dd></>}
           <dt>Category</dt><dd>{w.category ? <code>{w.category}</code> : "Every category"}</dd>
-          <dt>Delivery</dt><dd>{DELIVERY_MODES[w.delivery_mode] ?? w.delivery_mode}; cooldown {formatSeconds(w.cooldown_seconds)}</dd>
+          <dt>Delivery</dt><dd>{DELIVERY_MODE_LABELS[w.delivery_mode] ?? w.delivery_mode}; cooldown {formatSeconds(w.cooldown_seconds)}<span class="cell-sub">{sentence(DELIVERY_MODES[w.delivery_mode] ?? "")}</span></dd>
           {w.header_names.length > 0 && <><dt>Custom headers</dt><dd>{w.header_names.map((h) => <code key={h} class="tag">{h}</code>)}</dd></>}
           {w.body_template && <><dt>Body template</dt><dd>{w.body_template.format}</dd></>}
           {w.secret_rotating_until && <><dt>Previous secret signs until</dt><dd><Time iso={w.secret_rotating_until} /></dd></>}

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { DELIVERY_MODES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES } from "@trendgate/contracts/vocabulary";
 import { ApiError, get, post } from "../api.ts";
 import { LoadMore, EmptyState, Loading } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
@@ -8,15 +9,15 @@ import { SecretPanel } from "../components/SecretPanel.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
+import { sentence } from "../format.ts";
 import { useAction, useLoad, useTitle } from "../hooks.ts";
-import {
-  DELIVERY_MODES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES, type CreateWebhookBody, type DeliveryMode, type Page, type TriggerType, type Webhook,
-  type WebhookWithSecret,
-} from "../types.ts";
+import type { CreateWebhookBody, DeliveryMode, TriggerType, Webhook, WebhookEventType, WebhookList, WebhookWithSecret } from "../types.ts";
 
 export const WEBHOOKS = "/api/integrations/webhooks";
 export const webhookPath = (id: string, ...rest: string[]) => [WEBHOOKS, encodeURIComponent(id), ...rest].join("/");
 
+// The UI's names for the trigger types and delivery modes, in the order the form lists them; what each means is the
+// contracts' description (vocabulary TRIGGER_TYPES, DELIVERY_MODES), shown as the field's hint.
 export const TRIGGER_LABELS: Record<TriggerType, string> = {
   trend_detected: "Trend detected",
   trend_velocity: "Velocity crosses threshold",
@@ -24,10 +25,11 @@ export const TRIGGER_LABELS: Record<TriggerType, string> = {
   trend_ended: "Trend ended",
   event_types: "Chosen event types",
 };
+export const DELIVERY_MODE_LABELS: Record<DeliveryMode, string> = { instant_stream: "Instant", cooldown_digest: "Digest" };
 
 interface FormState {
   url: string; description: string; trigger_type: TriggerType; threshold_value: string; category: string;
-  delivery_mode: DeliveryMode; cooldown_seconds: string; event_types: string[];
+  delivery_mode: DeliveryMode; cooldown_seconds: string; event_types: WebhookEventType[];
 }
 const EMPTY: FormState = {
   url: "", description: "", trigger_type: "trend_detected", threshold_value: "0", category: "", delivery_mode: "instant_stream",
@@ -76,13 +78,13 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
         <Field id="wh-description" label="Description" error={fields.description} class="span-2">
           {(a) => <input {...a} type="text" maxLength={500} value={f.description} onInput={(e) => set("description", e.currentTarget.value)} />}
         </Field>
-        <Field id="wh-trigger" label="Trigger" error={fields.trigger_type} hint={TRIGGER_TYPES[f.trigger_type]}>
+        <Field id="wh-trigger" label="Trigger" error={fields.trigger_type} hint={sentence(TRIGGER_TYPES[f.trigger_type])}>
           {(a) => (
             <select {...a} value={f.trigger_type} onChange={(e) => {
               const t = e.currentTarget.value as TriggerType;
               setF((s) => ({ ...s, trigger_type: t, threshold_value: t === "event_types" ? "0" : s.threshold_value }));
             }}>
-              {(Object.keys(TRIGGER_TYPES) as TriggerType[]).map((t) => <option key={t} value={t}>{TRIGGER_LABELS[t]}</option>)}
+              {(Object.keys(TRIGGER_LABELS) as TriggerType[]).map((t) => <option key={t} value={t}>{TRIGGER_LABELS[t]}</option>)}
             </select>
           )}
         </Field>
@@ -94,10 +96,10 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
         <Field id="wh-category" label="Category (optional)" error={fields.category} hint="e.g. tech matches tech and tech/ai; empty for every category">
           {(a) => <input {...a} type="text" autoComplete="off" placeholder="tech/ai" value={f.category} onInput={(e) => set("category", e.currentTarget.value)} />}
         </Field>
-        <Field id="wh-mode" label="Delivery mode" error={fields.delivery_mode}>
+        <Field id="wh-mode" label="Delivery mode" error={fields.delivery_mode} hint={sentence(DELIVERY_MODES[f.delivery_mode])}>
           {(a) => (
             <select {...a} value={f.delivery_mode} onChange={(e) => set("delivery_mode", e.currentTarget.value as DeliveryMode)}>
-              {(Object.keys(DELIVERY_MODES) as DeliveryMode[]).map((m) => <option key={m} value={m}>{DELIVERY_MODES[m]}</option>)}
+              {(Object.keys(DELIVERY_MODE_LABELS) as DeliveryMode[]).map((m) => <option key={m} value={m}>{DELIVERY_MODE_LABELS[m]}</option>)}
             </select>
           )}
         </Field>
@@ -132,7 +134,7 @@ export function WebhooksPage() {
   const [more, setMore] = useState<{ rows: Webhook[]; cursor: string | null } | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
   const list = useLoad(async (signal) => {
-    const p = await get<Page<Webhook>>(WEBHOOKS, { limit: 50 }, signal);
+    const p = await get<WebhookList>(WEBHOOKS, { limit: 50 }, signal);
     setMore(null);
     return p;
   }, []);
@@ -143,7 +145,7 @@ export function WebhooksPage() {
   const loadMore = async () => {
     if (!cursor) return;
     setLoadingMore(true);
-    const p = await action.run("more", () => get<Page<Webhook>>(WEBHOOKS, { limit: 50, cursor }));
+    const p = await action.run("more", () => get<WebhookList>(WEBHOOKS, { limit: 50, cursor }));
     if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
     setLoadingMore(false);
   };
