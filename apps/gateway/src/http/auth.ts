@@ -109,21 +109,21 @@ export class Authenticator {
     const key = m[1];
     const id = credentialCacheKey(key);
     if (!id) throw unauthorized("The API key is malformed", true);
-    const console = isConsoleToken(key);
+    const session = isConsoleToken(key);
 
     const now = Date.now();
     let hit = this.cache.get(id);
     if (!hit || now - hit.fetchedAt > this.opts.cacheMs) {
       const row = await findCredential(this.db, key);
-      if (!row) { this.cache.delete(id); throw unauthorized(console ? "The console session is not recognised" : "The API key is not recognised", true); }
+      if (!row) { this.cache.delete(id); throw unauthorized(session ? "The console session is not recognised" : "The API key is not recognised", true); }
       hit = { row, fetchedAt: now };
       if (this.opts.cacheMs > 0) this.cache.set(id, hit);
     } else if (hit.row.secretHash !== hashKey(key)) { // fixed-length hex digests: not a timing oracle on the key
       throw unauthorized("The API key is not recognised", true);
     }
     const { row } = hit;
-    if (row.revokedAt) throw unauthorized(console ? "The console session has been revoked" : "The API key has been revoked", true);
-    if (!isKeyUsable(row, new Date(now))) throw unauthorized(console ? "The console session has expired" : "The API key has expired", true);
+    if (row.revokedAt) throw unauthorized(session ? "The console session has been revoked" : "The API key has been revoked", true);
+    if (!isKeyUsable(row, new Date(now))) throw unauthorized(session ? "The console session has expired" : "The API key has expired", true);
     if (row.kind === "apiKey") this.touch(row.id, now);
     return { accountId: row.accountId, credential: { kind: row.kind, id: row.id }, plan: row.plan };
   }
