@@ -3,6 +3,7 @@ export * from "./vocabulary.ts";
 export * from "./common.ts";
 export * from "./keys.ts";
 export * from "./console.ts";
+export * from "./mutes.ts";
 export * from "./signals.ts";
 export * from "./status.ts";
 export * from "./trend-events.ts";

@@ -4,6 +4,7 @@ export * from "./errors.ts";
 export * from "./accounts.ts";
 export * from "./api-keys.ts";
 export * from "./console-sessions.ts";
+export * from "./mutes.ts";
 export * from "./idempotency.ts";
 export * from "./signals.ts";
 export * from "./account-events.ts";

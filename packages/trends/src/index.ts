@@ -1,5 +1,6 @@
 export * from "./detection/index.ts";
 export * from "./events/publish.ts";
+export * from "./events/mutes.ts";
 export * from "./engine/index.ts";
 export * from "./briefing/index.ts";
 export * from "./recommendations/index.ts";

@@ -4,6 +4,7 @@ import { buildOpenApiDocument } from "../openapi/document.ts";
 import { briefingRoutes } from "./briefings.ts";
 import { consoleRoutes } from "./console.ts";
 import { keyRoutes } from "./keys.ts";
+import { muteRoutes } from "./mutes.ts";
 import { opsRoutes, type OpenApiOf } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
 import { socialRoutes } from "./connectors/social.ts";
@@ -38,7 +39,7 @@ export function routesFor(registry: ConnectorRegistry): GatewayRoutes {
     routes.push(
       ...statusRoutes, ...opsRoutes(openApi), ...keyRoutes, ...signalRoutes, ...trendRoutes, ...briefingRoutes, ...webhookRoutes,
       ...socialRoutes(registry), ...oauthRoutes(registry), ...chatRoutes(registry), ...communityAdsRoutes(registry), ...adsRoutes(registry),
-      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes, ...consoleRoutes,
+      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes, ...muteRoutes, ...consoleRoutes,
     );
     set = { routes, openApi };
     built.set(registry, set);

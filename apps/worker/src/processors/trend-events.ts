@@ -1,8 +1,9 @@
 import { JOB_PAYLOADS, QUEUES, severityRank, type Severity, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
 import { enqueueDeliveries, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
-import { fireDigest, fireInstant, fireUnthrottled, markTrendEventsDispatched, recordCooldownDrop, type FireInput, type Fired } from "@trendgate/db";
+import { fireDigest, fireInstant, fireUnthrottled, markTrendEventsDispatched, recordCooldownDrop, recordSuppressions, unendedMutes, type FireInput, type Fired } from "@trendgate/db";
 import { chatSetups, intakeTrendEvents, type ChatSetup } from "@trendgate/operator";
 import { dispatchOutbox } from "@trendgate/queues";
+import { mutesHolding, type MuteRule } from "@trendgate/trends";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 import { queueTrendEventPushes, workflowTargets, type WorkflowTarget } from "./workflow-pushes.ts";
@@ -41,6 +42,7 @@ export const trendEvents: ProcessorFactory = {
     }));
     const chatRoutes = new TtlCache<ChatSetup | null>(config.TREND_ROUTING_CACHE_MS);
     const workflowRoutes = new TtlCache<WorkflowTarget | null>(config.TREND_ROUTING_CACHE_MS);
+    const mutes = new TtlCache<MuteRule[]>(config.TREND_ROUTING_CACHE_MS);
     /** What `load` finds for the batch's accounts, through `cache` (one entry per account, none stored as null). */
     async function routes<V>(cache: TtlCache<V | null>, events: TrendEvent[], load: (accountIds: string[]) => Promise<Map<string, V>>) {
       const found = new Map<string, V>();
@@ -53,7 +55,17 @@ export const trendEvents: ProcessorFactory = {
 
     return {
       async process(job) {
-        const { events } = JOB_PAYLOADS[QUEUES.trendEvents].parse(job.data);
+        const batch = JOB_PAYLOADS[QUEUES.trendEvents].parse(job.data).events;
+        // Muted events go nowhere (counted on their mutes); the rest are routed below.
+        const now = new Date();
+        const events: TrendEvent[] = [];
+        const held: { eventId: string; muteIds: string[] }[] = [];
+        for (const e of batch) {
+          const holding = mutesHolding(await mutes.get(e.account_id, () => unendedMutes(db, [e.account_id], now)), e, now);
+          if (holding.length) held.push({ eventId: e.id, muteIds: holding.map((m) => m.id) });
+          else events.push(e);
+        }
+        await recordSuppressions(db, held);
         const unthrottled: FireInput[] = [];
         const throttled = new Map<string, { mode: string; fires: FireInput[] }>();
         const throttle = (fire: FireInput, mode: string) =>
@@ -119,7 +131,7 @@ export const trendEvents: ProcessorFactory = {
         } catch (err) {
           logger.warn({ err: String(err) }, "workflow pushes not queued for this event batch");
         }
-        return { events: events.length, deliveries: jobs.length, operator_items: operatorItems, workflow_pushes: workflowPushes };
+        return { events: events.length, muted: held.length, deliveries: jobs.length, operator_items: operatorItems, workflow_pushes: workflowPushes };
       },
     };
   },
