@@ -215,6 +215,7 @@ describe("cards: chat.postMessage, chat.update", () => {
       ["operator:acknowledge", "Acknowledge", { item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn", version: 1 }],
       ["operator:resolve", "Resolve", { item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn", version: 1 }],
       ["operator:snooze", "Snooze 1 h", { item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn", version: 1, snooze_minutes: 60 }],
+      ["operator:mute", "Mute topic 24 h", { item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn", version: 1 }],
     ]);
   });
 
@@ -243,13 +244,13 @@ describe("cards: chat.postMessage, chat.update", () => {
     let msg = peer.message("C0GENERAL01", ref.ts)!;
     expect(msg.edits).toHaveLength(1);
     expect(JSON.stringify(msg.blocks)).toContain("*Acknowledged* · acknowledged by ada");
-    expect(buttons(msg.blocks).map((b) => b.action_id)).toEqual(["operator:resolve", "operator:snooze"]);
+    expect(buttons(msg.blocks).map((b) => b.action_id)).toEqual(["operator:resolve", "operator:snooze", "operator:mute"]);
     expect(buttons(msg.blocks).every((b) => JSON.parse(b.value).version === 2)).toBe(true);
 
     await chat.updateCard(ref, card({ state: "snoozed", version: 3, acknowledgedBy: "ada", snoozedUntil: new Date("2026-11-22T07:00:00Z") }));
     msg = peer.message("C0GENERAL01", ref.ts)!;
     expect(JSON.stringify(msg.blocks)).toContain("*Snoozed* until <!date^1795330800^{date_short_pretty} at {time}|2026-11-22 07:00 UTC>");
-    expect(buttons(msg.blocks).map((b) => b.action_id)).toEqual(["operator:acknowledge", "operator:resolve", "operator:reopen"]);
+    expect(buttons(msg.blocks).map((b) => b.action_id)).toEqual(["operator:acknowledge", "operator:resolve", "operator:reopen", "operator:mute"]);
 
     await chat.updateCard(ref, card({ state: "resolved", version: 4, resolvedBy: "bob" }));
     msg = peer.message("C0GENERAL01", ref.ts)!;

@@ -14,7 +14,7 @@ import { testBrowser } from "../helpers/browser.ts";
 import { waitFor } from "../helpers/config.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
-import { startStack, type Stack } from "../helpers/stack.ts";
+import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
 import { startRedditAdsServer, type RedditAdsServer } from "../peers/reddit-ads-server.ts";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
 import { addTrend, googleConnected } from "../ads/kit.ts";
@@ -385,5 +385,52 @@ browser.test("the fleet view shows queue depths and table sizes to an ADMIN_TOKE
   // The token is kept in the tab's memory only.
   expect(await page.evaluate(`JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }) + location.href`)).not.toContain(stack.gw.deps.config.ADMIN_TOKEN);
   await shot(page, "fleet");
+  await closeAll(context);
+});
+
+browser.test("mutes: a topic muted for 24 hours from the console holds its event back, counts it, and Unmute removes the mute", async () => {
+  const a = await stack.gw.account();
+  const hook = await stack.gw.http.post("/api/integrations/webhooks").set(a.auth).send(webhookBody(receiver.url("/muted")));
+  expect(hook.status).toBe(201);
+  const { session, context, page, problems } = await openConsole(a);
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Mutes" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Mutes" })).toBeVisibleSoon();
+  await expect(page.getByText("Nothing is muted.")).toBeVisibleSoon();
+
+  // Topic is the default, and 24 hours the default span.
+  await page.getByRole("group", { name: "What to mute" }).getByRole("radio", { name: "Topic" }).check();
+  await page.getByLabel("Topic name").fill("AI agents");
+  expect(await page.getByLabel("For how long").inputValue()).toBe("1440");
+  await page.getByRole("button", { name: "Mute", exact: true }).click();
+  const row = page.getByRole("row", { name: /AI agents/ });
+  await expect(row).toBeVisibleSoon();
+  await expect(row.getByText("muted now")).toBeVisibleSoon();
+  const mutes = (await stack.gw.http.get("/api/mutes").set(a.auth)).body.data as { id: string; topic: string; ends_at: string; created_by: string; active_now: boolean }[];
+  expect(mutes).toHaveLength(1);
+  expect(mutes[0]).toMatchObject({ topic: "AI agents", active_now: true, created_by: `console:${session.id}` });
+  expect(Math.abs(Date.parse(mutes[0].ends_at) - Date.now() - 24 * 3600_000)).toBeLessThan(60_000);
+
+  // An event for the topic: held back (the worker caches the account's mutes for TREND_ROUTING_CACHE_MS), and counted.
+  await new Promise((r) => setTimeout(r, Number(stack.gw.deps.config.TREND_ROUTING_CACHE_MS) + 500));
+  await stack.publish(trendEvent(a.accountId, { trend_name: "AI agents", trend_id: "trend_ai" }));
+  await waitFor(async () => (await stack.gw.http.get(`/api/mutes/${mutes[0].id}`).set(a.auth)).body.suppressed === 1, { timeoutMs: 10_000 });
+  const held = row.locator('td[data-label="Held back"]');
+  await waitFor(async () => {
+    await page.getByRole("button", { name: "Refresh" }).click();
+    return /^1(\D|$)/.test(((await held.textContent()) ?? "").trim());
+  }, { timeoutMs: 10_000, everyMs: 500 });
+  await new Promise((r) => setTimeout(r, 500)); // nothing arrives late
+  expect(receiver.on("/muted")).toEqual([]);
+  await page.waitForLoadState("networkidle");
+  expect(await axeViolations(page)).toEqual([]);
+  await shot(page, "mutes");
+
+  // Unmute, confirmed in the dialog: the row goes, and so does the mute.
+  await page.getByRole("button", { name: "Unmute AI agents" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Unmute", exact: true }).click();
+  await expect(page.getByText("Nothing is muted.")).toBeVisibleSoon();
+  expect(await row.count()).toBe(0);
+  expect((await stack.gw.http.get("/api/mutes").set(a.auth)).body.data).toEqual([]);
+  expect(problems).toEqual([]);
   await closeAll(context);
 });

@@ -28,7 +28,7 @@ test("a new item's card is posted once with its buttons; every change updates th
   expect(msg.ts).toBe(it.chat.message_ts);
   expect(texts(msg.blocks)).toContain("Heat pumps");
   expect(texts(msg.blocks)).toContain(it.id);
-  expect(buttonIds(msg.blocks)).toEqual(["operator:acknowledge", "operator:resolve", "operator:snooze"]);
+  expect(buttonIds(msg.blocks)).toEqual(["operator:acknowledge", "operator:resolve", "operator:snooze", "operator:mute"]);
 
   const res = await stack.gw.http.post(`/api/operator/items/${it.id}/actions`).set(a.auth).send({ action: "resolve", version: 1 });
   expect(res.status).toBe(200);

@@ -60,6 +60,6 @@ test("signals -> trend -> operator item -> Slack card -> signed Acknowledge -> a
   const updated = slack.message("C0E2EALERT1", card.ts)!;
   expect(updated.edits).toHaveLength(1);
   expect(JSON.stringify(updated.blocks)).toContain("acknowledged by grace");
-  expect(updated.blocks!.find((b) => b.type === "actions").elements.map((e: any) => e.action_id)).toEqual(["operator:resolve", "operator:snooze"]);
+  expect(updated.blocks!.find((b) => b.type === "actions").elements.map((e: any) => e.action_id)).toEqual(["operator:resolve", "operator:snooze", "operator:mute"]);
   expect(slack.messages("C0E2EALERT1")).toHaveLength(1);
 }, 60_000);

@@ -44,6 +44,27 @@ test("the Snooze button snoozes for the card's minutes", async () => {
   expect(Date.parse(after.snoozed_until) - before).toBeGreaterThanOrEqual(59 * 60_000);
 });
 
+test("the Mute button resolves the item and mutes its topic for 24 h: the topic's next event makes no card", async () => {
+  const { a, it, ts, press } = await cardFor();
+  const before = Date.now();
+  expect((await pressButton(stack.gw, press("mute", { id: "U0OPERATOR2", username: "grace" }))).status).toBe(200);
+  const after = await item(stack.gw, a, it.id);
+  expect(after).toMatchObject({ state: "resolved", resolved_by: `chat:${slack.team.id}/U0OPERATOR2` });
+  expect(after.history.at(-1)).toMatchObject({ action: "mute", data: { mute_minutes: 1440, actor_name: "grace" } });
+  const [mute] = (await stack.gw.http.get("/api/mutes").set(a.auth)).body.data;
+  expect(mute).toMatchObject({ topic: it.title, active_now: true, created_by: `chat:${slack.team.id}/U0OPERATOR2` });
+  expect(Date.parse(mute.ends_at) - before).toBeGreaterThanOrEqual(24 * 3600_000 - 60_000);
+  await waitFor(async () => slack.message(a.channelId, ts)!.edits.length === 1); // the card shows it resolved
+
+  // The topic fires again: held back (counted on the mute), so the resolved item is not reopened and nothing is posted.
+  await new Promise((r) => setTimeout(r, Number(stack.gw.deps.config.TREND_ROUTING_CACHE_MS) + 100));
+  const posts = slack.messages(a.channelId).length;
+  await stack.publish(event(a.accountId, { trend_name: it.title, severity: "critical" }));
+  await waitFor(async () => (await stack.gw.http.get(`/api/mutes/${mute.id}`).set(a.auth)).body.suppressed === 1);
+  expect((await item(stack.gw, a, it.id)).state).toBe("resolved");
+  expect(slack.messages(a.channelId)).toHaveLength(posts);
+});
+
 test("forged, tampered or stale requests are refused with 401 and change nothing", async () => {
   const { a, it, press } = await cardFor();
   const body = press("resolve");

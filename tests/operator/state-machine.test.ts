@@ -8,18 +8,18 @@ const item = (state: "open" | "acknowledged" | "snoozed" | "resolved", severity:
   ({ state, severity, acknowledgedAt: state === "acknowledged" ? new Date(0) : null, acknowledgedBy: state === "acknowledged" ? "chat:T1/U1" : null });
 
 test("each state allows exactly the documented changes", () => {
-  const changes: Change[] = ["acknowledge", "resolve", "snooze", "reopen", "unsnoozed"];
+  const changes: Change[] = ["acknowledge", "resolve", "snooze", "reopen", "unsnoozed", "mute"];
   const table = Object.fromEntries((["open", "acknowledged", "snoozed", "resolved"] as const).map((s) =>
     [s, Object.fromEntries(changes.map((c) => { const t = transition(item(s), c, ctx); return [c, t.ok ? t.to : "-"]; }))]));
   expect(table).toEqual({
-    open: { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "-", unsnoozed: "-" },
-    acknowledged: { acknowledge: "-", resolve: "resolved", snooze: "snoozed", reopen: "open", unsnoozed: "-" },
-    snoozed: { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "open", unsnoozed: "open" },
-    resolved: { acknowledge: "-", resolve: "-", snooze: "-", reopen: "open", unsnoozed: "-" },
+    open: { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "-", unsnoozed: "-", mute: "resolved" },
+    acknowledged: { acknowledge: "-", resolve: "resolved", snooze: "snoozed", reopen: "open", unsnoozed: "-", mute: "resolved" },
+    snoozed: { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "open", unsnoozed: "open", mute: "resolved" },
+    resolved: { acknowledge: "-", resolve: "-", snooze: "-", reopen: "open", unsnoozed: "-", mute: "-" },
   });
   // A refusal says what would have been allowed (never the system-only change).
   expect(transition(item("resolved"), "acknowledge", ctx)).toEqual({ ok: false, from: "resolved", allowed: ["reopen"] });
-  expect(allowedActions("snoozed")).toEqual(["acknowledge", "resolve", "snooze", "reopen"]);
+  expect(allowedActions("snoozed")).toEqual(["acknowledge", "resolve", "snooze", "reopen", "mute"]);
 });
 
 test("acknowledging records who and when, and stops re-notification", () => {

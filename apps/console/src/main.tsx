@@ -5,6 +5,7 @@ import { ActivityPage } from "./pages/activity.tsx";
 import { AdsPage } from "./pages/ads.tsx";
 import { ConnectionsPage } from "./pages/connections.tsx";
 import { FleetPage } from "./pages/fleet.tsx";
+import { MutesPage } from "./pages/mutes.tsx";
 import { NotFoundPage, SessionMessage } from "./pages/session.tsx";
 import { OperatorPage } from "./pages/operator.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
@@ -25,6 +26,7 @@ function Page({ route }: { route: Route }) {
     case "webhooks": return id ? <WebhookDetailPage key={id} id={id} /> : <WebhooksPage />;
     case "connections": return id ? <NotFoundPage /> : <ConnectionsPage />;
     case "operator": return id ? <NotFoundPage /> : <OperatorPage />;
+    case "mutes": return id ? <NotFoundPage /> : <MutesPage />;
     case "ads": return id ? <NotFoundPage /> : <AdsPage />;
     case "reports": return id ? <NotFoundPage /> : <ReportsPage />;
     case "activity": return id ? <NotFoundPage /> : <ActivityPage />;

@@ -15,8 +15,11 @@ import type {
   AdsRunList as AdsRunListSchema,
   AdsSelectionBody as AdsSelectionBodySchema,
   ConsoleAccess as ConsoleAccessSchema,
+  CreateMuteBody as CreateMuteBodySchema,
   CreateWebhookBody as CreateWebhookBodySchema,
   DELIVERY_MODES,
+  Mute as MuteSchema,
+  MuteList as MuteListSchema,
   OperatorActionBody as OperatorActionBodySchema,
   OperatorItemList as OperatorItemListSchema,
   OperatorItemWithHistory as OperatorItemWithHistorySchema,
@@ -81,6 +84,11 @@ export type SocialConnectionStatus = z.output<typeof SocialConnectionStatusSchem
 export type OperatorItemWithHistory = z.output<typeof OperatorItemWithHistorySchema>;
 export type OperatorItemList = z.output<typeof OperatorItemListSchema>;
 export type OperatorActionBody = z.input<typeof OperatorActionBodySchema>;
+
+// Mutes
+export type Mute = z.output<typeof MuteSchema>;
+export type MuteList = z.output<typeof MuteListSchema>;
+export type CreateMuteBody = z.input<typeof CreateMuteBodySchema>;
 
 // ---- Where a contract leaves a field `unknown` ----------------------------------------------------------------------
 // The console reads these fields, so it states their shape here, on top of the contract's type: `Narrow` replaces

@@ -61,6 +61,19 @@ export const OPERATOR_ACTIONS = {
   resolve: "open, acknowledged or snoozed -> resolved",
   snooze: "open, acknowledged or snoozed -> snoozed for `snooze_minutes` (a snoozed item gets a new end)",
   reopen: "acknowledged, snoozed or resolved -> open",
+  mute: "open, acknowledged or snoozed -> resolved, and the item's topic muted for CARD_MUTE_MINUTES (24 h; other periods: POST /api/mutes)",
 } as const;
+/**
+ * The state each action (and the snooze ending, `unsnoozed`, the system's only) leads to from each state; absent:
+ * refused. packages/operator's state machine applies it; clients read it to offer only what is allowed.
+ */
+export const OPERATOR_TRANSITIONS: Record<OperatorItemState, Partial<Record<OperatorActionName | "unsnoozed", OperatorItemState>>> = {
+  open: { acknowledge: "acknowledged", snooze: "snoozed", resolve: "resolved", mute: "resolved" },
+  acknowledged: { resolve: "resolved", snooze: "snoozed", reopen: "open", mute: "resolved" },
+  snoozed: { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "open", unsnoozed: "open", mute: "resolved" },
+  resolved: { reopen: "open" },
+};
+/** How long the operator queue's "mute" action (a card's Mute button) mutes the item's topic. */
+export const CARD_MUTE_MINUTES = 24 * 60;
 export type OperatorActionName = keyof typeof OPERATOR_ACTIONS;
 export const SNOOZE_MINUTES = { min: 5, max: 10_080, default: 60 } as const;

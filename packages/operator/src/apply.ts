@@ -1,8 +1,8 @@
 import type { Config } from "@trendgate/config";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { SNOOZE_MINUTES, type OperatorActionName, type OperatorItemState, type Severity } from "@trendgate/contracts";
+import { CARD_MUTE_MINUTES, SNOOZE_MINUTES, type OperatorActionName, type OperatorItemState, type Severity } from "@trendgate/contracts";
 import {
-  addOutboxMessages, appendOperatorItemEvents, lockOperatorItem, updateOperatorItemAtVersion, type OperatorItemRow, type OutboxRow,
+  addOutboxMessages, appendOperatorItemEvents, createMute, lockOperatorItem, updateOperatorItemAtVersion, type OperatorItemRow, type OutboxRow,
   type Prisma, type Tx,
 } from "@trendgate/db";
 import { chatMessage, hasCard } from "./messages.ts";
@@ -88,12 +88,20 @@ export async function applyActionIn(tx: Tx, deps: OperatorDeps, input: ActionInp
   if (input.note) data.note = input.note;
   if (input.actorName) data.actor_name = input.actorName;
   if (snoozeMinutes !== undefined) data.snooze_minutes = snoozeMinutes;
+  if (input.action === "mute") data.mute_minutes = CARD_MUTE_MINUTES;
   const done = await commitTransition(tx, item, {
     change: input.action, actor: input.actor, now, data, snoozeMinutes,
     renotifyMs: setup?.settings.renotifyMs ?? deps.config.OPERATOR_RENOTIFY_SECONDS * 1000,
   });
   if (!done) return { ok: false, reason: "version_conflict", item: (await lockOperatorItem(tx, item.id)) ?? item };
   if ("refused" in done) return { ok: false, reason: "invalid_transition", item, allowed: done.refused };
+  // Muting resolves the item and keeps its topic quiet for a day: the same mute as POST /api/mutes makes.
+  if (input.action === "mute") {
+    await createMute(tx, {
+      accountId: item.accountId, topic: item.title, category: null, startsAt: now, endsAt: new Date(now.getTime() + CARD_MUTE_MINUTES * 60_000),
+      rrule: null, windowMinutes: null, reason: `muted from operator item ${item.id}`, createdBy: input.actor,
+    });
+  }
   const outbox = hasCard(done.item) ? await addOutboxMessages(tx, [chatMessage(done.item, "update_item", setup?.connection.id ?? null)]) : [];
   return { ok: true, item: done.item, outbox };
 }

@@ -1,4 +1,4 @@
-import { SNOOZE_MINUTES, type OperatorActionName, type OperatorItemState, type Severity } from "@trendgate/contracts";
+import { OPERATOR_TRANSITIONS, SNOOZE_MINUTES, type OperatorActionName, type OperatorItemState, type Severity } from "@trendgate/contracts";
 
 // The ONE state machine of operator items (pure). REST actions, chat buttons, the tick (snooze ended) and the intake
 // (a resolved trend fires again) all change an item through `transition`, so they cannot disagree on what is allowed.
@@ -8,17 +8,13 @@ import { SNOOZE_MINUTES, type OperatorActionName, type OperatorItemState, type S
 //   snoozed       --acknowledge|resolve--> …   --reopen--> open (snooze ended early)   --snooze--> snoozed (new end)
 //                 --unsnoozed (system, when snoozed_until passes)--> open
 //   resolved      --reopen--> open (by a person, or by the system when its trend fires again)
+//   mute: as resolve, where resolve is allowed (applyActionIn also mutes the item's topic)
 // Anything else (acknowledging an acknowledged item, reopening an open one...) is refused: `invalid_transition`.
 
 /** What changes an item's state: an operator action, or the snooze ending (system only). */
 export type Change = OperatorActionName | "unsnoozed";
 
-const NEXT: Record<OperatorItemState, Partial<Record<Change, OperatorItemState>>> = {
-  open: { acknowledge: "acknowledged", snooze: "snoozed", resolve: "resolved" },
-  acknowledged: { resolve: "resolved", snooze: "snoozed", reopen: "open" },
-  snoozed: { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "open", unsnoozed: "open" },
-  resolved: { reopen: "open" },
-};
+const NEXT = OPERATOR_TRANSITIONS; // the table itself lives in the contracts' vocabulary, for clients to read
 
 /** The operator actions allowed from a state (what a card offers as buttons). */
 export const allowedActions = (state: OperatorItemState): OperatorActionName[] =>

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { SEVERITIES, SNOOZE_MINUTES } from "@trendgate/contracts/vocabulary";
+import { OPERATOR_TRANSITIONS, SEVERITIES, SNOOZE_MINUTES } from "@trendgate/contracts/vocabulary";
 import { ApiError, get, post } from "../api.ts";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
@@ -10,19 +10,12 @@ import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatNumber } from "../format.ts";
 import { useAction, useLoad, useTitle } from "../hooks.ts";
-import type { OperatorActionBody, OperatorActionName, OperatorItem, OperatorItemList, OperatorItemState, OperatorItemWithHistory } from "../types.ts";
+import type { OperatorActionBody, OperatorActionName, OperatorItem, OperatorItemList, OperatorItemWithHistory } from "../types.ts";
 
 const BASE = "/api/operator/items";
 const itemPath = (id: string, ...rest: string[]) => [BASE, encodeURIComponent(id), ...rest].join("/");
 
-/** Which actions each state allows (contracts/vocabulary.ts OPERATOR_ACTIONS, which says it in words). */
-const ALLOWED: Record<OperatorActionName, OperatorItemState[]> = {
-  acknowledge: ["open", "snoozed"],
-  resolve: ["open", "acknowledged", "snoozed"],
-  snooze: ["open", "acknowledged", "snoozed"],
-  reopen: ["acknowledged", "snoozed", "resolved"],
-};
-const DONE: Record<OperatorActionName, string> = { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "reopened" };
+const DONE: Record<OperatorActionName, string> = { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "reopened", mute: "resolved, and its topic muted for 24 hours" };
 
 const SNOOZES = [
   { minutes: 15, label: "15 minutes" }, { minutes: 60, label: "1 hour" }, { minutes: 240, label: "4 hours" },
@@ -49,7 +42,7 @@ function History({ id, version }: { id: string; version: number }) {
 function ItemCard({ item, busy, onAct }: { item: OperatorItem; busy: boolean; onAct: (item: OperatorItem, a: OperatorActionName, snooze?: number) => void }) {
   const [open, setOpen] = useState(false);
   const [snooze, setSnooze] = useState<number>(SNOOZE_MINUTES.default);
-  const can = (a: OperatorActionName) => ALLOWED[a].includes(item.state);
+  const can = (a: OperatorActionName) => OPERATOR_TRANSITIONS[item.state][a] !== undefined;
   const headingId = `item-${item.id}-title`;
   return (
     <li class="item card" aria-labelledby={headingId}>
@@ -85,6 +78,7 @@ function ItemCard({ item, busy, onAct }: { item: OperatorItem; busy: boolean; on
           </span>
         )}
         {can("reopen") && <button type="button" class="btn btn-small" disabled={busy} onClick={() => onAct(item, "reopen")}>Reopen</button>}
+        {can("mute") && <button type="button" class="btn btn-small" disabled={busy} onClick={() => onAct(item, "mute")}>Mute topic 24 h</button>}
         <button type="button" class="btn btn-quiet btn-small" aria-expanded={open} aria-controls={`history-${item.id}`} onClick={() => setOpen((v) => !v)}>
           History
         </button>

@@ -15,7 +15,7 @@ export interface ChatChannel {
 }
 
 export type OperatorState = "open" | "acknowledged" | "snoozed" | "resolved";
-export type OperatorAction = "acknowledge" | "resolve" | "snooze" | "reopen";
+export type OperatorAction = "acknowledge" | "resolve" | "snooze" | "reopen" | "mute";
 
 /** What an operator card shows; the provider renders it (Slack: Block Kit). */
 export interface OperatorCard {

@@ -215,4 +215,4 @@ function routesOf(connector: ChatConnector): RouteDef[] {
   ];
 }
 
-const PAST: Record<string, string> = { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "reopened" };
+const PAST: Record<string, string> = { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "reopened", mute: "muted" };

@@ -57,12 +57,12 @@ const STATE_LABEL: Record<OperatorState, string> = { open: "Open", acknowledged:
 
 /** Which buttons a card shows in each state (what the state machine allows from there). */
 const BUTTONS: Record<OperatorState, OperatorAction[]> = {
-  open: ["acknowledge", "resolve", "snooze"],
-  acknowledged: ["resolve", "snooze"],
-  snoozed: ["acknowledge", "resolve", "reopen"],
+  open: ["acknowledge", "resolve", "snooze", "mute"],
+  acknowledged: ["resolve", "snooze", "mute"],
+  snoozed: ["acknowledge", "resolve", "reopen", "mute"],
   resolved: ["reopen"],
 };
-const BUTTON_TEXT: Record<OperatorAction, string> = { acknowledge: "Acknowledge", resolve: "Resolve", snooze: "Snooze 1 h", reopen: "Reopen" };
+const BUTTON_TEXT: Record<OperatorAction, string> = { acknowledge: "Acknowledge", resolve: "Resolve", snooze: "Snooze 1 h", reopen: "Reopen", mute: "Mute topic 24 h" };
 
 /** The mention a card carries: critical items still open, and only a well-formed mention (never free text). */
 const mentionOf = (card: OperatorCard): string | null =>

@@ -12,7 +12,7 @@ import { ACTION_PREFIX, SNOOZE_BUTTON_MINUTES } from "./blocks.ts";
 /** How far the request timestamp may be from our clock, either way. */
 export const SLACK_SIGNATURE_MAX_AGE_SECONDS = 300;
 
-const ACTIONS = new Set<OperatorAction>(["acknowledge", "resolve", "snooze", "reopen"]);
+const ACTIONS = new Set<OperatorAction>(["acknowledge", "resolve", "snooze", "reopen", "mute"]);
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined | null {
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name);

@@ -1,0 +1,201 @@
+import { useState } from "preact/hooks";
+import { api, ApiError, get, post } from "../api.ts";
+import { useConfirm } from "../components/Dialog.tsx";
+import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
+import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
+import { Field } from "../components/Field.tsx";
+import { PageHeader } from "../components/Layout.tsx";
+import { StatusBadge } from "../components/StatusBadge.tsx";
+import { Table } from "../components/Table.tsx";
+import { Time } from "../components/Time.tsx";
+import { formatNumber, formatSeconds } from "../format.ts";
+import { useAction, useLoad, useTitle } from "../hooks.ts";
+import type { CreateMuteBody, Mute, MuteList } from "../types.ts";
+
+const BASE = "/api/mutes";
+const mutePath = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
+
+type Kind = "topic" | "category";
+/** The "For how long" choices: minutes, until deleted, or a recurring window (rrule + window_minutes). */
+type Span = "60" | "1440" | "10080" | "none" | "recurring";
+const SPANS: { value: Span; label: string }[] = [
+  { value: "60", label: "1 hour" }, { value: "1440", label: "24 hours" }, { value: "10080", label: "7 days" },
+  { value: "none", label: "Until I unmute" }, { value: "recurring", label: "Recurring window" },
+];
+
+interface FormState { kind: Kind; name: string; span: Span; rrule: string; window_minutes: string; reason: string }
+const EMPTY: FormState = { kind: "topic", name: "", span: "1440", rrule: "", window_minutes: "240", reason: "" };
+
+const muteName = (m: Mute) => m.topic ?? m.category ?? m.id;
+/** An instant that has happened, for "… ago": a server clock a moment ahead of the browser's would say "in a moment". */
+const past = (iso: string) => (Date.parse(iso) > Date.now() ? new Date().toISOString() : iso);
+
+function NewMuteForm({ onCreated }: { onCreated: (m: Mute) => void }) {
+  const [f, setF] = useState<FormState>(EMPTY);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const fields = error?.fields ?? {};
+  const set = <K extends keyof FormState>(k: K, v: FormState[K]) => setF((s) => ({ ...s, [k]: v }));
+  const recurring = f.span === "recurring";
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    const name = f.name.trim();
+    const body: CreateMuteBody = {
+      ...(!name ? {} : f.kind === "topic" ? { topic: name } : { category: name }),
+      ...(recurring ? {
+        ...(f.rrule.trim() ? { rrule: f.rrule.trim() } : {}),
+        ...(f.window_minutes.trim() ? { window_minutes: Number(f.window_minutes) } : {}),
+      } : f.span === "none" ? {} : { duration_minutes: Number(f.span) }),
+      ...(f.reason.trim() ? { reason: f.reason.trim() } : {}),
+    };
+    try {
+      const created = await post<Mute>(BASE, body);
+      setF(EMPTY);
+      onCreated(created);
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, null, String(err)));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="card form" onSubmit={submit} aria-labelledby="new-mute-title" noValidate>
+      <h2 id="new-mute-title">Mute a topic or category</h2>
+      <ErrorBanner error={error} />
+      <div class="form-grid">
+        <fieldset class="span-2 checks">
+          <legend>What to mute</legend>
+          {(["topic", "category"] as Kind[]).map((k) => (
+            <label key={k} class="check">
+              <input type="radio" name="mute-kind" value={k} checked={f.kind === k} onChange={() => set("kind", k)} />
+              {k === "topic" ? "Topic" : "Category"}
+            </label>
+          ))}
+        </fieldset>
+        <Field id="mute-name" label={f.kind === "topic" ? "Topic name" : "Category"} error={fields[f.kind] ?? fields.topic}
+          hint={f.kind === "topic" ? "A trend's name, in any case: its trends are muted" : "e.g. tech mutes tech and tech/ai"}>
+          {(a) => <input {...a} type="text" required autoComplete="off" maxLength={200} placeholder={f.kind === "topic" ? "AI agents" : "tech/ai"}
+            value={f.name} onInput={(e) => set("name", e.currentTarget.value)} />}
+        </Field>
+        <Field id="mute-span" label="For how long" error={fields.duration_minutes ?? fields.until}>
+          {(a) => (
+            <select {...a} value={f.span} onChange={(e) => set("span", e.currentTarget.value as Span)}>
+              {SPANS.map((s) => <option key={s.value} value={s.value}>{s.label}</option>)}
+            </select>
+          )}
+        </Field>
+        {recurring && (
+          <>
+            <Field id="mute-rrule" label="Repeat rule (RFC 5545 RRULE)" error={fields.rrule} hint="In UTC, e.g. weekend evenings from 18:00">
+              {(a) => <input {...a} type="text" required autoComplete="off" maxLength={500} placeholder="FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18"
+                value={f.rrule} onInput={(e) => set("rrule", e.currentTarget.value)} />}
+            </Field>
+            <Field id="mute-window" label="Window (minutes)" error={fields.window_minutes} hint="How long each occurrence mutes">
+              {(a) => <input {...a} type="number" required min={1} max={10_080} step={1} inputMode="numeric" value={f.window_minutes}
+                onInput={(e) => set("window_minutes", e.currentTarget.value)} />}
+            </Field>
+          </>
+        )}
+        <Field id="mute-reason" label="Reason (optional)" error={fields.reason} class="span-2">
+          {(a) => <input {...a} type="text" maxLength={500} value={f.reason} onInput={(e) => set("reason", e.currentTarget.value)} />}
+        </Field>
+      </div>
+      <div class="actions">
+        <button type="submit" class="btn btn-primary" disabled={busy} aria-busy={busy}>Mute</button>
+      </div>
+    </form>
+  );
+}
+
+function When({ m }: { m: Mute }) {
+  if (m.rrule) {
+    return (
+      <>
+        <code class="break">{m.rrule}</code>
+        <span class="cell-sub">
+          {m.window_minutes ? `${formatSeconds(m.window_minutes * 60)} each` : ""}
+          {m.ends_at ? <>, until <Time iso={m.ends_at} /></> : ", until unmuted"}
+        </span>
+      </>
+    );
+  }
+  return m.ends_at ? <>until <Time iso={m.ends_at} /></> : <>until unmuted</>;
+}
+
+export function MutesPage() {
+  useTitle("Mutes");
+  const [more, setMore] = useState<{ rows: Mute[]; cursor: string | null } | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const [dialog, confirm] = useConfirm();
+  const list = useLoad(async (signal) => {
+    const p = await get<MuteList>(BASE, { limit: 50 }, signal);
+    setMore(null);
+    return p;
+  }, []);
+  const action = useAction();
+  const rows = [...(list.data?.data ?? []), ...(more?.rows ?? [])];
+  const cursor = more ? more.cursor : list.data?.next_cursor;
+
+  const loadMore = async () => {
+    if (!cursor) return;
+    setLoadingMore(true);
+    const p = await action.run("more", () => get<MuteList>(BASE, { limit: 50, cursor }));
+    if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
+    setLoadingMore(false);
+  };
+  const unmute = async (m: Mute) => {
+    const name = muteName(m);
+    const ok = await confirm({
+      title: `Unmute ${name}?`, confirmLabel: "Unmute",
+      message: `Trend events for ${name} are pushed again from now on (within a few seconds). What it held back is not sent.`,
+    });
+    if (!ok) return;
+    await action.run(m.id, () => api<void>(mutePath(m.id), { method: "DELETE" }), () => { void list.reload(true); return `${name} unmuted.`; });
+  };
+
+  return (
+    <>
+      <PageHeader title="Mutes" actions={
+        <button type="button" class="btn" onClick={() => void list.reload(true)} disabled={list.loading} aria-busy={list.loading}>Refresh</button>
+      }>
+        Muted topics and categories are still detected and listed, but nothing is pushed for them: no webhooks, chat
+        messages or operator queue items, no workflow pushes. Each event held back is counted.
+      </PageHeader>
+      {dialog}
+      <ErrorBanner error={action.error} onDismiss={() => action.setError(null)} />
+      <Notice message={action.notice} />
+      <NewMuteForm onCreated={(m) => { action.setNotice(`${muteName(m)} muted.`); void list.reload(true); }} />
+      <section class="card" aria-labelledby="mutes-title" aria-busy={list.loading}>
+        <h2 id="mutes-title">Muted topics and categories</h2>
+        <ErrorBanner error={list.error} />
+        {list.loading && !list.data ? <Loading /> : list.data && (rows.length === 0
+          ? <EmptyState title="Nothing is muted.">Mute a topic or a category with the form above.</EmptyState>
+          : <Table caption="Mutes" captionHidden rows={rows} rowKey={(m) => m.id} columns={[
+            { label: "What", cell: (m) => <>
+              <strong>{muteName(m)}</strong> <span class="muted small">{m.topic ? "topic" : "category"}</span>
+              {m.reason && <span class="cell-sub">{m.reason}</span>}
+            </> },
+            { label: "When", cell: (m) => <When m={m} /> },
+            { label: "State", cell: (m) => (m.active_now ? <StatusBadge status="muted" label="muted now" /> : <StatusBadge status="not_active" label="not active" />) },
+            { label: "Held back", numeric: true, cell: (m) => <>
+              {formatNumber(m.suppressed)}
+              {m.last_suppressed_at && <span class="cell-sub">last <Time iso={past(m.last_suppressed_at)} relative /></span>}
+            </> },
+            { label: "Created by", cell: (m) => <><code>{m.created_by}</code><span class="cell-sub"><Time iso={past(m.created_at)} relative /></span></> },
+            { label: "Actions", cell: (m) => (
+              <div class="row-actions">
+                <button type="button" class="btn btn-small" disabled={action.busy === m.id} onClick={() => void unmute(m)}>
+                  Unmute<span class="visually-hidden"> {muteName(m)}</span>
+                </button>
+              </div>
+            ) },
+          ]} />)}
+        <LoadMore cursor={cursor} busy={loadingMore} onMore={loadMore} />
+      </section>
+    </>
+  );
+}
