@@ -256,7 +256,7 @@ browser.test("every page, with data on it, passes axe-core's WCAG 2.1 A/AA check
   }));
   const { context, page, problems } = await openConsole(a);
   const violations: Record<string, string[]> = {};
-  for (const name of ["Overview", "Webhooks", "Connections", "Operator queue", "Ads", "Reports", "Activity"]) {
+  for (const name of ["Overview", "Webhooks", "Connections", "Operator queue", "Mutes", "Ads", "Reports", "Activity"]) {
     await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name }).click();
     await expect(page.getByRole("heading", { level: 1, name })).toBeVisibleSoon();
     await page.waitForLoadState("networkidle");
