@@ -434,3 +434,22 @@ browser.test("mutes: a topic muted for 24 hours from the console holds its event
   expect(problems).toEqual([]);
   await closeAll(context);
 });
+
+browser.test("long lists page with Load more: the next page is appended, each row once", async () => {
+  const a = await stack.gw.account();
+  for (let i = 0; i < 55; i++) {
+    expect((await stack.gw.http.post("/api/mutes").set(a.auth).send({ topic: `Topic ${String(i).padStart(2, "0")}`, duration_minutes: 60 })).status).toBe(201);
+  }
+  const { context, page, problems } = await openConsole(a);
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Mutes" }).click();
+  const unmute = page.getByRole("button", { name: /^Unmute Topic/ });
+  await expect(unmute).toBeVisibleSoon();
+  await waitFor(async () => (await unmute.count()) === 50);
+  await page.getByRole("button", { name: "Load more" }).click();
+  await waitFor(async () => (await unmute.count()) === 55);
+  const names = await unmute.allTextContents();
+  expect(new Set(names).size).toBe(55);
+  expect(await page.getByRole("button", { name: "Load more" }).count()).toBe(0);
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { asApiError, isAbort, type ApiError } from "./api.ts";
+import { asApiError, get, isAbort, type ApiError, type Query } from "./api.ts";
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -45,6 +45,59 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   }, deps);
 
   return { data, error, loading, reload, setData };
+}
+
+/** One page of a cursor listing: newest first, `next_cursor` null on the last page. */
+export interface Page<T> { data: T[]; next_cursor: string | null }
+
+/** Runs `fn` as the action `name`, reporting its error; `undefined` when it failed (`useAction().run`). */
+export type RunAction = <R>(name: string, fn: () => Promise<R>) => Promise<R | undefined>;
+
+export interface PagedList<T> {
+  /** The first page; its `reload` (after it succeeds) drops the pages added with "Load more". */
+  list: Loaded<Page<T>>;
+  /** The first page's rows, then those of the pages added with "Load more". */
+  rows: T[];
+  /** The cursor of the next page; null or undefined when there is none (yet). */
+  cursor: string | null | undefined;
+  /** Adds the next page, run as the action "more" (its error is that action's error). */
+  loadMore: () => Promise<void>;
+  loadingMore: boolean;
+  /** Replaces rows in every loaded page (after an action changed one). */
+  mapRows: (fn: (row: T) => T) => void;
+  /** Drops the pages added with "Load more" now, without waiting for a reload. */
+  resetMore: () => void;
+}
+
+/**
+ * A cursor listing shown as its first page plus the pages added with "Load more": GET `path` with `query` now and
+ * whenever `deps` change, then `query` with the `cursor` of the next page. `run` is the page's `useAction().run`.
+ */
+export function usePagedList<T>(path: string, query: Query, deps: unknown[], run: RunAction): PagedList<T> {
+  const [more, setMore] = useState<{ rows: T[]; cursor: string | null } | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const list = useLoad(async (signal) => {
+    const p = await get<Page<T>>(path, query, signal);
+    setMore(null);
+    return p;
+  }, deps);
+  const rows = [...(list.data?.data ?? []), ...(more?.rows ?? [])];
+  const cursor = more ? more.cursor : list.data?.next_cursor;
+
+  const loadMore = async () => {
+    if (!cursor) return;
+    setLoadingMore(true);
+    const p = await run("more", () => get<Page<T>>(path, { ...query, cursor }));
+    if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
+    setLoadingMore(false);
+  };
+  const mapRows = (fn: (row: T) => T) => {
+    list.setData(list.data && { ...list.data, data: list.data.data.map(fn) });
+    setMore((m) => m && { ...m, rows: m.rows.map(fn) });
+  };
+  const resetMore = () => setMore(null);
+
+  return { list, rows, cursor, loadMore, loadingMore, mapRows, resetMore };
 }
 
 /** Calls `fn` every `ms` while the page is visible. */

@@ -1,14 +1,13 @@
 import { useState } from "preact/hooks";
 import { OPERATIONAL_EVENT_TYPES } from "@trendgate/contracts/vocabulary";
-import { get } from "../api.ts";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner } from "../components/ErrorBanner.tsx";
 import { Field } from "../components/Field.tsx";
 import { PageHeader } from "../components/Layout.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
-import { useAction, useLoad, useTitle } from "../hooks.ts";
-import type { AccountEvent, AccountEventList } from "../types.ts";
+import { useAction, usePagedList, useTitle } from "../hooks.ts";
+import type { AccountEvent } from "../types.ts";
 
 const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : v === undefined || v === null ? "" : JSON.stringify(v));
 
@@ -36,20 +35,8 @@ export function ActivityPage() {
   useTitle("Activity");
   const [type, setType] = useState("");
   const [applied, setApplied] = useState("");
-  const [more, setMore] = useState<{ rows: AccountEvent[]; cursor: string | null } | null>(null);
   const action = useAction();
-  const list = useLoad(async (signal) => {
-    const p = await get<AccountEventList>("/api/events", { limit: 50, type: applied || undefined }, signal);
-    setMore(null);
-    return p;
-  }, [applied]);
-  const rows = [...(list.data?.data ?? []), ...(more?.rows ?? [])];
-  const cursor = more ? more.cursor : list.data?.next_cursor;
-  const loadMore = async () => {
-    if (!cursor) return;
-    const p = await action.run("more", () => get<AccountEventList>("/api/events", { limit: 50, type: applied || undefined, cursor }));
-    if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
-  };
+  const { list, rows, cursor, loadMore } = usePagedList<AccountEvent>("/api/events", { limit: 50, type: applied || undefined }, [applied], action.run);
 
   return (
     <>

@@ -8,8 +8,8 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { plural } from "../format.ts";
-import { useAction, useInterval, useLoad, useTitle } from "../hooks.ts";
-import type { AdsApplyAccepted, AdsApplyRequest, AdsPlan, AdsProvider, AdsProviderList, AdsRunList, AdsSelection, AdsSelectionBody, TrendList } from "../types.ts";
+import { useAction, useInterval, useLoad, usePagedList, useTitle } from "../hooks.ts";
+import type { AdsApplyAccepted, AdsApplyRequest, AdsPlan, AdsProvider, AdsProviderList, AdsSelection, AdsSelectionBody, TrendList } from "../types.ts";
 
 const IN_PROGRESS = new Set(["applying", "issued"]);
 const ROLLBACKABLE = new Set(["applied", "partially_applied"]);
@@ -110,14 +110,7 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
   const [formError, setFormError] = useState<ApiError | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const action = useAction();
-  const [more, setMore] = useState<{ rows: AdsPlan[]; cursor: string | null } | null>(null);
-  const runs = useLoad(async (signal) => {
-    const p = await get<AdsRunList>(`${base}/runs`, { limit: 20 }, signal);
-    setMore(null);
-    return p;
-  }, [base]);
-  const runRows = [...(runs.data?.data ?? []), ...(more?.rows ?? [])];
-  const cursor = more ? more.cursor : runs.data?.next_cursor;
+  const { list: runs, rows: runRows, cursor, loadMore } = usePagedList<AdsPlan>(`${base}/runs`, { limit: 20 }, [base], action.run);
 
   useEffect(() => {
     const s = setup.data;
@@ -154,11 +147,6 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
   };
   const rollback = (p: AdsPlan) => action.run(`rollback:${p.id}`, () => post<AdsPlan>(`${base}/plans/${encodeURIComponent(p.id)}/rollback`),
     (r) => { setPlan(r); return "Rollback plan ready: review it above, then apply it."; });
-  const loadMore = async () => {
-    if (!cursor) return;
-    const p = await action.run("more", () => get<AdsRunList>(`${base}/runs`, { limit: 20, cursor }));
-    if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
-  };
   const id = (s: string) => `ads-${provider.id}-${s}`;
 
   return (

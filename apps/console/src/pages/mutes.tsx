@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, ApiError, get, post } from "../api.ts";
+import { api, ApiError, post } from "../api.ts";
 import { useConfirm } from "../components/Dialog.tsx";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
@@ -9,8 +9,8 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatNumber, formatSeconds } from "../format.ts";
-import { useAction, useLoad, useTitle } from "../hooks.ts";
-import type { CreateMuteBody, Mute, MuteList } from "../types.ts";
+import { useAction, usePagedList, useTitle } from "../hooks.ts";
+import type { CreateMuteBody, Mute } from "../types.ts";
 
 const BASE = "/api/mutes";
 const mutePath = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
@@ -128,25 +128,10 @@ function When({ m }: { m: Mute }) {
 
 export function MutesPage() {
   useTitle("Mutes");
-  const [more, setMore] = useState<{ rows: Mute[]; cursor: string | null } | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
   const [dialog, confirm] = useConfirm();
-  const list = useLoad(async (signal) => {
-    const p = await get<MuteList>(BASE, { limit: 50 }, signal);
-    setMore(null);
-    return p;
-  }, []);
   const action = useAction();
-  const rows = [...(list.data?.data ?? []), ...(more?.rows ?? [])];
-  const cursor = more ? more.cursor : list.data?.next_cursor;
+  const { list, rows, cursor, loadMore, loadingMore } = usePagedList<Mute>(BASE, { limit: 50 }, [], action.run);
 
-  const loadMore = async () => {
-    if (!cursor) return;
-    setLoadingMore(true);
-    const p = await action.run("more", () => get<MuteList>(BASE, { limit: 50, cursor }));
-    if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
-    setLoadingMore(false);
-  };
   const unmute = async (m: Mute) => {
     const name = muteName(m);
     const ok = await confirm({

@@ -9,8 +9,8 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatNumber } from "../format.ts";
-import { useAction, useLoad, useTitle } from "../hooks.ts";
-import type { OperatorActionBody, OperatorActionName, OperatorItem, OperatorItemList, OperatorItemWithHistory } from "../types.ts";
+import { useAction, useLoad, usePagedList, useTitle } from "../hooks.ts";
+import type { OperatorActionBody, OperatorActionName, OperatorItem, OperatorItemWithHistory } from "../types.ts";
 
 const BASE = "/api/operator/items";
 const itemPath = (id: string, ...rest: string[]) => [BASE, encodeURIComponent(id), ...rest].join("/");
@@ -92,25 +92,9 @@ export function OperatorPage() {
   useTitle("Operator queue");
   const [showResolved, setShowResolved] = useState(false);
   const [severity, setSeverity] = useState("");
-  const [more, setMore] = useState<{ rows: OperatorItem[]; cursor: string | null } | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
   const action = useAction();
-  const query = (cursor?: string) => ({ limit: 50, state: showResolved ? undefined : "open,acknowledged,snoozed", severity: severity || undefined, cursor });
-  const list = useLoad(async (signal) => {
-    const p = await get<OperatorItemList>(BASE, query(), signal);
-    setMore(null);
-    return p;
-  }, [showResolved, severity]);
-  const rows = [...(list.data?.data ?? []), ...(more?.rows ?? [])];
-  const cursor = more ? more.cursor : list.data?.next_cursor;
-
-  const loadMore = async () => {
-    if (!cursor) return;
-    setLoadingMore(true);
-    const p = await action.run("more", () => get<OperatorItemList>(BASE, query(cursor)));
-    if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
-    setLoadingMore(false);
-  };
+  const { list, rows, cursor, loadMore, loadingMore, mapRows, resetMore } = usePagedList<OperatorItem>(BASE,
+    { limit: 50, state: showResolved ? undefined : "open,acknowledged,snoozed", severity: severity || undefined }, [showResolved, severity], action.run);
 
   const act = async (item: OperatorItem, a: OperatorActionName, snoozeMinutes?: number) => {
     const body: OperatorActionBody = { action: a, version: item.version, ...(a === "snooze" ? { snooze_minutes: snoozeMinutes ?? SNOOZE_MINUTES.default } : {}) };
@@ -123,11 +107,8 @@ export function OperatorPage() {
         throw err;
       }
     }, (u) => (u === "conflict" ? "This item changed; reloaded." : `“${u.title}” ${DONE[a]}.`));
-    if (r === "conflict") { setMore(null); await list.reload(true); return; }
-    if (r) {
-      list.setData(list.data && { ...list.data, data: list.data.data.map((x) => (x.id === r.id ? r : x)) });
-      setMore((m) => m && { ...m, rows: m.rows.map((x) => (x.id === r.id ? r : x)) });
-    }
+    if (r === "conflict") { resetMore(); await list.reload(true); return; }
+    if (r) mapRows((x) => (x.id === r.id ? r : x));
   };
 
   return (

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { DELIVERY_MODES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES } from "@trendgate/contracts/vocabulary";
-import { ApiError, get, post } from "../api.ts";
+import { ApiError, post } from "../api.ts";
 import { LoadMore, EmptyState, Loading } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
 import { Field } from "../components/Field.tsx";
@@ -10,8 +10,8 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { sentence } from "../format.ts";
-import { useAction, useLoad, useTitle } from "../hooks.ts";
-import type { CreateWebhookBody, DeliveryMode, TriggerType, Webhook, WebhookEventType, WebhookList, WebhookWithSecret } from "../types.ts";
+import { useAction, usePagedList, useTitle } from "../hooks.ts";
+import type { CreateWebhookBody, DeliveryMode, TriggerType, Webhook, WebhookEventType, WebhookWithSecret } from "../types.ts";
 
 export const WEBHOOKS = "/api/integrations/webhooks";
 export const webhookPath = (id: string, ...rest: string[]) => [WEBHOOKS, encodeURIComponent(id), ...rest].join("/");
@@ -131,24 +131,8 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
 export function WebhooksPage() {
   useTitle("Webhooks");
   const [created, setCreated] = useState<WebhookWithSecret | null>(null);
-  const [more, setMore] = useState<{ rows: Webhook[]; cursor: string | null } | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-  const list = useLoad(async (signal) => {
-    const p = await get<WebhookList>(WEBHOOKS, { limit: 50 }, signal);
-    setMore(null);
-    return p;
-  }, []);
   const action = useAction();
-  const rows = [...(list.data?.data ?? []), ...(more?.rows ?? [])];
-  const cursor = more ? more.cursor : list.data?.next_cursor;
-
-  const loadMore = async () => {
-    if (!cursor) return;
-    setLoadingMore(true);
-    const p = await action.run("more", () => get<WebhookList>(WEBHOOKS, { limit: 50, cursor }));
-    if (p) setMore({ rows: [...(more?.rows ?? []), ...p.data], cursor: p.next_cursor });
-    setLoadingMore(false);
-  };
+  const { list, rows, cursor, loadMore, loadingMore } = usePagedList<Webhook>(WEBHOOKS, { limit: 50 }, [], action.run);
   const toggle = (w: Webhook) => action.run(w.id, () => post<Webhook>(webhookPath(w.id, w.status === "active" ? "pause" : "resume")),
     (u) => { void list.reload(true); return `${w.description || w.url} is ${u.status}.`; });
 
