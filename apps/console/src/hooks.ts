@@ -111,6 +111,28 @@ export function useInterval(fn: () => void, ms: number | null) {
   }, [ms]);
 }
 
+/**
+ * A form's submission: whether it is running, its error (with `fields`, the validation messages by field path) and
+ * `submit`, which runs the work once and keeps the error instead of throwing.
+ */
+export function useSubmit() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const submit = useCallback(async <R,>(work: () => Promise<R>): Promise<R | undefined> => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await work();
+    } catch (err) {
+      setError(asApiError(err));
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, fields: error?.fields ?? {}, submit };
+}
+
 /** An action's running state and its error, for buttons that call the API. */
 export function useAction() {
   const [busy, setBusy] = useState<string | null>(null);

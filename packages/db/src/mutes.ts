@@ -3,17 +3,8 @@ import { newId, type IdPage } from "./ids.ts";
 
 export type MuteRow = Awaited<ReturnType<Db["mute"]["findUniqueOrThrow"]>>;
 
-export interface NewMute {
-  accountId: string;
-  topic: string | null;
-  category: string | null;
-  startsAt: Date;
-  endsAt: Date | null;
-  rrule: string | null;
-  windowMinutes: number | null;
-  reason: string | null;
-  createdBy: string;
-}
+/** What a new mute is made of: the row without what the database fills in. */
+export type NewMute = Pick<MuteRow, "accountId" | "topic" | "category" | "startsAt" | "endsAt" | "rrule" | "windowMinutes" | "reason" | "createdBy">;
 
 export const createMute = (db: Db | Tx, m: NewMute) => db.mute.create({ data: { id: newId("mut"), ...m } });
 
@@ -27,9 +18,9 @@ export async function deleteMute(db: Db, accountId: string, id: string) {
   return count > 0;
 }
 
-/** The accounts' mutes that have not ended by `now` (whether one holds an event right now is the rule's call). */
-export const unendedMutes = (db: Db, accountIds: string[], now = new Date()) =>
-  db.mute.findMany({ where: { accountId: { in: accountIds }, OR: [{ endsAt: null }, { endsAt: { gt: now } }] } });
+/** The account's mutes that have not ended by `now` (whether one holds an event right now is the rule's call). */
+export const unendedMutes = (db: Db, accountId: string, now = new Date()) =>
+  db.mute.findMany({ where: { accountId, OR: [{ endsAt: null }, { endsAt: { gt: now } }] } });
 
 /**
  * Records the events `held` back (each with the mutes holding it) as dispatched, and counts each one for its mutes,

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, asApiError, get, getOrNull, post } from "../api.ts";
+import { api, get, getOrNull, post } from "../api.ts";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
 import { Field } from "../components/Field.tsx";
@@ -8,7 +8,7 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { plural } from "../format.ts";
-import { useAction, useInterval, useLoad, usePagedList, useTitle } from "../hooks.ts";
+import { useAction, useInterval, useLoad, usePagedList, useSubmit, useTitle } from "../hooks.ts";
 import type { AdsApplyAccepted, AdsApplyRequest, AdsPlan, AdsProvider, AdsProviderList, AdsSelection, AdsSelectionBody, TrendList } from "../types.ts";
 
 const IN_PROGRESS = new Set(["applying", "issued"]);
@@ -107,8 +107,7 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
   const [strict, setStrict] = useState(true);
   const [account, setAccount] = useState("");
   const [plan, setPlan] = useState<AdsPlan | null>(null);
-  const [formError, setFormError] = useState<ApiError | null>(null);
-  const [previewing, setPreviewing] = useState(false);
+  const { busy: previewing, error: formError, fields, submit: run } = useSubmit();
   const action = useAction();
   const { list: runs, rows: runRows, cursor, loadMore } = usePagedList<AdsPlan>(`${base}/runs`, { limit: 20 }, [base], action.run);
 
@@ -122,13 +121,10 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
   // While a run is being applied, follow it.
   useInterval(() => { if (runRows.some((r) => IN_PROGRESS.has(r.status))) void runs.reload(true); }, 3000);
 
-  const fields = formError?.fields ?? {};
   const preview = async (e: Event) => {
     e.preventDefault();
-    setPreviewing(true);
-    setFormError(null);
     setPlan(null);
-    try {
+    const planned = await run(async () => {
       const saved = setup.data?.selection;
       const next: AdsSelectionBody = {
         ...(saved?.safety ? { safety: saved.safety } : {}),
@@ -138,12 +134,9 @@ function ProviderSection({ provider }: { provider: AdsProvider }) {
         const stored = await api<AdsSelection>(`${base}/selection`, { method: "PUT", body: next });
         setup.setData(setup.data && { ...setup.data, selection: stored });
       }
-      setPlan(await post<AdsPlan>(`${base}/preview`, {}));
-    } catch (err) {
-      setFormError(asApiError(err));
-    } finally {
-      setPreviewing(false);
-    }
+      return post<AdsPlan>(`${base}/preview`, {});
+    });
+    if (planned) setPlan(planned);
   };
   const rollback = (p: AdsPlan) => action.run(`rollback:${p.id}`, () => post<AdsPlan>(`${base}/plans/${encodeURIComponent(p.id)}/rollback`),
     (r) => { setPlan(r); return "Rollback plan ready: review it above, then apply it."; });

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, ApiError, post } from "../api.ts";
+import { api, post } from "../api.ts";
 import { useConfirm } from "../components/Dialog.tsx";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
@@ -9,7 +9,7 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatNumber, formatSeconds } from "../format.ts";
-import { useAction, usePagedList, useTitle } from "../hooks.ts";
+import { useAction, usePagedList, useSubmit, useTitle } from "../hooks.ts";
 import type { CreateMuteBody, Mute } from "../types.ts";
 
 const BASE = "/api/mutes";
@@ -32,16 +32,12 @@ const past = (iso: string) => (Date.parse(iso) > Date.now() ? new Date().toISOSt
 
 function NewMuteForm({ onCreated }: { onCreated: (m: Mute) => void }) {
   const [f, setF] = useState<FormState>(EMPTY);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const fields = error?.fields ?? {};
+  const { busy, error, fields, submit: run } = useSubmit();
   const set = <K extends keyof FormState>(k: K, v: FormState[K]) => setF((s) => ({ ...s, [k]: v }));
   const recurring = f.span === "recurring";
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     const name = f.name.trim();
     const body: CreateMuteBody = {
       ...(!name ? {} : f.kind === "topic" ? { topic: name } : { category: name }),
@@ -51,15 +47,10 @@ function NewMuteForm({ onCreated }: { onCreated: (m: Mute) => void }) {
       } : f.span === "none" ? {} : { duration_minutes: Number(f.span) }),
       ...(f.reason.trim() ? { reason: f.reason.trim() } : {}),
     };
-    try {
-      const created = await post<Mute>(BASE, body);
-      setF(EMPTY);
-      onCreated(created);
-    } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, null, String(err)));
-    } finally {
-      setBusy(false);
-    }
+    const created = await run(() => post<Mute>(BASE, body));
+    if (!created) return;
+    setF(EMPTY);
+    onCreated(created);
   };
 
   return (

@@ -11,7 +11,7 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatBytes, formatDuration, formatNumber, formatSeconds, fromLocalInput, plural, sentence, toLocalInput } from "../format.ts";
-import { useAction, useInterval, useLoad, useTitle } from "../hooks.ts";
+import { useAction, useInterval, useLoad, useSubmit, useTitle } from "../hooks.ts";
 import { navigate } from "../router.ts";
 import type {
   QueuedDelivery, RecoverResult, RotatedSecret, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList,
@@ -28,9 +28,7 @@ function EditForm({ hook, onSaved, onCancel }: { hook: Webhook; onSaved: (w: Web
   const [url, setUrl] = useState(hook.url);
   const [description, setDescription] = useState(hook.description ?? "");
   const [threshold, setThreshold] = useState(String(hook.threshold_value));
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const fields = error?.fields ?? {};
+  const { busy, error, fields, submit: run } = useSubmit();
   const first = useRef<HTMLInputElement>(null);
   useEffect(() => first.current?.focus(), []);
 
@@ -41,15 +39,8 @@ function EditForm({ hook, onSaved, onCancel }: { hook: Webhook; onSaved: (w: Web
     if ((description.trim() || null) !== hook.description) body.description = description.trim() || null;
     if (hook.trigger_type !== "event_types" && Number(threshold) !== hook.threshold_value) body.threshold_value = Number(threshold);
     if (Object.keys(body).length === 0) { onCancel(); return; }
-    setBusy(true);
-    setError(null);
-    try {
-      onSaved(await api<Webhook>(webhookPath(hook.id), { method: "PATCH", body }));
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setBusy(false);
-    }
+    const saved = await run(() => api<Webhook>(webhookPath(hook.id), { method: "PATCH", body }));
+    if (saved) onSaved(saved);
   };
 
   return (

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { DELIVERY_MODES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES } from "@trendgate/contracts/vocabulary";
-import { ApiError, post } from "../api.ts";
+import { post } from "../api.ts";
 import { LoadMore, EmptyState, Loading } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
 import { Field } from "../components/Field.tsx";
@@ -10,7 +10,7 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { sentence } from "../format.ts";
-import { useAction, usePagedList, useTitle } from "../hooks.ts";
+import { useAction, usePagedList, useSubmit, useTitle } from "../hooks.ts";
 import type { CreateWebhookBody, DeliveryMode, TriggerType, Webhook, WebhookEventType, WebhookWithSecret } from "../types.ts";
 
 export const WEBHOOKS = "/api/integrations/webhooks";
@@ -38,16 +38,12 @@ const EMPTY: FormState = {
 
 function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) => void }) {
   const [f, setF] = useState<FormState>(EMPTY);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const fields = error?.fields ?? {};
+  const { busy, error, fields, submit: run } = useSubmit();
   const set = <K extends keyof FormState>(k: K, v: FormState[K]) => setF((s) => ({ ...s, [k]: v }));
   const eventTypes = f.trigger_type === "event_types";
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     const body: CreateWebhookBody = {
       url: f.url.trim(), trigger_type: f.trigger_type, delivery_mode: f.delivery_mode,
       threshold_value: eventTypes ? 0 : Number(f.threshold_value), cooldown_seconds: Number(f.cooldown_seconds),
@@ -55,15 +51,10 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
       ...(f.category.trim() ? { category: f.category.trim() } : {}),
       ...(eventTypes ? { event_types: f.event_types } : {}),
     };
-    try {
-      const created = await post<WebhookWithSecret>(WEBHOOKS, body);
-      setF(EMPTY);
-      onCreated(created);
-    } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, null, String(err)));
-    } finally {
-      setBusy(false);
-    }
+    const created = await run(() => post<WebhookWithSecret>(WEBHOOKS, body));
+    if (!created) return;
+    setF(EMPTY);
+    onCreated(created);
   };
 
   return (

@@ -61,7 +61,7 @@ export const trendEvents: ProcessorFactory = {
         const events: TrendEvent[] = [];
         const held: { eventId: string; muteIds: string[] }[] = [];
         for (const e of batch) {
-          const holding = mutesHolding(await mutes.get(e.account_id, () => unendedMutes(db, [e.account_id], now)), e, now);
+          const holding = mutesHolding(await mutes.get(e.account_id, () => unendedMutes(db, e.account_id, now)), e, now);
           if (holding.length) held.push({ eventId: e.id, muteIds: holding.map((m) => m.id) });
           else events.push(e);
         }

@@ -170,16 +170,16 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
     // quantile of that many normal surprises would be. A topic spiking on two days or more gets a wide tail; a single
     // past burst (one day) does not.
     const q = usualDayQuantile(t);
-    let usual = t >= 2 ? quantileOf(tail, t, q) / quantileMaxOfNormals(windowsPerDay, q) : 0;
+    const usualDay = t >= 2 ? quantileOf(tail, t, q) : 0;
+    let usual = t >= 2 ? usualDay / quantileMaxOfNormals(windowsPerDay, q) : 0;
     // A topic that spikes repeatedly, at sizes that vary, reaches its largest past spike again without news: then the
     // largest day, against the largest normal surprise of the whole history, sets the tail (the second-largest alone
     // let every spike above the smaller of two past ones alert).
     if (usual >= FREQUENT_SPIKE_DISPERSION) {
-      const second = quantileOf(tail, t, q);
       let spikeDays = 0;
       let largest = -Infinity;
       for (let x = 0; x < t; x++) {
-        if (tail[x] >= second / 2) spikeDays++;
+        if (tail[x] >= usualDay / 2) spikeDays++;
         largest = Math.max(largest, tail[x]);
       }
       if (spikeDays >= FREQUENT_SPIKE_DAYS) usual = Math.max(usual, largest / quantileMaxOfNormals(windowsPerDay * t, 0.5));

@@ -1,26 +1,31 @@
 import rrule from "rrule";
 import { categoryWithin, type TrendEvent } from "@trendgate/contracts";
+import type { MuteRow } from "@trendgate/db";
 
 // Whether a trend event is muted: one rule for the worker that routes events and the API that shows a mute's
 // state. A mute holds back every push of a matching event (webhooks, chat and the operator queue, workflow
 // pushes); detection, the trend list and the stream are untouched.
 
-export interface MuteRule {
-  id: string;
-  topic: string | null;
-  category: string | null;
-  startsAt: Date;
-  endsAt: Date | null;
-  rrule: string | null;
-  windowMinutes: number | null;
+export type MuteRule = Pick<MuteRow, "id" | "topic" | "category" | "startsAt" | "endsAt" | "rrule" | "windowMinutes">;
+
+// A rule is parsed once per text and start, not once per event it is checked against (a batch holds thousands).
+const parsed = new Map<string, rrule.RRule | rrule.RRuleSet>();
+function ruleOf(text: string, startsAt: Date) {
+  const key = `${startsAt.toISOString()} ${text}`;
+  let rule = parsed.get(key);
+  if (!rule) {
+    rule = rrule.rrulestr(text.replace(/^RRULE:/, ""), { dtstart: startsAt });
+    if (parsed.size >= 1000) parsed.clear();
+    parsed.set(key, rule);
+  }
+  return rule;
 }
 
 /** Whether the mute holds events back at `now`: inside [starts_at, ends_at), and for a rule, inside an occurrence's window. */
 export function isMuteActive(m: MuteRule, now: Date): boolean {
   if (now < m.startsAt || (m.endsAt && now >= m.endsAt)) return false;
   if (!m.rrule) return true;
-  const rule = rrule.rrulestr(m.rrule.replace(/^RRULE:/, ""), { dtstart: m.startsAt });
-  const last = rule.before(now, true);
+  const last = ruleOf(m.rrule, m.startsAt).before(now, true);
   return !!last && now.getTime() < last.getTime() + (m.windowMinutes ?? 0) * 60_000;
 }
 
