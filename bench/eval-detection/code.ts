@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 type Detection = typeof import("../../packages/trends/src/detection/index.ts");
 type Decide = typeof import("../../packages/trends/src/engine/decide.ts");
 type Triggers = typeof import("../../packages/connectors/webhook/src/triggers.ts");
+type Vocabulary = typeof import("../../packages/contracts/src/vocabulary.ts");
 
 export interface ProductionCode {
   root: string;
@@ -17,6 +18,8 @@ export interface ProductionCode {
   decide: Decide["decide"];
   DEFAULT_EVENT_RULES: Decide["DEFAULT_EVENT_RULES"];
   triggerFires: Triggers["triggerFires"];
+  /** Feedback's evidence bar for a net count of detections judged not a trend (1 in a checkout without feedback). */
+  evidenceBarFor: Vocabulary["evidenceBarFor"];
 }
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -27,6 +30,7 @@ export async function loadProductionCode(root = process.env.EVAL_CODE_ROOT || RE
   const detection = (await load("packages/trends/src/detection/index.ts")) as Detection;
   const decide = (await load("packages/trends/src/engine/decide.ts")) as Decide;
   const triggers = (await load("packages/connectors/webhook/src/triggers.ts")) as Triggers;
+  const vocabulary = (await load("packages/contracts/src/vocabulary.ts").catch(() => ({}))) as Partial<Vocabulary>;
   return {
     root: resolved,
     assessNow: detection.assessNow,
@@ -35,5 +39,6 @@ export async function loadProductionCode(root = process.env.EVAL_CODE_ROOT || RE
     decide: decide.decide,
     DEFAULT_EVENT_RULES: decide.DEFAULT_EVENT_RULES,
     triggerFires: triggers.triggerFires,
+    evidenceBarFor: vocabulary.evidenceBarFor ?? (() => 1),
   };
 }

@@ -151,7 +151,7 @@ function table(rows: string[][]): string {
 }
 
 /** Production replays of every series at every cadence, spread over worker threads (interleaved for a similar load). */
-async function replayAll(root: string, names: string[], intervals: number[]): Promise<ReplayedEvent[][][]> {
+async function replayAll(root: string, names: string[], intervals: number[], feedback = false): Promise<ReplayedEvent[][][]> {
   const count = names.length;
   const shares = Array.from({ length: Math.min(WORKERS, count) }, (_, w) => Array.from({ length: count }, (_, i) => i).filter((i) => i % WORKERS === w));
   const parts = await Promise.all(
@@ -160,7 +160,7 @@ async function replayAll(root: string, names: string[], intervals: number[]): Pr
         new Promise<{ index: number; events: ReplayedEvent[][] }[]>((resolve, reject) => {
           // Workers do not inherit tsx's loader: a tiny ESM entry registers it, then loads the TypeScript worker.
           const entry = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))}; register(); await import(${JSON.stringify(new URL("./replay-worker.ts", import.meta.url).href)});`;
-          const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: { names: indices.map((i) => names[i]), indices, root, intervals } });
+          const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: { names: indices.map((i) => names[i]), indices, root, intervals, feedback } });
           worker.once("message", resolve);
           worker.once("error", reject);
           worker.once("exit", (code) => code !== 0 && reject(new Error(`replay worker exited with ${code}`)));
@@ -184,8 +184,12 @@ const cadences = [
   ...(quick ? [] : [{ name: `${settings.intervalSeconds} s passes (production)`, seconds: settings.intervalSeconds }]),
 ];
 const replays = await replayAll(code.root, corpus.map((s) => s.name), cadences.map((c) => c.seconds));
+// The last cadence again, with a team judging every delivered detection (feedback moves each topic's evidence bar).
+const judged = cadences.at(-1)!;
+const judgedReplays = await replayAll(code.root, corpus.map((s) => s.name), [judged.seconds], true);
 const replaySeconds = (performance.now() - started) / 1000;
 const results = cadences.map((c, k) => evaluate(c.name, corpus, corpus.map((s, i) => scoredOf(s, replays[i][k]))));
+results.push(evaluate(`${judged.name}, simulated feedback`, corpus, corpus.map((s, i) => scoredOf(s, judgedReplays[i][0]))));
 results.push(evaluate("z-score (168 h, z>3, >=20/h), closed hours", corpus, corpus.map((s) => {
   const z = zscoreReplay(s);
   return { alerts: z.alerts, events: new Map([["trend.detected", z.alerts.length]]) };

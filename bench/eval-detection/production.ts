@@ -78,18 +78,25 @@ const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 type State = Parameters<ProductionCode["decide"]>[0];
 
 /**
- * Replays `topic` with passes every `intervals[i]` seconds (one replay per interval, sharing each instant's
- * assessment: it does not depend on the trend's state), from the topic's first bucket (or `fromMs`, with no trend
- * before it) to the end of its last. Returns every event decide() published, per interval.
+ * A team's verdict on a delivered detection, taking effect from the next pass (simulated feedback): the topic's
+ * evidence bar then follows the net count of detections judged not a trend, as POST /api/trends/{id}/feedback sets it.
  */
-export function replayTopic(code: ProductionCode, settings: Settings, topic: ReplayTopic, intervals: readonly number[], fromMs = topic.startMs): ReplayedEvent[][] {
+export type Judge = (e: ReplayedEvent) => "not_a_trend" | "useful" | null;
+
+/**
+ * Replays `topic` with passes every `intervals[i]` seconds (one replay per interval, sharing each instant's
+ * assessment while their evidence bars agree: it does not depend on the trend's state), from the topic's first
+ * bucket (or `fromMs`, with no trend before it) to the end of its last. With `judge`, each replay's delivered
+ * detections are judged and move its evidence bar. Returns every event decide() published, per interval.
+ */
+export function replayTopic(code: ProductionCode, settings: Settings, topic: ReplayTopic, intervals: readonly number[], fromMs = topic.startMs, judge?: Judge): ReplayedEvent[][] {
   const cfg = code.resolveConfig(settings.detection);
   const bucketMs = cfg.bucketSeconds * 1000;
   if (topic.startMs % bucketMs !== 0) throw new Error("a topic's rows must start on a bucket boundary");
   const rows = topic.counts.length;
   const startBucket = topic.startMs / bucketMs;
   const stepMs = intervals.reduce((g, s) => gcd(g, s * 1000), 0);
-  const logs = intervals.map(() => ({ state: undefined as State | undefined, events: [] as ReplayedEvent[] }));
+  const logs = intervals.map(() => ({ state: undefined as State | undefined, events: [] as ReplayedEvent[], net: 0, bar: 1 }));
   const count = (bucket: number) => {
     const r = bucket - startBucket;
     return r >= 0 && r < rows ? topic.counts[r] : 0;
@@ -120,12 +127,16 @@ export function replayTopic(code: ProductionCode, settings: Settings, topic: Rep
     const floorReached =
       seen &&
       (lastClosed >= cfg.minPerBucket || (elapsedMs >= code.PARTIAL_MIN_SECONDS * 1000 && partial >= cfg.minPerBucket * observed));
-    let a: ReturnType<ProductionCode["assessNow"]> | undefined;
+    const assessed = new Map<number, ReturnType<ProductionCode["assessNow"]>>(); // by evidence bar
     for (let i = 0; i < intervals.length; i++) {
       if (now % (intervals[i] * 1000) !== 0) continue;
       const log = logs[i];
       if (!(log.state?.status === "active" || floorReached)) continue;
-      if (!a) a = code.assessNow(seriesAt(topic, cfg.lookbackBuckets, current, partial, observed, count, bucketMs), current - cfg.lookbackBuckets, observed, settings.detection);
+      let a = assessed.get(log.bar);
+      if (!a) {
+        a = code.assessNow(seriesAt(topic, cfg.lookbackBuckets, current, partial, observed, count, bucketMs), current - cfg.lookbackBuckets, observed, settings.detection, log.bar);
+        assessed.set(log.bar, a);
+      }
       const previous = log.state;
       const d = code.decide(previous, a, settings.rules, new Date(now));
       if (!d) continue;
@@ -138,11 +149,14 @@ export function replayTopic(code: ProductionCode, settings: Settings, topic: Rep
         type: d.event, category: topic.category, severity: d.state.severity, previous_severity: detected || !previous ? null : previous.severity,
         velocity: round2(velocity), previous_velocity: detected || !previous ? null : round2(previous.publishedVelocity),
       } as TrendEvent;
-      log.events.push({
+      const replayed: ReplayedEvent = {
         type: d.event, atMs: now, bucketStartMs: a.bucketStart.getTime(), observed: a.observed, severity: event.severity,
         previousSeverity: event.previous_severity, velocity: event.velocity, anomalyScore: a.anomalyScore, stage: a.stage,
         delivered: code.triggerFires(settings.subscription, event),
-      });
+      };
+      log.events.push(replayed);
+      const verdict = detected && replayed.delivered ? judge?.(replayed) : null;
+      if (verdict) log.bar = code.evidenceBarFor((log.net += verdict === "not_a_trend" ? 1 : -1));
     }
   }
   return logs.map((l) => l.events);

@@ -43,6 +43,7 @@ const card = (over: Partial<OperatorCard> = {}): OperatorCard => ({
   resolvedBy: null,
   snoozedUntil: null,
   mention: null,
+  judgeable: false,
   ...over,
 });
 
@@ -385,12 +386,35 @@ describe("interactions: signature and block_actions", () => {
     expect(slack.interactions.parse(snooze)).toMatchObject({ action: "snooze", snoozeMinutes: 60, version: 3 });
   });
 
+  test("a card about a trend offers Not a trend / Useful in every state; a press parses to the verdict, not an action", async () => {
+    const chat = chatWith(peer.issueToken());
+    const ref = await chat.postCard("C0GENERAL01", card({ judgeable: true }));
+    const msg = peer.message("C0GENERAL01", ref.ts)!;
+    expect(blockKitProblems(msg.blocks!)).toEqual([]);
+    const feedback = msg.blocks!.find((b) => b.block_id === "trend_feedback");
+    expect(feedback.elements.map((b: any) => [b.action_id, b.text.text, JSON.parse(b.value)])).toEqual([
+      ["feedback:not_a_trend", "Not a trend", { item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn" }],
+      ["feedback:useful", "Useful", { item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn" }],
+    ]);
+    await chat.updateCard(ref, card({ judgeable: true, state: "resolved", version: 2 }));
+    expect(buttons(peer.message("C0GENERAL01", ref.ts)!.blocks).map((b) => b.action_id)).toEqual(["operator:reopen", "feedback:not_a_trend", "feedback:useful"]);
+
+    const press = Buffer.from(peer.blockActionsBody(ref.channelId, ref.ts, "feedback:not_a_trend", { id: "U0OPERATOR1", username: "ada" }));
+    expect(slack.interactions.parse(press)).toEqual({
+      itemId: "op_01kaq3m2b4c5d6e7f8g9h0jkmn", feedback: "not_a_trend", user: { id: "U0OPERATOR1", name: "ada" }, teamId: peer.team.id,
+    });
+    // A card not about a trend (an ads review) has no feedback buttons.
+    await chat.updateCard(ref, card({ judgeable: false }));
+    expect(peer.message("C0GENERAL01", ref.ts)!.blocks!.some((b) => b.block_id === "trend_feedback")).toBe(false);
+  });
+
   test("anything that is not a press of one of our buttons parses to null", () => {
     const form = (payload: unknown) => Buffer.from(new URLSearchParams({ payload: JSON.stringify(payload) }).toString());
     const press = (action_id: string, value: string) => form({ type: "block_actions", user: { id: "U0OPERATOR1" }, team: { id: "T0TEAM00001" }, actions: [{ type: "button", action_id, value }] });
     expect(slack.interactions.parse(form({ type: "view_submission", user: { id: "U1" }, team: { id: "T1" } }))).toBeNull();
     expect(slack.interactions.parse(press("other_app:go", "{}"))).toBeNull();
     expect(slack.interactions.parse(press("operator:delete", JSON.stringify({ item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn", version: 1 })))).toBeNull();
+    expect(slack.interactions.parse(press("feedback:spam", JSON.stringify({ item_id: "op_01kaq3m2b4c5d6e7f8g9h0jkmn" })))).toBeNull();
     expect(slack.interactions.parse(press("operator:resolve", JSON.stringify({ item_id: "../../etc", version: 1 })))).toBeNull();
     expect(slack.interactions.parse(press("operator:resolve", "not json"))).toBeNull();
     expect(slack.interactions.parse(Buffer.from("payload=%7Bbroken"))).toBeNull();

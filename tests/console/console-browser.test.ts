@@ -8,10 +8,12 @@ import type { Server } from "node:http";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
-import { insertOperatorItemIfAbsent } from "@trendgate/db";
+import { insertOperatorItemIfAbsent, insertSignals } from "@trendgate/db";
+import { DEFAULT_DETECTION_CONFIG, detectAccount } from "@trendgate/trends";
 import { attachStream, type TrendStream } from "../../apps/gateway/src/stream/index.ts";
 import { testBrowser } from "../helpers/browser.ts";
 import { waitFor } from "../helpers/config.ts";
+import { signal } from "../helpers/gateway.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
@@ -109,6 +111,35 @@ expect.extend({
 
 const closeAll = async (...contexts: BrowserContext[]) => { for (const c of contexts) await c.close(); };
 
+const HOUR = 3_600_000;
+const flat = (n: number, v: number) => Array<number>(n).fill(v);
+
+/**
+ * Trend events in the account's history, as tests/webhooks/backtest.test.ts makes them: hourly mentions of a sustained
+ * rise, a one-hour spike and a mild bump, then detection passes two minutes into each hour after the burst, each
+ * pass's events stamped with its time (as if it had run then).
+ */
+async function seedHistory(accountId: string) {
+  const burst = Math.floor(Date.now() / HOUR) * HOUR - 10 * HOUR;
+  const from = burst - 24 * HOUR;
+  const topics: Record<string, number[]> = {
+    Sustained: [...flat(24, 100), 500, 600, 650, 700, ...flat(6, 100)],
+    Spike: [...flat(24, 100), 600, ...flat(9, 100)],
+    Mild: [...flat(24, 100), 210, ...flat(9, 100)],
+  };
+  for (const [topic, counts] of Object.entries(topics)) {
+    const signals = counts.map((count, i) => signal({ id: `${topic}-${i}`, topic, category: "tech/ai", count, observed_at: new Date(from + i * HOUR + 60_000).toISOString() }));
+    expect(await insertSignals(stack.gw.deps.db, accountId, signals)).toBe(counts.length);
+  }
+  const options = { ...DEFAULT_DETECTION_CONFIG, publicBaseUrl: "https://trendgate.example" };
+  for (let k = 1; k <= 9; k++) {
+    const at = new Date(burst + k * HOUR + 2 * 60_000);
+    const before = new Date();
+    await detectAccount(stack.gw.deps, accountId, at, options);
+    await stack.gw.deps.db.trendEventRecord.updateMany({ where: { accountId, createdAt: { gte: before } }, data: { createdAt: at } });
+  }
+}
+
 describe("opening the console", () => {
   browser.test("a link opens the console once, removes its token from the address bar, and a second use is refused", async () => {
     const { session, context, page, problems } = await openConsole();
@@ -201,10 +232,78 @@ browser.test("webhooks: create a subscription, send a test that arrives signed, 
   await closeAll(context);
 });
 
+browser.test("webhooks: sensitivity and a trigger window set in the form; Preview on history shows the API's backtest of those rules; the detail page shows them", async () => {
+  const a = await stack.gw.account();
+  await seedHistory(a.accountId);
+  const rules = { trigger_type: "trend_detected", delivery_mode: "instant_stream", threshold_value: 0, cooldown_seconds: 0, sensitivity: "normal", trigger_window_minutes: 60, recovery_window_minutes: 0, days: 14 };
+  const res = await stack.gw.http.post("/api/integrations/webhooks/preview").set(a.auth).send(rules);
+  expect(res.status).toBe(200);
+  const expected = res.body as { deliveries: number; events_replayed: number; suppressed: Record<string, number>; per_day: unknown[]; trends: { trend_name: string }[] };
+  // The rules matter on this history: something goes, something is held back by the window.
+  expect(expected.deliveries).toBeGreaterThan(0);
+  expect(expected.suppressed.trigger_window).toBeGreaterThan(0);
+
+  const { context, page, problems } = await openConsole(a);
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Webhooks" }).click();
+  const form = page.getByRole("form", { name: "New subscription" });
+  await form.getByLabel("URL").fill(receiver.url("/tuned"));
+  await form.getByLabel("Sensitivity").selectOption("normal");
+  expect(await form.locator("#wh-sensitivity-hint").textContent()).toMatch(/^Medium severity and up\./);
+
+  // A window over its maximum: the API's message is shown next to that field.
+  const triggerWindow = form.getByLabel("Trigger window (minutes)");
+  await triggerWindow.fill("2000");
+  await form.getByRole("button", { name: "Preview on history" }).click();
+  await expect(form.locator("#wh-trigger-window-error")).toBeVisibleSoon();
+  expect(await triggerWindow.getAttribute("aria-invalid")).toBe("true");
+
+  await triggerWindow.fill("60");
+  await form.getByRole("button", { name: "Preview on history" }).click();
+  const summary = form.getByRole("status").filter({ hasText: "would have sent" });
+  await expect(summary).toBeVisibleSoon();
+  const said = /would have sent (\d+) deliver/.exec((await summary.textContent()) ?? "");
+  expect(Number(said?.[1])).toBe(expected.deliveries);
+  expect(await summary.textContent()).toContain(`${expected.events_replayed} trend event`);
+  const preview = form.getByRole("region", { name: "Preview on history" });
+  expect(await preview.getByRole("listitem").filter({ hasText: "by the trigger window" }).textContent()).toBe(`${expected.suppressed.trigger_window} by the trigger window`);
+  expect(await preview.getByRole("table", { name: "Deliveries per day (UTC)" }).getByRole("row").count()).toBe(expected.per_day.length + 1);
+  const trends = preview.getByRole("table", { name: /trends/i });
+  for (const t of expected.trends.slice(0, 10)) await expect(trends.getByText(t.trend_name, { exact: true })).toBeVisibleSoon();
+  await page.waitForLoadState("networkidle");
+  expect(await axeViolations(page)).toEqual([]);
+  await shot(page, "webhooks-preview");
+
+  // Created with those rules.
+  await form.getByRole("button", { name: "Create subscription" }).click();
+  await expect(page.getByText(/^whsec_/)).toBeVisibleSoon();
+  const list = (await stack.gw.http.get("/api/integrations/webhooks").set(a.auth)).body.data as Record<string, unknown>[];
+  expect(list).toHaveLength(1);
+  expect(list[0]).toMatchObject({ url: receiver.url("/tuned"), sensitivity: "normal", trigger_window_minutes: 60, recovery_window_minutes: 0 });
+
+  // The detail page states them; the edit form changes a window (and can preview the edited rules too).
+  await page.getByRole("link", { name: "Go to the subscription" }).click();
+  const details = page.getByRole("region", { name: "Details" });
+  await expect(details.getByText("Medium severity and up")).toBeVisibleSoon();
+  await expect(details.getByText("1 h", { exact: true })).toBeVisibleSoon();
+  await page.getByRole("button", { name: "Edit" }).click();
+  const edit = page.getByRole("form", { name: "Edit subscription" });
+  await edit.getByLabel("Recovery window (minutes)").fill("120");
+  await edit.getByRole("button", { name: "Preview on history" }).click();
+  await expect(edit.getByRole("status").filter({ hasText: `would have sent ${expected.deliveries === 1 ? "1 delivery" : `${expected.deliveries} deliveries`}` })).toBeVisibleSoon();
+  expect(await axeViolations(page)).toEqual([]);
+  await edit.getByRole("button", { name: "Save changes" }).click();
+  await expect(details.getByText("2 h", { exact: true })).toBeVisibleSoon();
+  expect((await stack.gw.http.get(`/api/integrations/webhooks/${list[0].id}`).set(a.auth)).body.recovery_window_minutes).toBe(120);
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});
+
 browser.test("operator queue: an open item is acknowledged, then resolved, from the browser, recorded as the console session", async () => {
   const a = await stack.gw.account();
+  await addTrend(stack.gw, a.accountId, "Heatwave sales");
+  const trend = (await stack.gw.deps.db.trend.findFirst({ where: { accountId: a.accountId } }))!;
   const item = await stack.gw.deps.db.$transaction((tx) => insertOperatorItemIfAbsent(tx, {
-    accountId: a.accountId, dedupKey: "trend:browser", trendId: null, severity: "critical", title: "Heatwave sales", category: "retail",
+    accountId: a.accountId, dedupKey: "trend:browser", trendId: trend.id, severity: "critical", title: "Heatwave sales", category: "retail",
     summary: "Mentions of heatwave sales are 6x their usual rate.", velocity: 240, briefingUrl: null, renotifyAt: null,
   }));
   const { session, context, page, problems } = await openConsole(a);
@@ -221,6 +320,17 @@ browser.test("operator queue: an open item is acknowledged, then resolved, from 
   });
   expect(resolved.acknowledgedBy).toBe(`console:${session.id}`);
   expect(resolved.resolvedBy).toBe(`console:${session.id}`);
+
+  // Feedback on the item's trend: recorded as the session, the topic's evidence bar shown; Undo deletes it.
+  const feedback = page.getByRole("group", { name: "Feedback on Heatwave sales" });
+  await feedback.getByRole("button", { name: "Not a trend" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "evidence bar is now 1.1" })).toBeVisibleSoon();
+  const given = (await stack.gw.http.get(`/api/trends/${trend.id}/feedback`).set(a.auth)).body;
+  expect(given).toMatchObject({ evidence_bar: 1.1, data: [{ verdict: "not_a_trend", actor: `console:${session.id}` }] });
+  expect(await axeViolations(page)).toEqual([]);
+  await feedback.getByRole("button", { name: "Undo" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Feedback removed" })).toBeVisibleSoon();
+  expect((await stack.gw.http.get(`/api/trends/${trend.id}/feedback`).set(a.auth)).body).toEqual({ data: [], evidence_bar: 1 });
   expect(problems).toEqual([]);
   await closeAll(context);
 });
@@ -250,8 +360,11 @@ browser.test("every page, with data on it, passes axe-core's WCAG 2.1 A/AA check
   expect(hook.status).toBe(201);
   expect((await stack.gw.http.post(`/api/integrations/webhooks/${hook.body.id}/test`).set(a.auth).send({})).status).toBe(202);
   await waitFor(async () => receiver.on("/pages").length > 0);
+  // The item has its trend (the feedback buttons show), and a holiday calendar is set (the Mutes page lists holidays).
+  const agents = (await stack.gw.deps.db.trend.findFirst({ where: { accountId: a.accountId, name: "AI agents" } }))!;
+  expect((await stack.gw.http.put("/api/calendar").set(a.auth).send({ country: "US" })).status).toBe(200);
   await stack.gw.deps.db.$transaction((tx) => insertOperatorItemIfAbsent(tx, {
-    accountId: a.accountId, dedupKey: "trend:pages", trendId: null, severity: "high", title: "AI agents", category: "tech/ai",
+    accountId: a.accountId, dedupKey: "trend:pages", trendId: agents.id, severity: "high", title: "AI agents", category: "tech/ai",
     summary: "Mentions of AI agents are 4x their usual rate.", velocity: 120, briefingUrl: null, renotifyAt: null,
   }));
   const { context, page, problems } = await openConsole(a);
@@ -392,6 +505,8 @@ browser.test("mutes: a topic muted for 24 hours from the console holds its event
   const a = await stack.gw.account();
   const hook = await stack.gw.http.post("/api/integrations/webhooks").set(a.auth).send(webhookBody(receiver.url("/muted")));
   expect(hook.status).toBe(201);
+  // A holiday calendar too: the page's axe check and screenshot then cover its holidays section with data.
+  expect((await stack.gw.http.put("/api/calendar").set(a.auth).send({ country: "US", region: "CA" })).status).toBe(200);
   const { session, context, page, problems } = await openConsole(a);
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Mutes" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Mutes" })).toBeVisibleSoon();
@@ -431,6 +546,39 @@ browser.test("mutes: a topic muted for 24 hours from the console holds its event
   await expect(page.getByText("Nothing is muted.")).toBeVisibleSoon();
   expect(await row.count()).toBe(0);
   expect((await stack.gw.http.get("/api/mutes").set(a.auth)).body.data).toEqual([]);
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});
+
+browser.test("holidays: a calendar set to US on the Mutes page lists the next holidays; a wrong code is named at its field; Remove takes it away", async () => {
+  const { account, context, page, problems } = await openConsole();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Mutes" }).click();
+  const card = page.getByRole("region", { name: "Holidays and campaigns" });
+  await expect(card.getByText("No holiday calendar.")).toBeVisibleSoon();
+
+  await card.getByLabel("Country").fill("us"); // upper-cased when sent
+  await card.getByRole("button", { name: "Save calendar" }).click();
+  const next = card.getByRole("table", { name: "Next holidays" });
+  await expect(next).toBeVisibleSoon();
+  const saved = (await stack.gw.http.get("/api/calendar").set(account.auth)).body as { country: string; region: string | null; upcoming: { name: string }[] };
+  expect(saved).toMatchObject({ country: "US", region: null });
+  expect(saved.upcoming.length).toBeGreaterThan(0);
+  await expect(next.getByRole("cell", { name: saved.upcoming[0].name, exact: true }).first()).toBeVisibleSoon();
+  await expect(card.getByText("Holiday calendar set to US.")).toBeVisibleSoon();
+
+  // A region the country does not have: the API's message is shown at the Region field; nothing changes.
+  await card.getByLabel("Region (optional)").fill("ZZ");
+  await card.getByRole("button", { name: "Save calendar" }).click();
+  await expect(card.locator("#cal-region-error")).toBeVisibleSoon();
+  expect(await card.getByLabel("Region (optional)").getAttribute("aria-invalid")).toBe("true");
+  expect((await stack.gw.http.get("/api/calendar").set(account.auth)).body.region).toBeNull();
+  await page.waitForLoadState("networkidle");
+  expect(await axeViolations(page)).toEqual([]);
+
+  await card.getByRole("button", { name: "Remove calendar" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Remove", exact: true }).click();
+  await expect(card.getByText("No holiday calendar.")).toBeVisibleSoon();
+  expect((await stack.gw.http.get("/api/calendar").set(account.auth)).body).toMatchObject({ country: null, upcoming: [] });
   expect(problems).toEqual([]);
   await closeAll(context);
 });

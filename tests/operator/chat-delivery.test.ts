@@ -28,13 +28,14 @@ test("a new item's card is posted once with its buttons; every change updates th
   expect(msg.ts).toBe(it.chat.message_ts);
   expect(texts(msg.blocks)).toContain("Heat pumps");
   expect(texts(msg.blocks)).toContain(it.id);
-  expect(buttonIds(msg.blocks)).toEqual(["operator:acknowledge", "operator:resolve", "operator:snooze", "operator:mute"]);
+  // The item is about a trend: feedback buttons after the actions, in every state.
+  expect(buttonIds(msg.blocks)).toEqual(["operator:acknowledge", "operator:resolve", "operator:snooze", "operator:mute", "feedback:not_a_trend", "feedback:useful"]);
 
   const res = await stack.gw.http.post(`/api/operator/items/${it.id}/actions`).set(a.auth).send({ action: "resolve", version: 1 });
   expect(res.status).toBe(200);
   await waitFor(async () => slack.message(a.channelId, msg.ts)!.edits.length === 1);
   const updated = slack.message(a.channelId, msg.ts)!;
-  expect(buttonIds(updated.blocks)).toEqual(["operator:reopen"]);
+  expect(buttonIds(updated.blocks)).toEqual(["operator:reopen", "feedback:not_a_trend", "feedback:useful"]);
   expect(texts(updated.blocks)).toContain("Resolved");
   expect(slack.messages(a.channelId)).toHaveLength(1); // updated in place, never posted again
   expect(slack.calls("chat.update").every((c) => c.params.ts === msg.ts && c.params.channel === a.channelId)).toBe(true);

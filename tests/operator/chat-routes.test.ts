@@ -119,6 +119,17 @@ test("settings: defaults until saved; a partial body takes the defaults for the 
   expect((await stack.gw.http.get(`${BASE}/settings`).set(a.auth)).body).toEqual(put.body);
 });
 
+test("settings: sensitivity is the webhook subscriptions' shorthand for min_severity (normal = medium and up)", async () => {
+  const a = await connected();
+  const put = await stack.gw.http.put(`${BASE}/settings`).set(a.auth).send({ sensitivity: "normal" });
+  expect(put.status).toBe(200);
+  expect(put.body).toMatchObject({ min_severity: "medium" });
+  expect(put.body).not.toHaveProperty("sensitivity");
+  expect((await stack.gw.http.put(`${BASE}/settings`).set(a.auth).send({ sensitivity: "high" })).body.min_severity).toBe("low");
+  const bad = await stack.gw.http.put(`${BASE}/settings`).set(a.auth).send({ sensitivity: "max" });
+  expect([bad.status, bad.body.errors.map((e: any) => e.path)]).toEqual([422, ["sensitivity"]]);
+});
+
 test("credentials Slack no longer accepts: 409 and the connection is marked needs_reauth", async () => {
   const a = await connected();
   slack.inject("conversations.list", { error: "token_revoked" });

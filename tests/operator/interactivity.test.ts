@@ -1,7 +1,8 @@
 // The public interactivity endpoint Slack calls when a card's button is pressed: only correctly signed, fresh requests
 // change anything; a stale card (the item changed meanwhile) changes nothing and gets its card refreshed.
 import { waitFor } from "../helpers/config.ts";
-import { startGateway } from "../helpers/gateway.ts";
+import { insertSignals, newId } from "@trendgate/db";
+import { signal, startGateway } from "../helpers/gateway.ts";
 import type { Stack } from "../helpers/stack.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { chatMessagesOf, connectedAccount, event, INTERACTIVITY, item, posted, pressButton, publishAndWait, SIGNING_SECRET, startChatStack } from "./helpers.ts";
@@ -63,6 +64,32 @@ test("the Mute button resolves the item and mutes its topic for 24 h: the topic'
   await waitFor(async () => (await stack.gw.http.get(`/api/mutes/${mute.id}`).set(a.auth)).body.suppressed === 1);
   expect((await item(stack.gw, a, it.id)).state).toBe("resolved");
   expect(slack.messages(a.channelId)).toHaveLength(posts);
+});
+
+test("Not a trend on a card records the presser's verdict on the item's trend and raises its topic's bar; the item is unchanged", async () => {
+  const a = await connectedAccount(stack, slack, { id: `C0INTER${String(++n).padStart(4, "0")}`, name: `ops-${n}` });
+  const { db } = stack.gw.deps;
+  const now = new Date();
+  await insertSignals(db, a.accountId, [signal({ id: `card-topic-${n}`, topic: "Card topic", category: "tech/ai", count: 50, observed_at: now.toISOString() })]);
+  const topic = await db.topic.findFirstOrThrow({ where: { accountId: a.accountId, name: "Card topic" } });
+  const trend = await db.trend.create({ data: {
+    id: newId("trend"), accountId: a.accountId, topicId: topic.id, name: "Card topic", category: "tech/ai", status: "active", severity: "high", stage: "rising",
+    velocity: 40, acceleration: 10, baseline: 10, current: 50, anomalyScore: 11, peakVelocity: 40, publishedVelocity: 40, detectedAt: now, bucketStart: now,
+  } });
+  const it = await posted(stack, a, (await publishAndWait(stack, a, event(a.accountId, { trend_id: trend.id, trend_name: trend.name }))).id);
+
+  const res = await pressButton(stack.gw, slack.blockActionsBody(a.channelId, it.chat.message_ts, "feedback:not_a_trend", { id: "U0OPERATOR3", username: "lin" }));
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({ response_type: "ephemeral", replace_original: false });
+  expect(res.body.text).toContain('"Card topic" marked not a trend. It now needs 1.1x the usual evidence');
+  const feedback = (await stack.gw.http.get(`/api/trends/${trend.id}/feedback`).set(a.auth)).body;
+  expect(feedback).toMatchObject({ data: [{ verdict: "not_a_trend", actor: `chat:${slack.team.id}/U0OPERATOR3`, detected_at: now.toISOString() }], evidence_bar: 1.1 });
+  expect(await item(stack.gw, a, it.id)).toMatchObject({ state: "open", version: it.version });
+
+  // Useful from the same person replaces the verdict.
+  const useful = await pressButton(stack.gw, slack.blockActionsBody(a.channelId, it.chat.message_ts, "feedback:useful", { id: "U0OPERATOR3" }));
+  expect(useful.body.text).toContain("marked useful. It alerts at the usual evidence.");
+  expect((await stack.gw.http.get(`/api/trends/${trend.id}/feedback`).set(a.auth)).body).toMatchObject({ data: [{ verdict: "useful" }], evidence_bar: 1 });
 });
 
 test("forged, tampered or stale requests are refused with 401 and change nothing", async () => {

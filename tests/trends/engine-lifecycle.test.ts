@@ -56,4 +56,15 @@ test("a trend ends once, with a trend.ended carrying its id, 24 h after its last
   expect(ended).toEqual([26]);
   const row = await gw.deps.db.trend.findFirstOrThrow({ where: { accountId: a.accountId } });
   expect(row).toMatchObject({ status: "ended", stage: "dormant" });
+  // What the trigger and recovery windows read: the last pass that found it anomalous (the burst hour's, a pass
+  // after it), and when it ended.
+  expect(row.lastAnomalousAt).toEqual(new Date(burst + HOUR + 2 * MIN));
+  expect(row.endedAt).toEqual(new Date(burst + 26 * HOUR + 2 * MIN));
+
+  // A new burst in the last complete hour: the new trend.detected says when the topic's trend last ended.
+  await insertSignals(gw.deps.db, a.accountId, [signal({ id: "Chips-back", topic: "Chips", category: "tech/ai", count: 1400, observed_at: new Date(burst + 27 * HOUR + 30 * MIN).toISOString() })]);
+  expect((await detectAccount(gw.deps, a.accountId, new Date(), options)).events).toBe(1);
+  const back = (await eventsOf(gw, a.accountId)).at(-1);
+  expect(back).toMatchObject({ type: "trend.detected", trend_id: events[0].trend_id, previous_ended_at: row.endedAt!.toISOString() });
+  expect(events[0].previous_ended_at).toBeNull();
 });

@@ -149,7 +149,7 @@ describe("velocity of a new trend", () => {
     expect(a.current).toBeLessThan(a.baseline); // detected below its one-hour expectation ...
     expect(a.published).toBeGreaterThan(0); // ... published with the window's excess per hour as its velocity
     expect(a.published).toBeCloseTo(a.windowVelocity!, 9);
-    const event = { type: "trend.detected", velocity: a.published, category: "tech" } as Parameters<typeof triggerFires>[1];
+    const event = { type: "trend.detected", severity: a.severity, velocity: a.published, category: "tech" } as Parameters<typeof triggerFires>[1];
     expect(triggerFires({ triggerType: "trend_detected", thresholdValue: 0, category: null }, event)).toBe(true);
   });
 });

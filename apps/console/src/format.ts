@@ -75,3 +75,10 @@ export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n ==
 
 /** A description as a sentence: its first letter in upper case (the contracts' descriptions start in lower case). */
 export const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+const day = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" });
+/** A UTC calendar day ("2026-11-20") as "Fri 20 Nov". */
+export function formatDay(date: string): string {
+  const t = Date.parse(`${date}T00:00:00Z`);
+  return Number.isNaN(t) ? date : day.format(t);
+}

@@ -15,9 +15,12 @@ import type {
   AdsRunList as AdsRunListSchema,
   AdsSelectionBody as AdsSelectionBodySchema,
   ConsoleAccess as ConsoleAccessSchema,
+  CreateFeedbackBody as CreateFeedbackBodySchema,
   CreateMuteBody as CreateMuteBodySchema,
   CreateWebhookBody as CreateWebhookBodySchema,
   DELIVERY_MODES,
+  FeedbackResult as FeedbackResultSchema,
+  HolidayCalendarBody as HolidayCalendarBodySchema,
   Mute as MuteSchema,
   MuteList as MuteListSchema,
   OperatorActionBody as OperatorActionBodySchema,
@@ -41,12 +44,14 @@ import type {
   WebhookExecution,
   WebhookExecutionList as WebhookExecutionListSchema,
   WebhookList as WebhookListSchema,
+  WebhookPreviewBody as WebhookPreviewBodySchema,
   WebhookWithSecret as WebhookWithSecretSchema,
 } from "@trendgate/contracts";
 
 export type {
-  AdsSelection, AdsPlanView, AuthorizationStart, ConnectionStatus, Disconnected, OperatorActionName, OperatorItem, OperatorItemState, Problem,
-  ReportExportView, ReportOutputRow, ReportProviderOutcome, ReportRequest, StatusResponse, Trend, Webhook, WebhookExecution,
+  AdsSelection, AdsPlanView, AuthorizationStart, ConnectionStatus, Disconnected, FeedbackVerdict, HolidayCalendar, OperatorActionName, OperatorItem,
+  OperatorItemState, Problem, ReportExportView, ReportOutputRow, ReportProviderOutcome, ReportRequest, Sensitivity, StatusResponse, Trend, Webhook,
+  WebhookBacktest, WebhookExecution,
 } from "@trendgate/contracts";
 
 // Console session exchange (POST /api/console/sessions/exchange)
@@ -73,6 +78,8 @@ export type RotatedSecret = z.output<typeof RotatedSecretSchema>;
 export type QueuedDelivery = z.output<typeof QueuedDeliverySchema>;
 export type RecoverResult = z.output<typeof RecoverResultSchema>;
 export type WebhookExecutionList = z.output<typeof WebhookExecutionListSchema>;
+/** POST …/webhooks/preview: a subscription's rules and how many days back to replay them (answered by a WebhookBacktest). */
+export type WebhookPreviewBody = z.input<typeof WebhookPreviewBodySchema>;
 export type AccountEvent = z.output<typeof AccountEventSchema>;
 export type AccountEventList = z.output<typeof AccountEventListSchema>;
 
@@ -89,6 +96,11 @@ export type OperatorActionBody = z.input<typeof OperatorActionBodySchema>;
 export type Mute = z.output<typeof MuteSchema>;
 export type MuteList = z.output<typeof MuteListSchema>;
 export type CreateMuteBody = z.input<typeof CreateMuteBodySchema>;
+
+// Holiday calendar (GET/PUT/DELETE /api/calendar) and feedback on trends
+export type HolidayCalendarBody = z.input<typeof HolidayCalendarBodySchema>;
+export type CreateFeedbackBody = z.input<typeof CreateFeedbackBodySchema>;
+export type FeedbackResult = z.output<typeof FeedbackResultSchema>;
 
 // ---- Where a contract leaves a field `unknown` ----------------------------------------------------------------------
 // The console reads these fields, so it states their shape here, on top of the contract's type: `Narrow` replaces

@@ -4,6 +4,8 @@ export * from "./common.ts";
 export * from "./keys.ts";
 export * from "./console.ts";
 export * from "./mutes.ts";
+export * from "./feedback.ts";
+export * from "./calendar.ts";
 export * from "./signals.ts";
 export * from "./status.ts";
 export * from "./trend-events.ts";

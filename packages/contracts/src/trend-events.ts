@@ -53,6 +53,8 @@ export const TrendEvent = z
     source_link: z.string().max(L.sourceLink).meta({ description: "The trend's briefing page (GET /briefings/{token}): no API key, signed, expiring, revocable per account" }),
     recommended_next_steps: z.array(z.string().max(L.nextStep)).max(L.nextSteps)
       .meta({ description: `At most ${L.nextSteps} steps of at most ${L.nextStep} characters each` }),
+    previous_ended_at: z.iso.datetime().nullable().optional()
+      .meta({ description: "On trend.detected: when this topic's trend last ended (a re-detection), null the first time (recovery windows read it)" }),
   })
   .meta({ id: "TrendEvent" });
 export type TrendEvent = z.infer<typeof TrendEvent>;

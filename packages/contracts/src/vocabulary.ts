@@ -77,3 +77,30 @@ export const OPERATOR_TRANSITIONS: Record<OperatorItemState, Partial<Record<Oper
 export const CARD_MUTE_MINUTES = 24 * 60;
 export type OperatorActionName = keyof typeof OPERATOR_ACTIONS;
 export const SNOOZE_MINUTES = { min: 5, max: 10_080, default: 60 } as const;
+
+/** Feedback on a detection: "this was not a trend" or "this was useful". */
+export const FEEDBACK_VERDICTS = ["not_a_trend", "useful"] as const;
+export type FeedbackVerdict = (typeof FEEDBACK_VERDICTS)[number];
+/**
+ * How feedback moves a topic's evidence bar (the factor on the detector's score thresholds): each of its detections
+ * counts once, by its latest verdict; the bar is 1 + step x (detections judged not a trend - detections judged
+ * useful), never under 1 nor over max. Five or more "not a trend" detections: 1.5 (a low trend then needs an anomaly
+ * score of 6.75, not 4.5). Removing the feedback, or "useful" on later detections, brings it back down. Chosen on the
+ * evaluation corpus: steeper (0.25 a step, up to 2) cut more false alarms but lost real anomalies on topics that had
+ * cried wolf (bench/eval-detection/README.md).
+ */
+export const EVIDENCE_BAR = { step: 0.1, max: 1.5 } as const;
+/** The evidence bar of a topic with `net` detections judged not a trend beyond those judged useful. */
+export const evidenceBarFor = (net: number) => Math.round(Math.min(EVIDENCE_BAR.max, 1 + EVIDENCE_BAR.step * Math.max(0, net)) * 100) / 100;
+
+/**
+ * A subscription's or chat setup's sensitivity: the least severity of trend it is told about, i.e. the least anomaly
+ * score (the detector's severity thresholds): high = every trend (score >= 4.5, severity low and up), normal = medium
+ * and up (>= 7), low = high and up (>= 10). A trend below the bar that later rises to it is announced then.
+ */
+export const SENSITIVITIES = ["low", "normal", "high"] as const;
+export type Sensitivity = (typeof SENSITIVITIES)[number];
+export const SENSITIVITY_MIN_SEVERITY = { high: "low", normal: "medium", low: "high" } as const satisfies Record<Sensitivity, (typeof SEVERITIES)[number]>;
+/** Trigger and recovery windows: 0 (off) up to a day. */
+export const TRIGGER_WINDOW_MINUTES = { min: 0, max: 1440 } as const;
+export const RECOVERY_WINDOW_MINUTES = { min: 0, max: 10_080 } as const;

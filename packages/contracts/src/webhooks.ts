@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { documentedEnum, HttpHeaderName, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
+import { decimalInt, documentedEnum, HttpHeaderName, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
-import { DELIVERY_MODES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, OPERATIONAL_EVENT_TYPES, TRIGGER_TYPES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
+import { DELIVERY_MODES, SEVERITIES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, OPERATIONAL_EVENT_TYPES, RECOVERY_WINDOW_MINUTES, SENSITIVITIES, TRIGGER_TYPES, TRIGGER_WINDOW_MINUTES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
 import { WebhookFilter } from "./webhook-filter.ts";
 
 export const TriggerType = documentedEnum(TRIGGER_TYPES);
@@ -73,6 +73,19 @@ const subscriptionFields = {
     description: "With `trigger_type: event_types`: the event types delivered (each delivery names its type in X-Webhook-Event-Type); trend events and operational events (the account's own: a subscription disabled, a connection needing re-authorisation, an export ready)",
   }),
   filter: WebhookFilter.nullable().optional(),
+  sensitivity: z.enum(SENSITIVITIES).optional().meta({
+    description: "The least trend this subscription is told about: `high` (default) every trend (anomaly score >= 4.5, severity low and up), " +
+      "`normal` medium and up (>= 7), `low` high and up (>= 10). A trend first detected below it is announced when it rises to it " +
+      "(with trigger_type trend_detected: the trend.severity_changed that crosses it). trend.ended is not filtered: a receiver can close what it opened",
+  }),
+  trigger_window_minutes: z.number().int().min(TRIGGER_WINDOW_MINUTES.min).max(TRIGGER_WINDOW_MINUTES.max).optional().meta({
+    description: "Minimum duration before alerting: a firing is held this long and delivered only if a detection pass still finds its trend " +
+      "anomalous at least this long after the event (else it is recorded as suppressed). 0 (default): at once",
+  }),
+  recovery_window_minutes: z.number().int().min(RECOVERY_WINDOW_MINUTES.min).max(RECOVERY_WINDOW_MINUTES.max).optional().meta({
+    description: "Quiet period after an end: a trend.detected of a trend that ended less than this long before is not delivered " +
+      "(recorded as suppressed). 0 (default): off",
+  }),
   headers: CustomHeaders.nullable().optional(),
   body_template: BodyTemplate.nullable().optional().meta({
     description: "Render each delivery's body through a template instead of the spec's fields (a chat incoming webhook); still signed. null: the spec's body",
@@ -116,6 +129,9 @@ export const Webhook = z
     description: z.string().nullable(),
     event_types: z.array(WebhookEventType).meta({ description: "The types delivered with trigger_type event_types; empty otherwise" }),
     filter: WebhookFilter.nullable(),
+    sensitivity: z.enum(SENSITIVITIES),
+    trigger_window_minutes: z.number().int(),
+    recovery_window_minutes: z.number().int(),
     header_names: z.array(z.string()).meta({ description: "The custom headers sent with each delivery; their values are never shown" }),
     body_template: BodyTemplate.nullable(),
     status: z.enum(WEBHOOK_STATUSES).meta({ description: "`disabled` is set by the service (410 Gone, or failing continuously); resume to re-enable" }),
@@ -152,7 +168,7 @@ export const RecoverBody = z
 
 export const EXECUTION_ERROR_CLASSES = [
   "timeout", "connection_error", "dns_error", "tls_error", "blocked_destination",
-  "http_3xx", "http_4xx", "http_408", "http_410", "http_429", "http_5xx", "subscription_inactive", "cooldown",
+  "http_3xx", "http_4xx", "http_408", "http_410", "http_429", "http_5xx", "subscription_inactive", "cooldown", "trigger_window", "recovery_window",
 ] as const;
 
 export const WebhookExecution = z
@@ -163,7 +179,9 @@ export const WebhookExecution = z
     attempt: z.number().int().meta({ description: "1 for the first attempt of the delivery; 0 for a `suppressed` firing (nothing was sent)" }),
     trigger: z.enum(EXECUTION_TRIGGERS),
     outcome: z.enum(EXECUTION_OUTCOMES).meta({
-      description: "`suppressed`: a firing the cooldown dropped (error_class `cooldown`; error_message says until when, or which digest kept the stronger firing, and names the trend and event). Its delivery_id belongs to no delivery.",
+      description: "`suppressed`: a firing not sent: dropped by the cooldown (error_class `cooldown`; error_message says until when, or which digest kept the stronger firing), " +
+        "its trend no longer anomalous at the end of the trigger window (`trigger_window`), or a re-detection inside the recovery window (`recovery_window`); " +
+        "error_message names the trend and event. Its delivery_id belongs to no delivery.",
     }),
     request: z.object({
       url: z.string(),
@@ -217,3 +235,53 @@ export const AccountEventList = page(AccountEvent).meta({ id: "AccountEventList"
 /** A delivery queued again (a test delivery, a redelivery). */
 export const QueuedDelivery = z.object({ delivery_id: z.string(), webhook_id: z.string(), status: z.literal("queued") }).meta({ id: "QueuedDelivery" });
 export const RecoverResult = z.object({ recovered: z.number().int() }).meta({ id: "RecoverResult" });
+
+// Backtests: a subscription's rules (or chat settings) replayed over the account's stored trend events.
+
+export const BACKTEST_MAX_DAYS = 14;
+const backtestDays = z.number().int().min(1).max(BACKTEST_MAX_DAYS).default(BACKTEST_MAX_DAYS)
+  .meta({ description: `How many days back to replay (1-${BACKTEST_MAX_DAYS}, default ${BACKTEST_MAX_DAYS})` });
+
+const ruleFields = (({ trigger_type, delivery_mode, threshold_value, cooldown_seconds, category, event_types, filter, sensitivity, trigger_window_minutes, recovery_window_minutes }) =>
+  ({ trigger_type, delivery_mode, threshold_value, cooldown_seconds, category, event_types, filter, sensitivity, trigger_window_minutes, recovery_window_minutes }))(subscriptionFields);
+
+export const WebhookPreviewBody = z.object({ ...ruleFields, days: backtestDays }).strict()
+  .superRefine((b, ctx) => { for (const p of subscriptionProblems(b)) ctx.addIssue({ code: "custom", ...p }); })
+  .meta({ id: "WebhookPreviewBody", description: "A subscription's rules as POST /api/integrations/webhooks takes them (no url, headers or template: nothing is sent), and how far back to look" });
+
+export const BacktestTrend = z.object({
+  trend_id: z.string(),
+  trend_name: z.string(),
+  category: z.string(),
+  severity: z.enum(SEVERITIES).meta({ description: "The highest severity among the events it was delivered with" }),
+  deliveries: z.number().int(),
+  first_at: Timestamp,
+}).meta({ id: "BacktestTrend" });
+
+const backtestWindow = {
+  from: Timestamp.meta({ description: "Start of the replayed history" }),
+  to: Timestamp,
+  events_replayed: z.number().int().meta({ description: "Trend events the account's detection passes published in that time" }),
+};
+
+export const WebhookBacktest = z.object({
+  ...backtestWindow,
+  deliveries: z.number().int().meta({ description: "What the subscription would have received" }),
+  suppressed: z.object({ cooldown: z.number().int(), trigger_window: z.number().int(), recovery_window: z.number().int() })
+    .meta({ description: "Firings it would have dropped, by reason (as `suppressed` executions)" }),
+  per_day: z.array(z.object({ date: z.string().meta({ example: "2026-11-20" }), deliveries: z.number().int() }))
+    .meta({ description: "Deliveries per UTC day, every day of the window" }),
+  trends: z.array(BacktestTrend).meta({ description: "The trends that would have fired, most deliveries first (at most 100)" }),
+}).meta({ id: "WebhookBacktest" });
+export type WebhookBacktest = z.infer<typeof WebhookBacktest>;
+
+export const ChatBacktest = z.object({
+  ...backtestWindow,
+  items_opened: z.number().int().meta({ description: "Operator items (cards in the alerts channel) the settings would have opened: one per trend" }),
+  per_day: z.array(z.object({ date: z.string(), items_opened: z.number().int() })),
+  trends: z.array(BacktestTrend.omit({ deliveries: true })).meta({ description: "The trends that would have opened an item, newest first (at most 100)" }),
+}).meta({ id: "ChatBacktest" });
+export type ChatBacktest = z.infer<typeof ChatBacktest>;
+/** `?days=` of a backtest given in the query (chat settings: the body is the settings). */
+export const BACKTEST_DAYS = decimalInt(1, BACKTEST_MAX_DAYS).optional().transform((v) => v ?? BACKTEST_MAX_DAYS)
+  .meta({ description: `How many days back to replay (1-${BACKTEST_MAX_DAYS}, default ${BACKTEST_MAX_DAYS})` });

@@ -37,3 +37,50 @@ export async function findUndispatchedTrendEvents(db: Db, olderThanSeconds: numb
     take: limit,
   });
 }
+
+/** A stored trend event as the backtest replays it: the event, when it was published, and its trend's topic. */
+export interface StoredTrendEvent {
+  event: TrendEvent;
+  publishedAt: Date;
+  topicId: string | null;
+}
+
+/** The account's trend events published at or after `since`, oldest first (what backtests replay). */
+export async function trendEventsSince(db: Db, accountId: string, since: Date): Promise<StoredTrendEvent[]> {
+  const { rows } = await db.$pool.query<{ payload: TrendEvent; created_at: Date; topic_id: string | null }>({
+    name: "tg_trend_events_since",
+    text: `SELECT e.payload, e.created_at, t.topic_id FROM trend_events e LEFT JOIN trends t ON t.id = e.trend_id
+            WHERE e.account_id = $1 AND e.created_at >= $2 ORDER BY e.created_at, e.id`,
+    values: [accountId, since],
+  });
+  return rows.map((r) => ({ event: r.payload, publishedAt: r.created_at, topicId: r.topic_id }));
+}
+
+/**
+ * Topics' mention counts per bucket between two instants (the buckets starting in that span), for re-assessing them
+ * at past instants: per (topic, range) asked, in the order asked, each bucket's number (epoch seconds / bucketSeconds)
+ * and its count, with the topic's evidence bar. One string per range: aggregating in SQL and parsing one string was a third
+ * of the time of a row (or an array element) per bucket, measured with 3,000 ranges of a week.
+ */
+export async function topicCountsBetween(db: Db, ranges: { topicId: string; from: Date; to: Date }[], bucketSeconds: number): Promise<{ buckets: number[]; counts: number[]; evidenceBar: number }[]> {
+  if (!ranges.length) return [];
+  const { rows } = await db.$pool.query<{ s: string | null; bar: number | null }>({
+    name: "tg_topic_counts_between",
+    text: `SELECT (SELECT string_agg((extract(epoch FROM b.bucket_start)::bigint / $4)::text || ':' || b.count::text, ',')
+                     FROM topic_buckets b
+                    WHERE b.topic_id = r.topic_id AND b.bucket_start >= (r.f AT TIME ZONE 'UTC') AND b.bucket_start <= (r.t AT TIME ZONE 'UTC')) AS s,
+                  (SELECT evidence_bar FROM topics WHERE id = r.topic_id) AS bar
+             FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS r(topic_id, f, t, i) ORDER BY r.i`,
+    values: [ranges.map((r) => r.topicId), ranges.map((r) => r.from.toISOString()), ranges.map((r) => r.to.toISOString()), bucketSeconds],
+  });
+  return rows.map((r) => {
+    const buckets: number[] = [];
+    const counts: number[] = [];
+    for (const pair of r.s ? r.s.split(",") : []) {
+      const colon = pair.indexOf(":");
+      buckets.push(Number(pair.slice(0, colon)));
+      counts.push(Number(pair.slice(colon + 1)));
+    }
+    return { buckets, counts, evidenceBar: r.bar ?? 1 };
+  });
+}

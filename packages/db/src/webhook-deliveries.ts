@@ -177,6 +177,21 @@ async function recordSuppressed(db: Db, f: FireInput, why: string): Promise<void
 }
 
 /**
+ * Records a firing a subscription's window dropped (`trigger_window`: its trend no longer anomalous at the window's end;
+ * `recovery_window`: a re-detection too soon after the trend's end) as a `suppressed` execution, like a cooldown drop.
+ */
+export async function recordWindowDrop(db: Db, f: FireInput, errorClass: "trigger_window" | "recovery_window", why: string): Promise<void> {
+  await db.$executeRawUnsafe(
+    `INSERT INTO webhook_executions (id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers,
+       request_body_bytes, response_body_truncated, duration_ms, error_class, error_message, created_at)
+     SELECT $2, s.account_id, s.id, $3, 0, 'trend_event', 'suppressed', s.url, '{}'::json, 0, false, 0, $4, $5 || ': ' || $6, now()
+       FROM webhook_subscriptions s
+      WHERE s.id = $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = $7)`,
+    f.subscriptionId, newId("exe"), newId("msg"), errorClass, why, firingLabel(f.payload, f.eventId), f.eventId,
+  );
+}
+
+/**
  * instant_stream: records a firing that fireInstant returned null for, if the cooldown is what dropped it (the window
  * is read after the fact: a concurrent firing may have moved it on).
  */

@@ -25,6 +25,9 @@ export interface NewWebhookSubscription {
   /** A validated BodyTemplate (JSON), or none. */
   bodyTemplate: object | null;
   secretCiphertext: string;
+  sensitivity?: string;
+  triggerWindowMinutes?: number;
+  recoveryWindowMinutes?: number;
 }
 
 export const createWebhookSubscription = (db: Db | Tx, { filter, bodyTemplate, ...s }: NewWebhookSubscription) =>
@@ -42,7 +45,8 @@ export const listWebhookSubscriptions = (db: Db, accountId: string, page: IdPage
 
 /** What PATCH may change; a field left undefined keeps its value. */
 export type WebhookSubscriptionChanges = Pick<Prisma.WebhookSubscriptionUpdateInput,
-  "url" | "triggerType" | "deliveryMode" | "thresholdValue" | "cooldownSeconds" | "category" | "description" | "eventTypes" | "headersCiphertext" | "headerNames">
+  "url" | "triggerType" | "deliveryMode" | "thresholdValue" | "cooldownSeconds" | "category" | "description" | "eventTypes" | "headersCiphertext" | "headerNames"
+  | "sensitivity" | "triggerWindowMinutes" | "recoveryWindowMinutes">
   & { filter?: object | null; bodyTemplate?: object | null };
 
 export const updateWebhookSubscription = (db: Db | Tx, id: string, { filter, bodyTemplate, ...changes }: WebhookSubscriptionChanges) =>

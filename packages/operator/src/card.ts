@@ -43,6 +43,7 @@ export async function operatorCard(db: Db, item: OperatorItemRow, settings: Oper
     resolvedBy: actorLabel(item.resolvedBy, names.resolve),
     snoozedUntil: item.snoozedUntil,
     mention: item.severity === "critical" ? settings?.criticalMention ?? null : null,
+    judgeable: item.trendId !== null,
   };
 }
 

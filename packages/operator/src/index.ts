@@ -6,3 +6,4 @@ export * from "./intake.ts";
 export * from "./tick.ts";
 export * from "./card.ts";
 export * from "./review.ts";
+export * from "./preview.ts";

@@ -5,7 +5,7 @@ import {
 } from "@trendgate/db";
 import { commitTransition, SYSTEM_ACTOR, type OperatorDeps } from "./apply.ts";
 import { chatMessage, hasCard } from "./messages.ts";
-import { categoryMatches, chatSetups, type ChatSetup } from "./settings.ts";
+import { categoryMatches, chatSetups, type ChatSetup, type OperatorSettings } from "./settings.ts";
 import { renotifyAtFor } from "./state-machine.ts";
 
 // Trend events -> operator items, one item per trend (dedup key `trend:<trend_id>`):
@@ -19,6 +19,10 @@ import { renotifyAtFor } from "./state-machine.ts";
 // Each event is applied once per item (its id is kept in the history), so a re-run of an event batch counts nothing twice.
 
 export const trendDedupKey = (trendId: string) => `trend:${trendId}`;
+
+/** Whether an event opens (or reopens) an item under these settings: at or above min_severity, in their categories, not an end. */
+export const opensItem = (s: Pick<OperatorSettings, "minSeverity" | "categories">, e: TrendEvent) =>
+  e.type !== "trend.ended" && severityRank(e.severity) >= severityRank(s.minSeverity) && categoryMatches(s.categories, e.category);
 
 export interface IntakeResult {
   /** Items opened, updated or reopened. */
@@ -44,7 +48,7 @@ export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: Tren
 async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date): Promise<OutboxRow[] | null> {
   const s = setup.settings;
   const ended = e.type === "trend.ended";
-  const opens = !ended && severityRank(e.severity) >= severityRank(s.minSeverity) && categoryMatches(s.categories, e.category);
+  const opens = opensItem(s, e);
   const dedupKey = trendDedupKey(e.trend_id);
   const figures = { severity: e.severity, title: e.trend_name, category: e.category, summary: e.summary, velocity: e.velocity, briefingUrl: e.source_link || null };
   const eventData = { event_id: e.id, event_type: e.type, severity: e.severity, velocity: e.velocity };

@@ -4,3 +4,5 @@ export * from "./events/mutes.ts";
 export * from "./engine/index.ts";
 export * from "./briefing/index.ts";
 export * from "./recommendations/index.ts";
+export * from "./backtest/anomalous-at.ts";
+export * from "./calendar/holidays.ts";

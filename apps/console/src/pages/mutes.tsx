@@ -1,5 +1,5 @@
-import { useState } from "preact/hooks";
-import { api, post } from "../api.ts";
+import { useEffect, useState } from "preact/hooks";
+import { api, get, post } from "../api.ts";
 import { useConfirm } from "../components/Dialog.tsx";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
@@ -9,8 +9,8 @@ import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatNumber, formatSeconds } from "../format.ts";
-import { useAction, usePagedList, useSubmit, useTitle } from "../hooks.ts";
-import type { CreateMuteBody, Mute } from "../types.ts";
+import { useAction, useLoad, usePagedList, useSubmit, useTitle } from "../hooks.ts";
+import type { CreateMuteBody, HolidayCalendar, HolidayCalendarBody, Mute } from "../types.ts";
 
 const BASE = "/api/mutes";
 const mutePath = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
@@ -117,6 +117,91 @@ function When({ m }: { m: Mute }) {
   return m.ends_at ? <>until <Time iso={m.ends_at} /></> : <>until unmuted</>;
 }
 
+// ---- Holiday calendar ------------------------------------------------------------------------------------------------
+
+const CALENDAR = "/api/calendar";
+
+type Confirm = ReturnType<typeof useConfirm>[1];
+
+/** The account's holiday calendar: the holiday now and the next ones, a form to set the country (and region), Remove. */
+function HolidayCalendarCard({ confirm }: { confirm: Confirm }) {
+  const cal = useLoad((signal) => get<HolidayCalendar>(CALENDAR, undefined, signal), []);
+  const c = cal.data;
+  const [country, setCountry] = useState("");
+  const [region, setRegion] = useState("");
+  const { busy, error, fields, submit: run } = useSubmit();
+  const action = useAction();
+  // The form starts from the saved calendar.
+  useEffect(() => { if (c) { setCountry(c.country ?? ""); setRegion(c.region ?? ""); } }, [c?.country, c?.region]);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    action.setNotice(null);
+    // Codes are upper case (US, CA); people type them in any case.
+    const body: HolidayCalendarBody = { country: country.trim().toUpperCase(), region: region.trim().toUpperCase() || null };
+    const saved = await run(() => api<HolidayCalendar>(CALENDAR, { method: "PUT", body }));
+    if (!saved) return;
+    cal.setData(saved);
+    action.setNotice(`Holiday calendar set to ${saved.country}${saved.region ? `, region ${saved.region}` : ""}.`);
+  };
+  const remove = async () => {
+    const ok = await confirm({
+      title: "Remove the holiday calendar?", confirmLabel: "Remove",
+      message: "Trends are then held to the usual evidence on every day, holidays included.",
+    });
+    if (!ok) return;
+    await action.run("remove", () => api<void>(CALENDAR, { method: "DELETE" }), () => { void cal.reload(true); return "Holiday calendar removed."; });
+  };
+
+  return (
+    <section class="card" aria-labelledby="calendar-title" aria-busy={cal.loading}>
+      <h2 id="calendar-title">Holidays and campaigns</h2>
+      <p class="muted">
+        A holiday moves volumes everywhere at once, so while one of your country's holidays lasts, every trend needs
+        {c ? ` ${formatNumber(c.holiday_evidence)}×` : " more than"} the usual evidence to alert. For a campaign you run yourself, mute its
+        topic or category for the campaign with the form above.
+      </p>
+      <ErrorBanner error={cal.error} />
+      <ErrorBanner error={action.error} onDismiss={() => action.setError(null)} />
+      <Notice message={action.notice} />
+      {cal.loading && !c ? <Loading /> : c && (c.country === null
+        ? <EmptyState title="No holiday calendar.">Set a country below to have its holidays taken into account.</EmptyState>
+        : <>
+          <dl class="facts">
+            <dt>Calendar</dt><dd><code>{c.country}</code>{c.region && <>, region <code>{c.region}</code></>}</dd>
+            <dt>Now</dt><dd>{c.now ? <><strong>{c.now.name}</strong>, until <Time iso={c.now.end} /></> : "No holiday"}</dd>
+          </dl>
+          {c.upcoming.length === 0
+            ? <p class="muted">No holidays coming up.</p>
+            : <Table caption="Next holidays" rows={c.upcoming} rowKey={(h) => `${h.name}|${h.start}`} columns={[
+              { label: "Holiday", cell: (h) => <strong>{h.name}</strong> },
+              { label: "Type", cell: (h) => h.type },
+              { label: "Starts", cell: (h) => <Time iso={h.start} /> },
+              { label: "Ends", cell: (h) => <Time iso={h.end} /> },
+            ]} />}
+        </>)}
+      <form class="calendar-form" onSubmit={save} aria-label="Set the holiday calendar" noValidate>
+        <ErrorBanner error={error} />
+        <div class="inline-form">
+          <Field id="cal-country" label="Country" error={fields.country} hint="ISO code, e.g. US, DE, JP">
+            {(a) => <input {...a} type="text" required autoComplete="off" maxLength={2} placeholder="US" value={country}
+              onInput={(e) => setCountry(e.currentTarget.value)} />}
+          </Field>
+          <Field id="cal-region" label="Region (optional)" error={fields.region} hint="Its own holidays count too, e.g. CA (US)">
+            {(a) => <input {...a} type="text" autoComplete="off" maxLength={10} value={region} onInput={(e) => setRegion(e.currentTarget.value)} />}
+          </Field>
+          <div class="actions">
+            <button type="submit" class="btn btn-primary" disabled={busy} aria-busy={busy}>Save calendar</button>
+            {c?.country && (
+              <button type="button" class="btn btn-danger" disabled={action.busy === "remove"} onClick={() => void remove()}>Remove calendar</button>
+            )}
+          </div>
+        </div>
+      </form>
+    </section>
+  );
+}
+
 export function MutesPage() {
   useTitle("Mutes");
   const [dialog, confirm] = useConfirm();
@@ -172,6 +257,7 @@ export function MutesPage() {
           ]} />)}
         <LoadMore cursor={cursor} busy={loadingMore} onMore={loadMore} />
       </section>
+      <HolidayCalendarCard confirm={confirm} />
     </>
   );
 }

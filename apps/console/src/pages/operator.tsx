@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { OPERATOR_TRANSITIONS, SEVERITIES, SNOOZE_MINUTES } from "@trendgate/contracts/vocabulary";
-import { ApiError, get, post } from "../api.ts";
+import { api, ApiError, get, post } from "../api.ts";
 import { EmptyState, Loading, LoadMore } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
 import { Field } from "../components/Field.tsx";
@@ -10,7 +10,7 @@ import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { formatNumber } from "../format.ts";
 import { useAction, useLoad, usePagedList, useTitle } from "../hooks.ts";
-import type { OperatorActionBody, OperatorActionName, OperatorItem, OperatorItemWithHistory } from "../types.ts";
+import type { CreateFeedbackBody, FeedbackResult, FeedbackVerdict, OperatorActionBody, OperatorActionName, OperatorItem, OperatorItemWithHistory } from "../types.ts";
 
 const BASE = "/api/operator/items";
 const itemPath = (id: string, ...rest: string[]) => [BASE, encodeURIComponent(id), ...rest].join("/");
@@ -36,6 +36,35 @@ function History({ id, version }: { id: string; version: number }) {
       { label: "By", cell: (e) => <code>{e.actor}</code> },
       { label: "Note", cell: (e) => (typeof e.data.note === "string" ? e.data.note : typeof e.data.error === "string" ? e.data.error : "") },
     ]} />
+  );
+}
+
+const feedbackPath = (trendId: string, ...rest: string[]) => ["/api/trends", encodeURIComponent(trendId), "feedback", ...rest].join("/");
+const VERDICTS: Record<FeedbackVerdict, string> = { not_a_trend: "Not a trend", useful: "Useful" };
+
+/** "Not a trend" / "Useful" on the item's trend: the detector raises (or lowers) the topic's evidence bar; Undo deletes it. */
+function TrendFeedback({ trendId, title }: { trendId: string; title: string }) {
+  const action = useAction();
+  const [recorded, setRecorded] = useState<FeedbackResult | null>(null);
+  const send = (verdict: FeedbackVerdict) => action.run(verdict, () => post<FeedbackResult>(feedbackPath(trendId), { verdict } satisfies CreateFeedbackBody), (r) => {
+    setRecorded(r);
+    const bar = formatNumber(r.evidence_bar);
+    return `Recorded: ${VERDICTS[verdict].toLowerCase()}. This topic's evidence bar is now ${bar}${r.evidence_bar > 1 ? ` (its trends need ${bar}× the usual score to alert)` : " (the usual score)"}.`;
+  });
+  const undo = (r: FeedbackResult) => action.run("undo", () => api<void>(feedbackPath(trendId, r.feedback.id), { method: "DELETE" }),
+    () => { setRecorded(null); return "Feedback removed; the evidence bar is recomputed without it."; });
+  return (
+    <div class="feedback">
+      <div class="toolbar" role="group" aria-label={`Feedback on ${title}`}>
+        <span class="muted small">Was this a real trend?</span>
+        {(Object.keys(VERDICTS) as FeedbackVerdict[]).map((v) => (
+          <button key={v} type="button" class="btn btn-small" disabled={action.busy !== null} aria-busy={action.busy === v} onClick={() => void send(v)}>{VERDICTS[v]}</button>
+        ))}
+        {recorded && <button type="button" class="btn btn-quiet btn-small" disabled={action.busy !== null} onClick={() => void undo(recorded)}>Undo</button>}
+      </div>
+      <ErrorBanner error={action.error} onDismiss={() => action.setError(null)} />
+      <p role="status" class={action.notice ? "small feedback-status" : "visually-hidden"}>{action.notice ?? ""}</p>
+    </div>
   );
 }
 
@@ -83,6 +112,7 @@ function ItemCard({ item, busy, onAct }: { item: OperatorItem; busy: boolean; on
           History
         </button>
       </div>
+      {item.trend_id && <TrendFeedback trendId={item.trend_id} title={item.title} />}
       <div id={`history-${item.id}`} hidden={!open}>{open && <History id={item.id} version={item.version} />}</div>
     </li>
   );

@@ -14,8 +14,11 @@ import { formatBytes, formatDuration, formatNumber, formatSeconds, fromLocalInpu
 import { useAction, useInterval, useLoad, useSubmit, useTitle } from "../hooks.ts";
 import { navigate } from "../router.ts";
 import type {
-  QueuedDelivery, RecoverResult, RotatedSecret, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList,
+  QueuedDelivery, RecoverResult, RotatedSecret, UpdateWebhookBody, Webhook, WebhookBacktest, WebhookExecution, WebhookExecutionList, WebhookPreviewBody,
 } from "../types.ts";
+import {
+  DaysField, PREVIEW_PATH, PreviewResult, SENSITIVITY_LABELS, sensitivityMeaning, TuningFields, tuningBody, tuningOf, windowText,
+} from "./webhook-rules.tsx";
 import { DELIVERY_MODE_LABELS, TRIGGER_LABELS, webhookPath } from "./webhooks.tsx";
 
 const TRIGGERS: Record<WebhookExecution["trigger"], string> = {
@@ -28,20 +31,45 @@ function EditForm({ hook, onSaved, onCancel }: { hook: Webhook; onSaved: (w: Web
   const [url, setUrl] = useState(hook.url);
   const [description, setDescription] = useState(hook.description ?? "");
   const [threshold, setThreshold] = useState(String(hook.threshold_value));
+  const [tuning, setTuning] = useState(() => tuningOf(hook));
+  const [days, setDays] = useState(14);
+  const [preview, setPreview] = useState<{ body: WebhookPreviewBody; answer: WebhookBacktest } | null>(null);
+  const [running, setRunning] = useState<"save" | "preview">("save");
   const { busy, error, fields, submit: run } = useSubmit();
   const first = useRef<HTMLInputElement>(null);
   useEffect(() => first.current?.focus(), []);
+  const thresholdValue = hook.trigger_type === "event_types" ? 0 : Number(threshold);
+  const tuned = tuningBody(tuning);
 
   const submit = async (e: Event) => {
     e.preventDefault();
     const body: UpdateWebhookBody = {};
     if (url.trim() !== hook.url) body.url = url.trim();
     if ((description.trim() || null) !== hook.description) body.description = description.trim() || null;
-    if (hook.trigger_type !== "event_types" && Number(threshold) !== hook.threshold_value) body.threshold_value = Number(threshold);
+    if (hook.trigger_type !== "event_types" && thresholdValue !== hook.threshold_value) body.threshold_value = thresholdValue;
+    if (tuned.sensitivity !== hook.sensitivity) body.sensitivity = tuned.sensitivity;
+    if (tuned.trigger_window_minutes !== hook.trigger_window_minutes) body.trigger_window_minutes = tuned.trigger_window_minutes;
+    if (tuned.recovery_window_minutes !== hook.recovery_window_minutes) body.recovery_window_minutes = tuned.recovery_window_minutes;
     if (Object.keys(body).length === 0) { onCancel(); return; }
+    setRunning("save");
     const saved = await run(() => api<Webhook>(webhookPath(hook.id), { method: "PATCH", body }));
     if (saved) onSaved(saved);
   };
+  // The saved rules with this form's changes: what the subscription would receive once saved.
+  const rules = (): WebhookPreviewBody => ({
+    trigger_type: hook.trigger_type, delivery_mode: hook.delivery_mode, threshold_value: thresholdValue, cooldown_seconds: hook.cooldown_seconds,
+    ...(hook.category ? { category: hook.category } : {}),
+    ...(hook.trigger_type === "event_types" ? { event_types: hook.event_types } : {}),
+    ...(hook.filter ? { filter: hook.filter } : {}),
+    ...tuned, days,
+  });
+  const runPreview = async () => {
+    const body = rules();
+    setRunning("preview");
+    const answer = await run(() => post<WebhookBacktest>(PREVIEW_PATH, body));
+    if (answer) setPreview({ body, answer });
+  };
+  const stale = !!preview && JSON.stringify(rules()) !== JSON.stringify(preview.body);
 
   return (
     <form class="card form" onSubmit={submit} aria-labelledby="edit-title" noValidate>
@@ -59,11 +87,19 @@ function EditForm({ hook, onSaved, onCancel }: { hook: Webhook; onSaved: (w: Web
             {(a) => <input {...a} type="number" min={0} max={1_000_000} step="any" value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} />}
           </Field>
         )}
+        <TuningFields prefix="edit" value={tuning} onChange={setTuning} fields={fields} />
       </div>
-      <div class="actions">
-        <button type="submit" class="btn btn-primary" disabled={busy} aria-busy={busy}>{busy ? "Saving…" : "Save changes"}</button>
+      <div class="actions actions-split">
+        <button type="submit" class="btn btn-primary" disabled={busy} aria-busy={busy && running === "save"}>{busy && running === "save" ? "Saving…" : "Save changes"}</button>
         <button type="button" class="btn" onClick={onCancel}>Cancel</button>
+        <div class="inline-form">
+          <DaysField prefix="edit" value={days} onChange={setDays} error={fields.days} />
+          <button type="button" class="btn" disabled={busy} aria-busy={busy && running === "preview"} onClick={() => void runPreview()}>
+            {busy && running === "preview" ? "Replaying…" : "Preview on history"}
+          </button>
+        </div>
       </div>
+      <PreviewResult prefix="edit" result={preview} stale={stale} />
     </form>
   );
 }
@@ -324,6 +360,9 @@ export function WebhookDetailPage({ id }: { id: string }) {
           {w.event_types.length > 0 && <><dt>Event types</dt><dd>{w.event_types.map((t) => <code key={t} class="tag">{t}</code>)}</dd></>}
           <dt>Category</dt><dd>{w.category ? <code>{w.category}</code> : "Every category"}</dd>
           <dt>Delivery</dt><dd>{DELIVERY_MODE_LABELS[w.delivery_mode] ?? w.delivery_mode}; cooldown {formatSeconds(w.cooldown_seconds)}<span class="cell-sub">{sentence(DELIVERY_MODES[w.delivery_mode] ?? "")}</span></dd>
+          <dt>Sensitivity</dt><dd>{SENSITIVITY_LABELS[w.sensitivity] ?? w.sensitivity}<span class="cell-sub">{sensitivityMeaning(w.sensitivity)}</span></dd>
+          <dt>Trigger window</dt><dd>{windowText(w.trigger_window_minutes, "None: delivered at once")}</dd>
+          <dt>Recovery window</dt><dd>{windowText(w.recovery_window_minutes, "None")}</dd>
           {w.header_names.length > 0 && <><dt>Custom headers</dt><dd>{w.header_names.map((h) => <code key={h} class="tag">{h}</code>)}</dd></>}
           {w.body_template && <><dt>Body template</dt><dd>{w.body_template.format}</dd></>}
           {w.secret_rotating_until && <><dt>Previous secret signs until</dt><dd><Time iso={w.secret_rotating_until} /></dd></>}

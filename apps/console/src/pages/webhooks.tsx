@@ -11,7 +11,10 @@ import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { sentence } from "../format.ts";
 import { useAction, usePagedList, useSubmit, useTitle } from "../hooks.ts";
-import type { CreateWebhookBody, DeliveryMode, TriggerType, Webhook, WebhookEventType, WebhookWithSecret } from "../types.ts";
+import type {
+  CreateWebhookBody, DeliveryMode, TriggerType, Webhook, WebhookBacktest, WebhookEventType, WebhookPreviewBody, WebhookWithSecret,
+} from "../types.ts";
+import { DaysField, DEFAULT_TUNING, PREVIEW_PATH, PreviewResult, TuningFields, tuningBody, type Tuning } from "./webhook-rules.tsx";
 
 export const WEBHOOKS = "/api/integrations/webhooks";
 export const webhookPath = (id: string, ...rest: string[]) => [WEBHOOKS, encodeURIComponent(id), ...rest].join("/");
@@ -29,33 +32,52 @@ export const DELIVERY_MODE_LABELS: Record<DeliveryMode, string> = { instant_stre
 
 interface FormState {
   url: string; description: string; trigger_type: TriggerType; threshold_value: string; category: string;
-  delivery_mode: DeliveryMode; cooldown_seconds: string; event_types: WebhookEventType[];
+  delivery_mode: DeliveryMode; cooldown_seconds: string; event_types: WebhookEventType[]; tuning: Tuning;
 }
 const EMPTY: FormState = {
   url: "", description: "", trigger_type: "trend_detected", threshold_value: "0", category: "", delivery_mode: "instant_stream",
-  cooldown_seconds: "0", event_types: [],
+  cooldown_seconds: "0", event_types: [], tuning: DEFAULT_TUNING,
 };
 
 function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) => void }) {
   const [f, setF] = useState<FormState>(EMPTY);
+  // Creating and previewing share one submission, so the fields show the errors of whichever ran last.
   const { busy, error, fields, submit: run } = useSubmit();
+  const [running, setRunning] = useState<"create" | "preview">("create");
+  const [days, setDays] = useState(14);
+  const [preview, setPreview] = useState<{ body: WebhookPreviewBody; answer: WebhookBacktest } | null>(null);
   const set = <K extends keyof FormState>(k: K, v: FormState[K]) => setF((s) => ({ ...s, [k]: v }));
   const eventTypes = f.trigger_type === "event_types";
+
+  /** The subscription's rules, as both the create and the preview routes take them. */
+  const rules = () => ({
+    trigger_type: f.trigger_type, delivery_mode: f.delivery_mode,
+    threshold_value: eventTypes ? 0 : Number(f.threshold_value), cooldown_seconds: Number(f.cooldown_seconds),
+    ...(f.category.trim() ? { category: f.category.trim() } : {}),
+    ...(eventTypes ? { event_types: f.event_types } : {}),
+    ...tuningBody(f.tuning),
+  });
 
   const submit = async (e: Event) => {
     e.preventDefault();
     const body: CreateWebhookBody = {
-      url: f.url.trim(), trigger_type: f.trigger_type, delivery_mode: f.delivery_mode,
-      threshold_value: eventTypes ? 0 : Number(f.threshold_value), cooldown_seconds: Number(f.cooldown_seconds),
+      url: f.url.trim(), ...rules(),
       ...(f.description.trim() ? { description: f.description.trim() } : {}),
-      ...(f.category.trim() ? { category: f.category.trim() } : {}),
-      ...(eventTypes ? { event_types: f.event_types } : {}),
     };
+    setRunning("create");
     const created = await run(() => post<WebhookWithSecret>(WEBHOOKS, body));
     if (!created) return;
     setF(EMPTY);
+    setPreview(null);
     onCreated(created);
   };
+  const runPreview = async () => {
+    const body: WebhookPreviewBody = { ...rules(), days };
+    setRunning("preview");
+    const answer = await run(() => post<WebhookBacktest>(PREVIEW_PATH, body));
+    if (answer) setPreview({ body, answer });
+  };
+  const stale = !!preview && JSON.stringify({ ...rules(), days }) !== JSON.stringify(preview.body);
 
   return (
     <form class="card form" onSubmit={submit} aria-labelledby="new-sub-title" noValidate>
@@ -98,6 +120,7 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
           {(a) => <input {...a} type="number" min={0} max={604_800} step={1} inputMode="numeric" value={f.cooldown_seconds}
             onInput={(e) => set("cooldown_seconds", e.currentTarget.value)} />}
         </Field>
+        <TuningFields prefix="wh" value={f.tuning} onChange={(t) => set("tuning", t)} fields={fields} />
         {eventTypes && (
           <fieldset class="span-2 checks" aria-describedby={fields.event_types ? "wh-event-types-error" : undefined}>
             <legend>Event types</legend>
@@ -112,9 +135,18 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
           </fieldset>
         )}
       </div>
-      <div class="actions">
-        <button type="submit" class="btn btn-primary" disabled={busy} aria-busy={busy}>{busy ? "Creating…" : "Create subscription"}</button>
+      <div class="actions actions-split">
+        <button type="submit" class="btn btn-primary" disabled={busy} aria-busy={busy && running === "create"}>
+          {busy && running === "create" ? "Creating…" : "Create subscription"}
+        </button>
+        <div class="inline-form">
+          <DaysField prefix="wh" value={days} onChange={setDays} error={fields.days} />
+          <button type="button" class="btn" disabled={busy} aria-busy={busy && running === "preview"} onClick={() => void runPreview()}>
+            {busy && running === "preview" ? "Replaying…" : "Preview on history"}
+          </button>
+        </div>
       </div>
+      <PreviewResult prefix="wh" result={preview} stale={stale} />
     </form>
   );
 }

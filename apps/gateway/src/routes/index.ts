@@ -5,6 +5,8 @@ import { briefingRoutes } from "./briefings.ts";
 import { consoleRoutes } from "./console.ts";
 import { keyRoutes } from "./keys.ts";
 import { muteRoutes } from "./mutes.ts";
+import { feedbackRoutes } from "./feedback.ts";
+import { calendarRoutes } from "./calendar.ts";
 import { opsRoutes, type OpenApiOf } from "./ops.ts";
 import { signalRoutes } from "./signals.ts";
 import { socialRoutes } from "./connectors/social.ts";
@@ -39,7 +41,7 @@ export function routesFor(registry: ConnectorRegistry): GatewayRoutes {
     routes.push(
       ...statusRoutes, ...opsRoutes(openApi), ...keyRoutes, ...signalRoutes, ...trendRoutes, ...briefingRoutes, ...webhookRoutes,
       ...socialRoutes(registry), ...oauthRoutes(registry), ...chatRoutes(registry), ...communityAdsRoutes(registry), ...adsRoutes(registry),
-      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes, ...muteRoutes, ...consoleRoutes,
+      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes, ...muteRoutes, ...feedbackRoutes, ...calendarRoutes, ...consoleRoutes,
     );
     set = { routes, openApi };
     built.set(registry, set);

@@ -1,6 +1,6 @@
 import {
   AccountEventList, type BodyTemplate, CreateWebhookBody, TREND_EVENT_TYPES, text, ExecutionIdParam, ExecutionsQuery, pageQuery, QueuedDelivery, RecoverBody, RecoverResult, RotatedSecret,
-  RotateSecretBody, subscriptionProblems, UpdateWebhookBody, Webhook, WebhookExecution, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
+  RotateSecretBody, subscriptionProblems, UpdateWebhookBody, Webhook, WebhookBacktest, WebhookExecution, WebhookPreviewBody, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
 import { deliveryBody, enqueueDelivery, serializePayload, templateProblem, testPayload } from "@trendgate/connector-webhook";
 import {
@@ -10,6 +10,8 @@ import {
   type PendingDeliveryFilter, type WebhookExecutionRow, type WebhookSubscriptionRow,
 } from "@trendgate/db";
 import { generateSecret } from "@trendgate/delivery";
+import { detectionConfigFrom } from "@trendgate/trends";
+import { backtestWebhook } from "../services/backtest.ts";
 import { assertPublicDestination } from "../http/outbound-url.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
@@ -33,6 +35,7 @@ export function toWebhook(r: Row): Webhook {
     threshold_value: r.thresholdValue, cooldown_seconds: r.cooldownSeconds, category: r.category, description: r.description,
     event_types: r.eventTypes as Webhook["event_types"], filter: (r.filter ?? null) as Webhook["filter"], header_names: headerNames(r),
     body_template: (r.bodyTemplate ?? null) as Webhook["body_template"],
+    sensitivity: r.sensitivity as Webhook["sensitivity"], trigger_window_minutes: r.triggerWindowMinutes, recovery_window_minutes: r.recoveryWindowMinutes,
     status: r.status as Webhook["status"], disabled_reason: r.disabledReason, failing_since: iso(r.failingSince),
     secret_rotating_until: r.previousSecretExpiresAt && r.previousSecretExpiresAt > new Date() ? r.previousSecretExpiresAt.toISOString() : null,
     created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
@@ -104,9 +107,27 @@ export const webhookRoutes = [
           thresholdValue: body.threshold_value, cooldownSeconds: body.cooldown_seconds, category: body.category ?? null,
           description: body.description ?? null, eventTypes: body.event_types ?? [], filter: body.filter ?? null,
           ...sealedHeaders(deps, body.headers ?? null), bodyTemplate: body.body_template ?? null, secretCiphertext: deps.secrets.seal(secret),
+          sensitivity: body.sensitivity, triggerWindowMinutes: body.trigger_window_minutes, recoveryWindowMinutes: body.recovery_window_minutes,
         });
         return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
       });
+    },
+  }),
+  defineRoute({
+    method: "post", path: `${BASE}/preview`, operationId: "previewWebhook", tag: TAG, auth: "apiKey",
+    summary: "Backtest a subscription's rules before saving: what it would have received over the last days",
+    description: "Replays the account's stored trend events (what its detection passes published, up to 14 days back) through the rules: " +
+      "trigger, category, filter, sensitivity, recovery window, trigger window (the detector re-assesses each held firing's trend at the window's end " +
+      "from the stored buckets) and cooldown. Nothing is saved or sent. Mutes are not replayed (they hold events back for every destination).",
+    body: WebhookPreviewBody,
+    responses: { 200: { description: "What it would have received", schema: WebhookBacktest } },
+    async handler({ deps, auth, body }) {
+      const rules = {
+        triggerType: body.trigger_type, thresholdValue: body.threshold_value, category: body.category ?? null, eventTypes: body.event_types ?? [],
+        filter: body.filter ?? null, sensitivity: body.sensitivity ?? "high", deliveryMode: body.delivery_mode, cooldownSeconds: body.cooldown_seconds,
+        triggerWindowMinutes: body.trigger_window_minutes ?? 0, recoveryWindowMinutes: body.recovery_window_minutes ?? 0,
+      };
+      return { status: 200, body: await backtestWebhook(deps.db, auth.accountId, rules, body.days, detectionConfigFrom(deps.config)) };
     },
   }),
   defineRoute({
@@ -128,7 +149,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: "patch", path: `${BASE}/{webhook_id}`, operationId: "updateWebhook", tag: TAG, auth: "apiKey",
-    summary: "Change a subscription's URL, trigger, threshold, cooldown, mode, category, description, event types, filter or headers",
+    summary: "Change a subscription's URL, trigger, threshold, cooldown, mode, category, description, event types, filter, sensitivity, windows or headers",
     params: WebhookIdParam, body: UpdateWebhookBody,
     responses: { 200: { description: "The updated subscription", schema: Webhook } },
     async handler({ deps, auth, params, body }) {
@@ -149,6 +170,7 @@ export const webhookRoutes = [
         url: body.url, triggerType: body.trigger_type, deliveryMode: body.delivery_mode, thresholdValue: body.threshold_value,
         cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description, eventTypes,
         filter: body.filter, ...(body.headers === undefined ? {} : sealedHeaders(deps, body.headers)), bodyTemplate: body.body_template,
+        sensitivity: body.sensitivity, triggerWindowMinutes: body.trigger_window_minutes, recoveryWindowMinutes: body.recovery_window_minutes,
       });
       return { status: 200, body: toWebhook(row) };
     },

@@ -1,6 +1,6 @@
 import { JOB_PAYLOADS, QUEUES } from "@trendgate/contracts";
 import type { Config } from "@trendgate/config";
-import { briefingLinkKey, briefingUrl, detectAccount, type EngineOptions } from "@trendgate/trends";
+import { briefingLinkKey, briefingUrl, detectAccount, detectionConfigFrom, type EngineOptions } from "@trendgate/trends";
 import type { ProcessorFactory } from "./types.ts";
 
 /**
@@ -47,10 +47,7 @@ export const trendDetection: ProcessorFactory = {
 export function engineOptions(config: Config): EngineOptions {
   const briefingKey = briefingLinkKey(config.ENCRYPTION_KEY);
   return {
-    bucketSeconds: config.DETECTION_BUCKET_SECONDS,
-    baselineHours: config.DETECTION_BASELINE_HOURS,
-    minMentionsPerHour: config.DETECTION_MIN_MENTIONS_PER_HOUR,
-    dailySeasonality: true,
+    ...detectionConfigFrom(config),
     publicBaseUrl: config.PUBLIC_BASE_URL,
     velocityEventStep: 0.5,
     velocityEventMinSeconds: config.DETECTION_VELOCITY_EVENT_MIN_SECONDS,

@@ -5,6 +5,7 @@ import { enqueueTrendEvents } from "@trendgate/trends";
 import { outboxSweepSource, webhookDeliveriesSource, type SweepSource } from "../outbox/sweep-source.ts";
 import type { WorkerDeps } from "../processors/types.ts";
 import { Periodic } from "../periodic.ts";
+import { releaseHeldFirings } from "./held-firings.ts";
 
 const LOCK_KEY = 0x7467_0001; // pg advisory lock id: one sweeper at a time across the fleet
 /** Overdue rows handled per step: one query, a pipelined state check, one pending re-check, one addBulk. */
@@ -64,6 +65,7 @@ export class OutboxSweeper {
       try {
         const deliveries = this.what.deliveries ? await sweepSource(this.deliveries) : 0;
         const events = this.what.events ? await this.sweepEvents() + await this.pushAccountEvents() : 0;
+        if (this.what.events) await this.releaseHeld();
         const perQueue: Record<string, number> = {};
         let outbox = 0;
         for (const source of this.outbox) {
@@ -83,6 +85,12 @@ export class OutboxSweeper {
       client.off("error", onError);
       client.release(broken); // a broken connection is closed, and its session lock goes with it
     }
+  }
+
+  /** Firings whose trigger window ended: delivered or recorded as suppressed (held-firings.ts). */
+  private async releaseHeld(): Promise<void> {
+    const r = await releaseHeldFirings(this.deps);
+    if (r.delivered || r.suppressed) this.deps.logger.info(r, "held firings decided at the end of their trigger windows");
   }
 
   /** Every undispatched event, a page at a time (within the pass budget): a page that stays stuck hides no other. */

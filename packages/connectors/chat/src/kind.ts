@@ -34,6 +34,8 @@ export interface OperatorCard {
   snoozedUntil: Date | null;
   /** Mention added to critical alerts (e.g. Slack `<!here>`), or null. */
   mention: string | null;
+  /** The item is about a trend: the card offers feedback on it ("Not a trend", "Useful"). */
+  judgeable: boolean;
 }
 
 /** Where a posted card lives, to update it later. */
@@ -42,10 +44,17 @@ export interface ChatMessageRef {
   ts: string;
 }
 
-/** A verified button press. */
+/** Feedback on the card's trend (see @trendgate/contracts FEEDBACK_VERDICTS). */
+export type ChatFeedbackVerdict = "not_a_trend" | "useful";
+
+/**
+ * A verified button press: an operator action on the card's item, or (`feedback` set, `action` absent) a verdict
+ * on its trend, which leaves the item as it is.
+ */
 export interface ChatInteraction {
   itemId: string;
-  action: OperatorAction;
+  action?: OperatorAction;
+  feedback?: ChatFeedbackVerdict;
   /** For snooze. */
   snoozeMinutes?: number;
   /** The item version the card showed when pressed. */

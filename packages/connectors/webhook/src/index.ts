@@ -3,3 +3,5 @@ export * from "./payload.ts";
 export * from "./sender.ts";
 export * from "./jobs.ts";
 export * from "./templates.ts";
+export * from "./windows.ts";
+export * from "./backtest.ts";

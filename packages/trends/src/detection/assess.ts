@@ -43,6 +43,8 @@ export interface AssessOptions {
   missing?: ReadonlySet<number>;
   /** The time of the assessment; inside the assessed bucket it makes that bucket partial (elapsed / width observed). */
   now?: Date;
+  /** The topic's evidence bar from feedback (EVIDENCE_BAR): every score threshold times this. 1 when nobody judged it. */
+  evidenceBar?: number;
 }
 
 /** Lowest anomalyScore for each severity; below `low` (or below the volume floor) is "none". */
@@ -82,7 +84,7 @@ interface Core {
  * one): scored against NEW_TOPIC_EXPECTED_PER_HOUR or the topic's own median so far, whichever is higher. Undefined
  * when the topic is not young (the model is missing for another reason) or the bucket is not a trend: unscored.
  */
-function youngCore(y: Float64Array, j: number, observed: number, cfg: Resolved): Core | undefined {
+function youngCore(y: Float64Array, j: number, observed: number, cfg: Resolved, bar: number): Core | undefined {
   const before: number[] = [];
   for (let k = 0; k < j; k++) if (!Number.isNaN(y[k])) before.push(y[k] - 1);
   // Its first bucket is never scored: a topic is new to us when its term starts being tracked, not only when it is
@@ -95,21 +97,24 @@ function youngCore(y: Float64Array, j: number, observed: number, cfg: Resolved):
   // A bucket in progress as the bucket it becomes with the rest at the expected rate, as for modelled topics.
   const whole = current + (1 - observed) * expected;
   const score = (whole - expected) / (NEW_TOPIC_DISPERSION * Math.sqrt(expected));
-  const severity = severityFor(score, whole, cfg.minPerBucket);
+  const severity = severityFor(score / bar, whole, cfg.minPerBucket);
   if (severity === "none") return undefined;
   const velocity = ((current / observed - expected) * 3600) / cfg.bucketSeconds;
   return { current, baseline: expected, velocity, windowVelocity: ((whole - expected) * 3600) / cfg.bucketSeconds, anomalyScore: score, severity };
 }
 
-/** `score: false`: the bucket is not scored (the first minutes of a bucket in progress). */
-function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: number, cfg: Resolved, score = true): Core {
+/**
+ * `score: false`: the bucket is not scored (the first minutes of a bucket in progress). `bar`: the topic's evidence
+ * bar; severity is judged on score / bar (the score itself is reported as is).
+ */
+function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: number, cfg: Resolved, bar: number, score = true): Core {
   const current = Number.isNaN(y[j]) ? 0 : y[j] - observed;
   const scored = score && model && scoreBucket(model, y, j, observed);
-  if (!scored) return (score && !model && youngCore(y, j, observed, cfg)) || { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
+  if (!scored) return (score && !model && youngCore(y, j, observed, cfg, bar)) || { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
   const projected = current / observed;
   // The volume floor, like the score, judges a bucket in progress as the bucket it becomes with the rest as expected:
   // a clump projected from a few minutes must not lift a topic under the floor over it.
-  const severity = severityFor(scored.score, current + (1 - observed) * scored.baseline, cfg.minPerBucket);
+  const severity = severityFor(scored.score / bar, current + (1 - observed) * scored.baseline, cfg.minPerBucket);
   return {
     current,
     baseline: scored.baseline,
@@ -124,10 +129,10 @@ function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: 
  * Assesses bucket k of y (count + 1 per bucket, NaN = missing; y[k] already holds a partial bucket's count + observed),
  * with acceleration and stage from the buckets just before it, scored with the same fitted model.
  */
-function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: number, cfg: Resolved, scoreTarget = true, model = fitModel(y, firstBucket, k, cfg)): Assessment {
-  const c = coreAt(model, y, k, observed, cfg, scoreTarget);
-  const prev = k >= 1 ? coreAt(model, y, k - 1, 1, cfg) : undefined;
-  const prev2 = k >= 2 ? coreAt(model, y, k - 2, 1, cfg) : undefined;
+function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: number, cfg: Resolved, bar: number, scoreTarget = true, model = fitModel(y, firstBucket, k, cfg)): Assessment {
+  const c = coreAt(model, y, k, observed, cfg, bar, scoreTarget);
+  const prev = k >= 1 ? coreAt(model, y, k - 1, 1, cfg, bar) : undefined;
+  const prev2 = k >= 2 ? coreAt(model, y, k - 2, 1, cfg, bar) : undefined;
   const isTrend = c.severity !== "none";
   const acceleration = prev ? c.velocity - prev.velocity : 0;
   let stage: Stage;
@@ -141,7 +146,7 @@ function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: 
   } else {
     let recent = false;
     for (let j = k - 1; j >= Math.max(0, k - cfg.coolingBuckets) && !recent; j--) {
-      recent = (j === k - 1 ? prev! : coreAt(model, y, j, 1, cfg)).severity !== "none";
+      recent = (j === k - 1 ? prev! : coreAt(model, y, j, 1, cfg, bar)).severity !== "none";
     }
     stage = recent ? "cooling" : "dormant";
   }
@@ -158,17 +163,18 @@ function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: 
  * bucket in progress is returned when it already shows a trend (at least PARTIAL_MIN_SECONDS in, scoring at least
  * PARTIAL_MIN_SCORE); otherwise the last
  * closed bucket, which settles the state. One model, fitted on the history before the bucket in progress, scores
- * both (a pass over thousands of topics cannot afford two fits per topic).
+ * both (a pass over thousands of topics cannot afford two fits per topic). `evidenceBar` (feedback) multiplies every
+ * score threshold, PARTIAL_MIN_SCORE included.
  */
-export function assessNow(y: Float64Array, firstBucket: number, observed: number, config?: Partial<DetectionConfig>): Assessment {
+export function assessNow(y: Float64Array, firstBucket: number, observed: number, config?: Partial<DetectionConfig>, evidenceBar = 1): Assessment {
   const cfg = resolveConfig(config);
   const k = y.length - 1;
   const model = fitModel(y, firstBucket, k, cfg);
   if (observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS || k === 0) {
-    const live = assessIndex(y, firstBucket, k, observed, cfg, observed === 1 || observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS, model);
-    if (observed === 1 || k === 0 || (live.isTrend && live.anomalyScore >= PARTIAL_MIN_SCORE)) return live;
+    const live = assessIndex(y, firstBucket, k, observed, cfg, evidenceBar, observed === 1 || observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS, model);
+    if (observed === 1 || k === 0 || (live.isTrend && live.anomalyScore >= PARTIAL_MIN_SCORE * evidenceBar)) return live;
   }
-  return assessIndex(y, firstBucket, k - 1, 1, cfg, true, model);
+  return assessIndex(y, firstBucket, k - 1, 1, cfg, evidenceBar, true, model);
 }
 
 /** Dense y (count + 1, NaN where the account had an outage and the topic no data) for bucket numbers first..last. */
@@ -203,16 +209,16 @@ export function assess(series: Bucket[], at: Date, config?: Partial<DetectionCon
     observed = Math.max(elapsed, 1) / bucketMs;
     y[k] = y[k] - 1 + observed; // count + the pseudo-count's observed share
   }
-  return assessIndex(y, first, k, observed, cfg, elapsed >= PARTIAL_MIN_SECONDS * 1000 || observed === 1);
+  return assessIndex(y, first, k, observed, cfg, options.evidenceBar ?? 1, elapsed >= PARTIAL_MIN_SECONDS * 1000 || observed === 1);
 }
 
 /** Assesses every bucket from the series' first to its last (closed buckets), in order: the same result as assess() on each. */
-export function assessSeries(series: Bucket[], config?: Partial<DetectionConfig>, options: Pick<AssessOptions, "missing"> = {}): Assessment[] {
+export function assessSeries(series: Bucket[], config?: Partial<DetectionConfig>, options: Pick<AssessOptions, "missing" | "evidenceBar"> = {}): Assessment[] {
   const cfg = resolveConfig(config);
   const bucketMs = cfg.bucketSeconds * 1000;
   const sums = sumByIndex(series.map((b) => ({ at: b.start, count: b.count })), bucketMs);
   const range = indexRange(sums);
   if (!range) return [];
   const y = denseY(sums, range.first, range.last, bucketMs, options.missing);
-  return Array.from(y, (_, k) => assessIndex(y, range.first, k, 1, cfg));
+  return Array.from(y, (_, k) => assessIndex(y, range.first, k, 1, cfg, options.evidenceBar ?? 1));
 }

@@ -117,3 +117,11 @@ function resolve(config: Partial<DetectionConfig>): Resolved {
     bucketsPerHour: cfg.dailySeasonality && b <= 3600 && 3600 % b === 0 ? 3600 / b : 0,
   };
 }
+
+/** The detection config the service runs with, from its environment settings (the worker's passes and backtests alike). */
+export const detectionConfigFrom = (c: { DETECTION_BUCKET_SECONDS: number; DETECTION_BASELINE_HOURS: number; DETECTION_MIN_MENTIONS_PER_HOUR: number }): DetectionConfig => ({
+  bucketSeconds: c.DETECTION_BUCKET_SECONDS,
+  baselineHours: c.DETECTION_BASELINE_HOURS,
+  minMentionsPerHour: c.DETECTION_MIN_MENTIONS_PER_HOUR,
+  dailySeasonality: true,
+});

@@ -36,7 +36,7 @@
  * stopped growing while the count holds or has just turned), cooling (falling while still anomalous, or up to 6 h
  * after the last anomalous bucket), dormant otherwise.
  */
-export { DEFAULT_DETECTION_CONFIG, resolveConfig, COOLING_HOURS, DORMANCY_HOURS, MIN_HISTORY_HOURS, RECENT_HOURS, SCALES, type DetectionConfig } from "./config.ts";
+export { DEFAULT_DETECTION_CONFIG, detectionConfigFrom, resolveConfig, COOLING_HOURS, DORMANCY_HOURS, MIN_HISTORY_HOURS, RECENT_HOURS, SCALES, type DetectionConfig } from "./config.ts";
 export { bucketize, type Bucket } from "./series.ts";
 export {
   assess,

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { clipText, TREND_EVENT_LIMITS, type TrendEvent } from "@trendgate/contracts";
-import { insertTrendEvents, newId, type Db } from "@trendgate/db";
+import { accountCalendar, insertTrendEvents, newId, type Db } from "@trendgate/db";
+import { HOLIDAY_EVIDENCE, holidayAt } from "../calendar/holidays.ts";
 import type { Queues } from "@trendgate/queues";
 import { assessNow, resolveConfig, type DetectionConfig } from "../detection/index.ts";
 import { boundTrendEvents, dispatchTrendEvents } from "../events/publish.ts";
@@ -35,7 +36,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
     severityHoldSeconds: o.severityHoldSeconds ?? DEFAULT_EVENT_RULES.severityHoldSeconds,
   };
   // ms: where a pass spends its time (the benchmark prints them)
-  const stats = { topics: 0, trends: 0, events: 0, outages: 0, ms: { read: 0, assess: 0, write: 0 } };
+  const stats = { topics: 0, trends: 0, events: 0, outages: 0, holiday: null as string | null, ms: { read: 0, assess: 0, write: 0 } };
   const client = await deps.db.$pool.connect();
   let published: TrendEvent[] = [];
   try {
@@ -48,6 +49,11 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
     await client.query("SET LOCAL jit = off; SET LOCAL work_mem = '64MB'");
     let t = performance.now();
     const shardSeries = await readShard(client, accountId, now, cfg, shard);
+    // On one of the account's holidays every topic needs stronger evidence (calendar/holidays.ts).
+    const calendar = await accountCalendar(deps.db, accountId);
+    const holiday = calendar ? holidayAt(calendar, now) : null;
+    const dayBar = holiday ? HOLIDAY_EVIDENCE : 1;
+    stats.holiday = holiday?.name ?? null;
     stats.ms.read = performance.now() - t;
     t = performance.now();
     stats.outages = shardSeries.outages.length;
@@ -55,7 +61,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
     const events: TrendEvent[] = [];
     for (const topic of shardSeries.candidates) {
       stats.topics++;
-      const a = assessNow(topic.y, shardSeries.first, shardSeries.observed, o);
+      const a = assessNow(topic.y, shardSeries.first, shardSeries.observed, o, topic.evidenceBar * dayBar);
       const row = topic.trend;
       const d = decide(row, a, rules, now);
       if (!d) continue;
@@ -71,6 +77,8 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
         sentiment: topic.sentiment,
         detectedAt: detected || !row ? now : row.detectedAt, bucketStart: a.bucketStart, observed: a.observed,
         lastAnomalousBucket: d.state.lastAnomalousBucket, waveStart: d.state.waveStart, peakSeverity: d.state.peakSeverity,
+        lastAnomalousAt: a.isTrend ? now : (row?.lastAnomalousAt ?? null),
+        endedAt: d.event === "trend.ended" ? now : (row?.endedAt ?? null),
       });
       if (!d.event) continue;
       const severity = d.state.severity;
@@ -84,6 +92,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
         timestamp: a.bucketStart.toISOString(), summary: summaryOf(facts, cfg.bucketSeconds),
         source_link: o.sourceLink?.({ accountId, trendId: id, now }) ?? `${o.publicBaseUrl.replace(/\/$/, "")}/api/trends/${id}`,
         recommended_next_steps: nextStepsOf(facts),
+        ...(detected ? { previous_ended_at: row?.status === "ended" && row.endedAt ? row.endedAt.toISOString() : null } : {}),
       });
     }
     stats.ms.assess = performance.now() - t;

@@ -16,11 +16,13 @@ export interface Candidate {
   id: string;
   name: string;
   category: string;
-  trend: (TrendState & { id: string; peakVelocity: number; detectedAt: Date }) | undefined;
+  trend: (TrendState & { id: string; peakVelocity: number; detectedAt: Date; lastAnomalousAt: Date | null; endedAt: Date | null }) | undefined;
   /** count + 1 per bucket from `first` to the bucket in progress (NaN = outage). */
   y: Float64Array;
   /** Mean sentiment of the last closed bucket and the bucket in progress, null without any. */
   sentiment: number | null;
+  /** Feedback's factor on the score thresholds (1: nobody judged the topic). */
+  evidenceBar: number;
 }
 
 export interface ShardSeries {
@@ -85,13 +87,13 @@ export async function readShard(client: pg.PoolClient, accountId: string, now: D
   // A topic with a usable cache gets, in the same row, its buckets after the cache (and those within LATE_HOURS, read
   // again: late signals land there): the index pages the EXISTS probe just read hold them. ts.* is NULL otherwise.
   const { rows: topics } = await client.query<{
-    id: string; name: string; category: string; trend_id: string | null; status: "active" | "ended" | null; severity: PublishedSeverity | null;
+    id: string; name: string; category: string; evidence_bar: number; trend_id: string | null; status: "active" | "ended" | null; severity: PublishedSeverity | null;
     published_velocity: number | null; pending_severity: PublishedSeverity | null; pending_since: Date | null; velocity_event_at: Date | null;
-    peak_velocity: number | null; detected_at: Date | null; last_anomalous_bucket: Date | null; wave_start: Date | null; peak_severity: PublishedSeverity | null; series_first: number | null; series_through: number | null; series: Buffer | null;
+    peak_velocity: number | null; detected_at: Date | null; last_anomalous_bucket: Date | null; wave_start: Date | null; peak_severity: PublishedSeverity | null; last_anomalous_at: Date | null; ended_at: Date | null; series_first: number | null; series_through: number | null; series: Buffer | null;
     recent: string | null;
   }>(
-    `SELECT t.id, t.name, t.category, tr.id AS trend_id, tr.status, tr.severity, tr.published_velocity, tr.pending_severity,
-            tr.pending_since, tr.velocity_event_at, tr.peak_velocity, tr.detected_at, tr.last_anomalous_bucket, tr.wave_start, tr.peak_severity, ts.first_bucket AS series_first,
+    `SELECT t.id, t.name, t.category, t.evidence_bar, tr.id AS trend_id, tr.status, tr.severity, tr.published_velocity, tr.pending_severity,
+            tr.pending_since, tr.velocity_event_at, tr.peak_velocity, tr.detected_at, tr.last_anomalous_bucket, tr.wave_start, tr.peak_severity, tr.last_anomalous_at, tr.ended_at, ts.first_bucket AS series_first,
             ts.through_bucket AS series_through, ts.counts AS series,
             CASE WHEN ts.topic_id IS NOT NULL THEN (
               SELECT string_agg(${bucketText("tb", "$8", "$9", "$5")}, ',') FROM topic_buckets tb
@@ -115,9 +117,11 @@ export async function readShard(client: pg.PoolClient, accountId: string, now: D
       id: t.trend_id, status: t.status!, severity: t.severity!, publishedVelocity: t.published_velocity!, pendingSeverity: t.pending_severity,
       pendingSince: t.pending_since, velocityEventAt: t.velocity_event_at, peakVelocity: t.peak_velocity!, detectedAt: t.detected_at!,
       lastAnomalousBucket: t.last_anomalous_bucket, waveStart: t.wave_start, peakSeverity: t.peak_severity,
+      lastAnomalousAt: t.last_anomalous_at, endedAt: t.ended_at,
     } : undefined,
     y: new Float64Array(len).fill(1),
     sentiment: null,
+    evidenceBar: t.evidence_bar,
   }));
   if (!candidates.length) return { first, current, observed, candidates, outages: [] };
 

@@ -2,9 +2,10 @@ import { z } from "zod";
 import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
-import { findOperatorItem, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
-import { applyActionIn, chatActor, queueCardRefresh } from "@trendgate/operator";
+import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
+import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
+import { applyActionIn, chatActor, operatorSettings, queueCardRefresh } from "@trendgate/operator";
+import { backtestChat } from "../../services/backtest.ts";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -153,6 +154,19 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
     }),
     defineRoute({
+      method: "post", path: `${BASE}/settings/preview`, operationId: "previewChatSettings", tag: TAG, auth: "apiKey",
+      summary: "Backtest chat settings before saving: the operator items they would have opened over the last days",
+      description: "Replays the account's stored trend events (up to 14 days back, `days`) through the settings' min_severity (or sensitivity) and " +
+        "categories: one item per trend, opened by its first event that qualifies. Nothing is saved or posted; no connection is needed.",
+      query: z.object({ days: BACKTEST_DAYS }),
+      body: SettingsBody,
+      responses: { 200: { description: "What the settings would have opened", schema: ChatBacktest } },
+      async handler({ deps, auth, body, query }) {
+        const settings = operatorSettings(deps.registry, body, deps.config.OPERATOR_RENOTIFY_SECONDS);
+        return { status: 200, body: await backtestChat(deps.db, auth.accountId, settings, query.days) };
+      },
+    }),
+    defineRoute({
       method: "get", path: `${BASE}/settings`, operationId: "getChatSettings", tag: TAG, auth: "apiKey",
       summary: "The chat settings, with defaults applied",
       responses: {
@@ -193,10 +207,18 @@ function routesOf(connector: ChatConnector): RouteDef[] {
         // The card's workspace must be the connection's: a press from another workspace names nothing here.
         if (!item || !conn || !connector.interactions.fromWorkspaceOf(it, conn.externalAccount as Record<string, unknown>)) return ephemeral("This item is not available in this workspace.");
 
+        if (it.feedback) {
+          const trend = item.trendId ? await findAccountTrend(deps.db, item.accountId, item.trendId) : null;
+          if (!trend) return ephemeral("This item's trend no longer exists.");
+          const r = await recordFeedback(deps.db, trend, { verdict: it.feedback, actor: chatActor(it.teamId, it.user.id) });
+          return ephemeral(`Thanks: "${trend.name}" marked ${it.feedback === "useful" ? "useful" : "not a trend"}. ` +
+            (r.evidenceBar > 1 ? `It now needs ${r.evidenceBar}x the usual evidence to alert.` : "It alerts at the usual evidence."));
+        }
+        const action = it.action!;
         return atomically(async (tx) => { // no Idempotency-Key here: one plain transaction
           const snooze = it.snoozeMinutes === undefined ? undefined : Math.min(SNOOZE_MINUTES.max, Math.max(SNOOZE_MINUTES.min, it.snoozeMinutes));
           const r = await applyActionIn(tx, deps, {
-            itemId: item.id, accountId: item.accountId, action: it.action, version: it.version, snoozeMinutes: snooze,
+            itemId: item.id, accountId: item.accountId, action, version: it.version, snoozeMinutes: snooze,
             actor: chatActor(it.teamId, it.user.id), actorName: it.user.name,
           });
           if (r.ok) return { status: 200, outbox: r.outbox };
@@ -206,7 +228,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
           return {
             ...ephemeral(r.reason === "version_conflict"
               ? `This item changed meanwhile: it is now ${state}. The card is being refreshed; press again if still needed.`
-              : `An item that is ${state} cannot be ${PAST[it.action]}. The card is being refreshed.`),
+              : `An item that is ${state} cannot be ${PAST[action]}. The card is being refreshed.`),
             outbox,
           };
         });

@@ -1,4 +1,4 @@
-import type { OperatorAction, OperatorCard, OperatorState } from "../kind.ts";
+import type { ChatFeedbackVerdict, OperatorAction, OperatorCard, OperatorState } from "../kind.ts";
 import { SLACK_MENTION } from "./schemas.ts";
 
 // An operator card as a Block Kit message (https://docs.slack.dev/reference/block-kit). Trend text is data, not
@@ -23,6 +23,12 @@ export const SLACK_LIMITS = {
 export const SNOOZE_BUTTON_MINUTES = 60;
 
 export const ACTION_PREFIX = "operator:";
+/** Feedback buttons: `feedback:not_a_trend`, `feedback:useful`. */
+export const FEEDBACK_PREFIX = "feedback:";
+const FEEDBACK_BUTTONS: { verdict: ChatFeedbackVerdict; text: string }[] = [
+  { verdict: "not_a_trend", text: "Not a trend" },
+  { verdict: "useful", text: "Useful" },
+];
 
 type PlainText = { type: "plain_text"; text: string; emoji?: boolean };
 type Mrkdwn = { type: "mrkdwn"; text: string };
@@ -132,6 +138,17 @@ export function renderCard(card: OperatorCard): { text: string; blocks: CardBloc
       })),
     },
   ];
+  // Feedback on the trend in every state: a resolved item can still turn out to have been noise.
+  if (card.judgeable) {
+    blocks.push({
+      type: "actions",
+      block_id: "trend_feedback",
+      elements: FEEDBACK_BUTTONS.map((b): Button => ({
+        type: "button", action_id: `${FEEDBACK_PREFIX}${b.verdict}`, text: { type: "plain_text", text: b.text, emoji: true },
+        value: JSON.stringify({ item_id: card.itemId }),
+      })),
+    });
+  }
 
   const text = cut(`${head}${sev.label}: ${escapeMrkdwn(title)} (${STATE_LABEL[card.state].toLowerCase()}) ${escapeMrkdwn(card.summary.trim())}`.trim(), SLACK_LIMITS.fallbackText);
   return { text, blocks };

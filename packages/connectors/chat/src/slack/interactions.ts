@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { ID_PATTERN } from "@trendgate/contracts";
-import type { ChatInteraction, ChatInteractions, OperatorAction } from "../kind.ts";
-import { ACTION_PREFIX, SNOOZE_BUTTON_MINUTES } from "./blocks.ts";
+import type { ChatFeedbackVerdict, ChatInteraction, ChatInteractions, OperatorAction } from "../kind.ts";
+import { ACTION_PREFIX, FEEDBACK_PREFIX, SNOOZE_BUTTON_MINUTES } from "./blocks.ts";
 
 // Slack's interactivity requests (button presses on our cards). Verification follows
 // https://docs.slack.dev/authentication/verifying-requests-from-slack: X-Slack-Signature is
@@ -13,6 +13,7 @@ import { ACTION_PREFIX, SNOOZE_BUTTON_MINUTES } from "./blocks.ts";
 export const SLACK_SIGNATURE_MAX_AGE_SECONDS = 300;
 
 const ACTIONS = new Set<OperatorAction>(["acknowledge", "resolve", "snooze", "reopen", "mute"]);
+const VERDICTS = new Set<ChatFeedbackVerdict>(["not_a_trend", "useful"]);
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined | null {
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
@@ -62,9 +63,9 @@ export function parseSlackInteraction(rawBody: Buffer): ChatInteraction | null {
 
   for (const a of payload.actions) {
     const id = str(a?.action_id);
-    if (!id?.startsWith(ACTION_PREFIX)) continue;
-    const action = id.slice(ACTION_PREFIX.length) as OperatorAction;
-    if (!ACTIONS.has(action)) continue;
+    const action = id?.startsWith(ACTION_PREFIX) ? id.slice(ACTION_PREFIX.length) as OperatorAction : undefined;
+    const verdict = id?.startsWith(FEEDBACK_PREFIX) ? id.slice(FEEDBACK_PREFIX.length) as ChatFeedbackVerdict : undefined;
+    if (!(action && ACTIONS.has(action)) && !(verdict && VERDICTS.has(verdict))) continue;
     let value: any;
     try { value = JSON.parse(str(a.value) ?? ""); } catch { return null; }
     const itemId = str(value?.item_id);
@@ -75,6 +76,7 @@ export function parseSlackInteraction(rawBody: Buffer): ChatInteraction | null {
     const version = Number.isSafeInteger(value.version) && value.version > 0 ? value.version as number : undefined;
     const snooze = Number.isSafeInteger(value.snooze_minutes) && value.snooze_minutes > 0 && value.snooze_minutes <= 7 * 24 * 60 ? value.snooze_minutes as number : SNOOZE_BUTTON_MINUTES;
     const name = str(payload.user?.username) ?? str(payload.user?.name);
+    if (verdict) return { itemId, feedback: verdict, user: { id: userId, ...(name ? { name } : {}) }, teamId };
     return {
       itemId,
       action,

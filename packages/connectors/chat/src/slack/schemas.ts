@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CategoryPath, Severity, text } from "@trendgate/contracts";
+import { CategoryPath, SENSITIVITIES, SENSITIVITY_MIN_SEVERITY, Severity, text } from "@trendgate/contracts";
 
 // The request bodies of the chat routes while Slack is the chat provider: which channel receives operator cards,
 // and which trend events become operator items there. Defaults are applied when a field is left out, so a stored
@@ -43,8 +43,14 @@ export const ChatSettingsBody = z
       .meta({ description: "Mention added to critical cards, e.g. `<!here>`, `<!channel>`, `<@U0123ABCD>`, `<!subteam^S0123ABCD>` (default `null`: none)" }),
     renotify_minutes: z.number().int().min(5).max(1440).nullable().default(null)
       .meta({ description: "Minutes after which an unacknowledged critical item is posted again in its thread, 5-1440 (default `null`: the server's OPERATOR_RENOTIFY_SECONDS)" }),
+    sensitivity: z.enum(SENSITIVITIES).optional().meta({
+      description: "Shorthand for min_severity, as webhook subscriptions name it: `high` = low and up (anomaly score >= 4.5), `normal` = medium and up (>= 7), " +
+        "`low` = high and up (>= 10, the default). When given it sets min_severity; the stored settings show min_severity",
+    }),
   })
   .strict()
+  // A check that rewrites, not a transform: the manifest's schema stays an object schema (its fields are documented).
+  .overwrite((s) => (s.sensitivity ? { ...s, min_severity: SENSITIVITY_MIN_SEVERITY[s.sensitivity], sensitivity: undefined } : s))
   .meta({ id: "ChatSettingsBody" });
 
 export type ChatSettings = z.output<typeof ChatSettingsBody>;

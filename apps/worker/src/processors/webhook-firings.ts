@@ -1,0 +1,103 @@
+import { severityRank, type Severity, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
+import { enqueueDeliveries, heldByWindow, inRecoveryWindow, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
+import {
+  fireDigest, fireInstant, fireUnthrottled, holdFirings, recordCooldownDrop, recordWindowDrop, type FireInput, type Fired, type HoldInput,
+  type RoutedSubscription,
+} from "@trendgate/db";
+import type { WorkerDeps } from "./types.ts";
+
+// What a trend event does to an account's webhook subscriptions: each subscription whose trigger it fires gets a
+// delivery now (through its cooldown), or holds it for its trigger window, or drops it inside its recovery window.
+
+export interface Firing {
+  sub: RoutedSubscription;
+  event: TrendEvent;
+}
+
+/**
+ * The order a subscription's firings of one batch meet its cooldown: the most severe first, then the fastest, so
+ * that when only one may pass, the one delivered is the strongest (not whichever came first in the batch).
+ */
+const strongestFirst = (a: FireInput, b: FireInput) =>
+  severityRank((b.payload as WebhookPayload).severity as Severity) - severityRank((a.payload as WebhookPayload).severity as Severity) || b.velocity - a.velocity;
+
+/**
+ * Routes a batch of events to the subscriptions they fire: delivered now (fireWebhooks), held for a trigger window
+ * (an end never is: it closes what was delivered), or dropped in a recovery window (recorded as suppressed).
+ * Returns how many deliveries were queued now.
+ */
+export async function routeToWebhooks(deps: WorkerDeps, events: TrendEvent[], subsOf: (accountId: string) => Promise<RoutedSubscription[]>, now = new Date()) {
+  const fire: Firing[] = [];
+  const hold: HoldInput[] = [];
+  for (const event of events) {
+    for (const sub of await subsOf(event.account_id)) {
+      if (!triggerFires(sub, event)) continue;
+      if (inRecoveryWindow(sub, event, now)) {
+        const minutes = Math.round((now.getTime() - Date.parse(event.previous_ended_at!)) / 60_000);
+        await recordWindowDrop(deps.db, fireInput(sub, event, deps), "recovery_window",
+          `re-detected ${minutes} min after its trend ended, inside the recovery window (${sub.recoveryWindowMinutes} min)`);
+      } else if (heldByWindow(sub, event)) {
+        hold.push({ subscriptionId: sub.id, event, windowMinutes: sub.triggerWindowMinutes });
+      } else fire.push({ sub, event });
+    }
+  }
+  await holdFirings(deps.db, hold, deps.config.DETECTION_INTERVAL_SECONDS);
+  return fireWebhooks(deps, fire);
+}
+
+const fireInput = (sub: RoutedSubscription, event: TrendEvent, deps: WorkerDeps): FireInput =>
+  ({ subscriptionId: sub.id, eventId: event.id, payload: payloadFromEvent(event, deps.config.DELIVERY_BODY_MAX_BYTES), velocity: event.velocity });
+
+/**
+ * Creates the deliveries of these firings and queues their jobs. Cooldown is decided atomically in Postgres
+ * (fireInstant/fireDigest), so any number of workers may fire for the same subscription at once; subscriptions without
+ * a cooldown get all their deliveries in one insert. Delivery rows are committed before their jobs are queued; if
+ * queueing fails the sweeper queues them later. Paused subscriptions keep their deliveries pending (queued on
+ * resume); disabled ones record them as failed (re-sent by `recover`). Whether a firing is pending or failed, and
+ * whether it is queued now, is decided by the firing statements from the subscription's current row (a subscription
+ * disabled by a 410 a moment ago still gets a row for every firing), and a firing routed as unthrottled whose
+ * subscription has since been given a cooldown goes through the cooldown path.
+ */
+export async function fireWebhooks(deps: WorkerDeps, firings: Firing[]): Promise<number> {
+  const { db, queues, config } = deps;
+  const unthrottled: FireInput[] = [];
+  const throttled = new Map<string, { mode: string; fires: FireInput[] }>();
+  const throttle = (fire: FireInput, mode: string) =>
+    (throttled.get(fire.subscriptionId) ?? throttled.set(fire.subscriptionId, { mode, fires: [] }).get(fire.subscriptionId)!).fires.push(fire);
+  const bodies = new Map<string, string>();
+  const eventInfo = new Map<string, { type: TrendEvent["type"]; trend_id: string }>();
+  for (const { sub, event } of firings) {
+    const fire = fireInput(sub, event, deps);
+    if (!bodies.has(event.id)) bodies.set(event.id, serializePayload(fire.payload as WebhookPayload, config.DELIVERY_BODY_MAX_BYTES));
+    eventInfo.set(event.id, { type: event.type, trend_id: event.trend_id });
+    if (sub.deliveryMode === "instant_stream" && sub.cooldownSeconds === 0) unthrottled.push(fire);
+    else throttle(fire, sub.deliveryMode);
+  }
+
+  const jobs: { job: DeliveryJob; delayMs: number }[] = [];
+  // Queued now only when pending and the subscription is active (per the row, not the cache); paused ones are
+  // held until resume, disabled ones were recorded as failed.
+  const queue = (d: Fired | null, body: string) => {
+    if (d && d.status === "pending" && d.subscriptionStatus === "active") {
+      // A held digest (body "") may still take a stronger event: its job reads body and event from the row.
+      const event = body ? eventInfo.get(d.eventId) : undefined;
+      jobs.push({ job: { delivery_id: d.id, webhook_id: d.subscriptionId, attempt: 1, trigger: "trend_event", body, event }, delayMs: d.dueAt.getTime() - Date.now() });
+    }
+  };
+  const { fired, throttled: rerouted } = await fireUnthrottled(db, unthrottled);
+  for (const d of fired) queue(d, bodies.get(d.eventId)!);
+  for (const { fire, deliveryMode } of rerouted) throttle(fire, deliveryMode);
+  for (const { mode, fires } of throttled.values()) {
+    for (const fire of fires.sort(strongestFirst)) {
+      // A held digest's payload may still be replaced by a stronger event: its job reads the row when due.
+      if (mode === "cooldown_digest") queue(await fireDigest(db, fire), "");
+      else {
+        const d = await fireInstant(db, fire);
+        if (d) queue(d, bodies.get(fire.eventId)!);
+        else await recordCooldownDrop(db, fire); // dropped by the cooldown: shown in the executions
+      }
+    }
+  }
+  await enqueueDeliveries(queues, jobs);
+  return jobs.length;
+}

@@ -1,0 +1,12 @@
+import type { TrendEvent } from "@trendgate/contracts";
+
+// A subscription's trigger and recovery windows: the one rule the live path (apps/worker webhook-firings.ts) and the
+// backtest (backtest.ts) both apply.
+
+/** The firings a trigger window holds: everything but an end (it closes what was delivered). */
+export const heldByWindow = (sub: { triggerWindowMinutes: number }, e: TrendEvent) => sub.triggerWindowMinutes > 0 && e.type !== "trend.ended";
+
+/** A re-detection of a trend that ended less than the recovery window before `at`. */
+export const inRecoveryWindow = (sub: { recoveryWindowMinutes: number }, e: TrendEvent, at: Date) =>
+  sub.recoveryWindowMinutes > 0 && e.type === "trend.detected" && !!e.previous_ended_at &&
+  at.getTime() - Date.parse(e.previous_ended_at) < sub.recoveryWindowMinutes * 60_000;
