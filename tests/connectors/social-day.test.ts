@@ -161,6 +161,10 @@ test("24 simulated hours, one term per polled provider at default settings: with
 
   const stored = async (source: string) => (await gw.deps.db.signal.findMany({ where: { accountId: a.accountId, source }, select: { externalId: true } }))
     .map((s) => s.externalId);
+  // Each post's text is kept with its signal (a trend's drivers are read from it).
+  const untitled = await gw.deps.db.signal.count({ where: { accountId: a.accountId, source: { in: ["x", "reddit", "youtube"] }, text: null } });
+  expect(untitled).toBe(0);
+  expect(await gw.deps.db.signal.count({ where: { accountId: a.accountId, source: { in: ["x", "reddit", "youtube"] } } })).toBeGreaterThan(0);
   /** The most requests in any `windowMs` (sliding) among these arrival times. */
   const peak = (times: number[], windowMs: number) => {
     let most = 0;

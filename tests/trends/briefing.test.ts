@@ -12,7 +12,7 @@ import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
 const HOUR = 3600_000;
 const browser = await testBrowser();
 const HTML = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" }; // what a browser sends
-const PAGE_TAGS = "html head meta title style body header p h1 h2 span section dl dt dd time figure svg line text polyline circle figcaption ol li a br footer code".split(" ");
+const PAGE_TAGS = "html head meta title style body header p h1 h2 span section dl dt dd time figure svg line text polyline circle figcaption ol ul li a br footer code h3 strong".split(" ");
 const HOSTILE = `<script>alert("pwned")</script> "quoted" & 'single' </title><img src=x onerror=alert(1)>`;
 
 let gw: TestGateway;
@@ -257,7 +257,7 @@ describe("GET /briefings/{token}", () => {
       expect(res?.status()).toBe(200);
       expect(await page.locator("h1").textContent()).toBe("AI agents");
       const text = await page.locator("body").innerText();
-      for (const s of ["What rose", "410 mentions/h", "How fast", "Since when", "Sentiment", "Example posts", "Recommended next steps", "Generated"]) expect(text).toContain(s);
+      for (const s of ["What rose", "410 mentions/h", "How fast", "Since when", "Why it is trending", "Co-occurring terms", "Sentiment", "Example posts", "Recommended next steps", "Generated"]) expect(text).toContain(s);
       const box = await page.locator("svg").boundingBox();
       expect(box && box.width > 100 && box.height > 50).toBe(true);
       const line = await page.locator("svg polyline").boundingBox();

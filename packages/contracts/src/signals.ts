@@ -20,6 +20,9 @@ export const CategoryPath = z
   .max(200)
   .meta({ example: "tech/ai" });
 
+/** Longest post text a signal keeps (connectors cut longer ones). */
+export const SIGNAL_TEXT_MAX = 1000;
+
 export const Signal = z
   .object({
     id: text({ min: 1, max: 200 }).meta({ description: "Caller's id for the signal; a repeat is ignored" }),
@@ -32,6 +35,8 @@ export const Signal = z
       .refine((v) => !(Date.parse(v) < Date.now() - SIGNAL_MAX_AGE_DAYS * 86_400_000), `must not be more than ${SIGNAL_MAX_AGE_DAYS} days in the past`)
       .meta({ description: `When it was observed (ISO 8601, UTC; at most ${SIGNAL_MAX_AGE_DAYS} days back and ${SIGNAL_MAX_FUTURE_SECONDS / 3600} h ahead of the server clock)` }),
     link: text({ max: 2000 }).pipe(z.url({ protocol: /^https?$/ })).optional(),
+    text: text({ max: SIGNAL_TEXT_MAX }).optional()
+      .meta({ description: `The post's text or title, at most ${SIGNAL_TEXT_MAX} characters: what a trend's drivers (the terms that co-occur more than usual) are read from` }),
   })
   .strict()
   .meta({ id: "Signal" });

@@ -40,9 +40,23 @@ export const Trend = z
   .meta({ id: "Trend" });
 export type Trend = z.infer<typeof Trend>;
 
+export const TrendDrivers = z
+  .object({
+    terms: z.array(z.object({ term: z.string(), posts: z.number().int(), lift: z.number() }))
+      .meta({ description: "Terms (words, #hashtags, @mentions) in at least 2 of the trend's posts and at least 2x their usual share of the topic's posts, strongest first (at most 5)" }),
+    sources: z.array(z.object({ source: z.string(), share: z.number(), usual_share: z.number() }))
+      .meta({ description: "Share of the mentions by source since the detection, and in the week before" }),
+    top_posts: z.array(z.object({ source: z.string(), count: z.number(), link: z.string().nullable(), text: z.string().nullable(), observed_at: Timestamp }))
+      .meta({ description: "The signals that weigh most since the detection (at most 3)" }),
+    sentiment: z.object({ now: z.number(), usual: z.number().nullable(), shift: z.number().nullable() }).nullable()
+      .meta({ description: "Mean sentiment (weighted by count) since the detection and in the week before; null without scored mentions" }),
+  })
+  .meta({ id: "TrendDrivers", description: "Why it is trending: read from the topic's stored signals (their text, source, count and sentiment) since the bucket it was detected in, against the week before" });
+
 export const TrendWithSeries = Trend.extend({
   series: z.array(z.object({ bucket_start: Timestamp, count: z.number(), sentiment: z.number().nullable() }))
     .meta({ description: "The topic's recent buckets, oldest first (missing buckets had no signals)" }),
+  drivers: TrendDrivers,
 }).meta({ id: "TrendWithSeries" });
 
 export const Recommendation = z

@@ -10,11 +10,11 @@ import { newId } from "./ids.ts";
 // `batch` numbers each row's batch so the caller learns how many of each batch were new.
 const INGEST_SQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::float8[], $10::timestamptz[], $11::text[])
-    AS v(batch, account_id, id, source, external_id, topic, category, count, sentiment, observed_at, link)
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::float8[], $10::timestamptz[], $11::text[], $13::text[])
+    AS v(batch, account_id, id, source, external_id, topic, category, count, sentiment, observed_at, link, text)
 ), ins AS (
-  INSERT INTO signals (id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, created_at)
-  SELECT id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, now() FROM input
+  INSERT INTO signals (id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, text, created_at)
+  SELECT id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, text, now() FROM input
   ON CONFLICT (account_id, source, external_id) DO NOTHING
   RETURNING id, account_id, topic, category, count, sentiment, observed_at
 ), keyed AS (
@@ -65,7 +65,7 @@ export async function insertSignalBatches(db: Db, batches: SignalBatch[], bucket
   const { rows: out } = await db.$pool.query<{ batch: number; inserted: number }>(INGEST_SQL, [
     col((r) => r.batch), col((r) => r.accountId), col(() => newId("sig")), col((r) => r.s.source), col((r) => r.s.id),
     col((r) => r.s.topic), col((r) => r.s.category), col((r) => r.s.count), col((r) => r.s.sentiment ?? null),
-    col((r) => r.s.observed_at), col((r) => r.s.link ?? null), bucketSeconds,
+    col((r) => r.s.observed_at), col((r) => r.s.link ?? null), bucketSeconds, col((r) => r.s.text ?? null),
   ]);
   for (const r of out) counts[r.batch] = Number(r.inserted);
   return counts;
@@ -193,4 +193,21 @@ export async function sourcesByTopic(db: Db, accountId: string, topics: string[]
     [accountId, topics, since.toISOString()],
   );
   return new Map(rows.map((r) => [r.topic, r.sources]));
+}
+
+/**
+ * A topic's signals observed in [from, to), newest first, at most `limit` (what a trend's drivers are read from). By
+ * the topic's name as spelled (the (account, topic, observed_at) index): a detection pass reads this for each new
+ * trend, so it must not scan the account's signals; other spellings of the name are left out.
+ */
+export async function topicSignalsBetween(db: Db, t: { accountId: string; name: string; category: string }, from: Date, to: Date, limit: number) {
+  const { rows } = await db.$pool.query<{ source: string; count: number; sentiment: number | null; text: string | null; link: string | null; observed_at: Date }>({
+    name: "tg_topic_signals_between",
+    text: `SELECT source, count, sentiment, text, link, observed_at FROM signals
+            WHERE account_id = $1 AND topic = $2 AND category = $3
+              AND observed_at >= ($4::timestamptz AT TIME ZONE 'UTC') AND observed_at < ($5::timestamptz AT TIME ZONE 'UTC')
+            ORDER BY observed_at DESC LIMIT $6`,
+    values: [t.accountId, t.name, t.category, from.toISOString(), to.toISOString(), limit],
+  });
+  return rows.map((r) => ({ source: r.source, count: Number(r.count), sentiment: r.sentiment, text: r.text, link: r.link, observedAt: r.observed_at }));
 }

@@ -6,3 +6,5 @@ export * from "./briefing/index.ts";
 export * from "./recommendations/index.ts";
 export * from "./backtest/anomalous-at.ts";
 export * from "./calendar/holidays.ts";
+export * from "./drivers/drivers.ts";
+export * from "./drivers/load.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Id, ID_PATTERN, RecommendationList, Timestamp, TrendList, TrendsQuery, TrendWithSeries, type Trend as TrendBody } from "@trendgate/contracts";
 import { findAccountTrend, listTrends, topicBucketSeries, type TrendRow, type TrendSort } from "@trendgate/db";
-import { nextStepsOf, recommendationsFor, summaryOf } from "@trendgate/trends";
+import { driversSince, loadDrivers, nextStepsOf, recommendationsFor, summaryOf } from "@trendgate/trends";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { defineRoute } from "../http/route.ts";
 
@@ -58,14 +58,17 @@ export const trendRoutes = [
   }),
   defineRoute({
     method: "get", path: "/api/trends/{trend_id}", operationId: "getTrend", tag: "Trends", auth: "apiKey",
-    summary: `One trend with its topic's last ${SERIES_BUCKETS} buckets`, params: z.object({ trend_id: Id }),
+    summary: `One trend with its topic's last ${SERIES_BUCKETS} buckets and why it is trending (drivers)`, params: z.object({ trend_id: Id }),
     responses: { 200: { description: "The trend", schema: TrendWithSeries } },
     async handler({ deps, auth, params }) {
       const row = await findAccountTrend(deps.db, auth.accountId, params.trend_id);
       if (!row) throw notFound("Trend");
-      const buckets = await topicBucketSeries(deps.db, row.topicId, SERIES_BUCKETS);
+      const [buckets, drivers] = await Promise.all([
+        topicBucketSeries(deps.db, row.topicId, SERIES_BUCKETS),
+        loadDrivers(deps.db, row, driversSince(row, deps.config.DETECTION_BUCKET_SECONDS * 1000)),
+      ]);
       const series = buckets.map((b) => ({ bucket_start: b.bucketStart.toISOString(), count: b.count, sentiment: b.sentimentCount ? b.sentimentSum / b.sentimentCount : null }));
-      return { status: 200, body: { ...toTrend(row, deps.config.DETECTION_BUCKET_SECONDS), series } };
+      return { status: 200, body: { ...toTrend(row, deps.config.DETECTION_BUCKET_SECONDS), series, drivers } };
     },
   }),
   defineRoute({

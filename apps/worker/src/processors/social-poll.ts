@@ -1,4 +1,4 @@
-import { JOB_PAYLOADS, QUEUES, Signal, type JobPayload, type SocialAction } from "@trendgate/contracts";
+import { clipText, JOB_PAYLOADS, QUEUES, Signal, SIGNAL_TEXT_MAX, type JobPayload, type SocialAction } from "@trendgate/contracts";
 import { baseUrlOf } from "@trendgate/connector-core";
 import {
   ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
@@ -149,6 +149,7 @@ async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
       id: o.externalId, source: conn.provider, topic: o.topic, category, count: Math.max(0, Math.round(o.count)),
       ...(o.sentiment === undefined ? {} : { sentiment: o.sentiment }), observed_at: o.observedAt.toISOString(),
       ...(o.link && o.link.length <= 2000 ? { link: o.link } : {}),
+      ...(o.text?.trim() ? { text: clipText(o.text.trim(), SIGNAL_TEXT_MAX) } : {}),
     });
     if (s.success) signals.push(s.data);
   }

@@ -1,4 +1,6 @@
 import type { Db, Prisma } from "@trendgate/db";
+import type { Drivers } from "../drivers/drivers.ts";
+import { driversSince, loadDrivers } from "../drivers/load.ts";
 
 // What a briefing page shows, read for the account a verified link names. Nothing is read from another account:
 // the trend is looked up by (id, account), and everything else hangs off that trend's topic.
@@ -28,6 +30,8 @@ export interface BriefingData {
   series: { start: Date; count: number }[];
   /** Recent signals of the topic that carry a link, newest (then largest) first. */
   examples: BriefingExample[];
+  /** Why it is trending: terms, sources, posts and sentiment since its detection against the week before. */
+  drivers: Drivers;
   bucketSeconds: number;
 }
 
@@ -61,7 +65,7 @@ export async function loadBriefing(
   const n = o.seriesBuckets ?? BRIEFING_SERIES_BUCKETS;
   const end = row.bucketStart.getTime();
   const from = new Date(end - (n - 1) * bucketMs);
-  const [buckets, examples] = await Promise.all([
+  const [buckets, examples, drivers] = await Promise.all([
     db.topicBucket.findMany({ where: { topicId: row.topicId, bucketStart: { gte: from, lte: row.bucketStart } }, select: { bucketStart: true, count: true } }),
     // Signals reach a topic by lower(topic) || '|' || category (packages/db/src/signals.ts), so the same key finds them.
     db.$pool.query<{ source: string; count: number; sentiment: number | null; observed_at: Date; link: string }>(
@@ -70,6 +74,7 @@ export async function loadBriefing(
           AND observed_at >= $3 AND observed_at <= $4
         ORDER BY observed_at DESC, count DESC, id LIMIT $5`,
       [link.accountId, row.topic.key, from, now, o.maxExamples ?? BRIEFING_MAX_EXAMPLES]),
+    loadDrivers(db, { accountId: link.accountId, name: row.name, category: row.category }, driversSince(row, bucketMs), now),
   ]);
   const counts = new Map(buckets.map((b) => [b.bucketStart.getTime(), b.count]));
   const series = Array.from({ length: n }, (_, i) => {
@@ -82,6 +87,7 @@ export async function loadBriefing(
     trend,
     series,
     examples: examples.rows.map((r) => ({ source: r.source, count: Number(r.count), sentiment: r.sentiment, observedAt: r.observed_at, link: r.link })),
+    drivers,
     bucketSeconds: o.bucketSeconds,
   };
 }

@@ -95,6 +95,20 @@ function examples(d: BriefingData): string {
   return items.length ? `<ol>${items.join("")}</ol>` : "<p>No linked posts of this topic in the charted window.</p>";
 }
 
+/** Why it is trending: the terms that co-occur more than usual, where the mentions come from, the sentiment shift. */
+function drivers(d: BriefingData): string {
+  const v = d.drivers;
+  const terms = v.terms.length
+    ? `<ul>${v.terms.map((t) => `<li><strong>${escapeHtml(t.term)}</strong> in ${num(t.posts)} posts, ${t.lift}x its usual share</li>`).join("")}</ul>`
+    : "<p>No term stands out from the topic's usual posts.</p>";
+  const sources = v.sources.length
+    ? `<ul>${v.sources.slice(0, 5).map((x) => `<li>${escapeHtml(x.source)}: ${Math.round(x.share * 100)}% of mentions (usually ${Math.round(x.usual_share * 100)}%)</li>`).join("")}</ul>`
+    : "";
+  const mood = v.sentiment && v.sentiment.shift !== null
+    ? `<p>Sentiment ${v.sentiment.now.toFixed(2)} against ${v.sentiment.usual!.toFixed(2)} usually (${v.sentiment.shift >= 0 ? "+" : ""}${v.sentiment.shift.toFixed(2)}).</p>` : "";
+  return `<h3>Co-occurring terms</h3>${terms}${sources ? `<h3>Sources</h3>${sources}` : ""}${mood}`;
+}
+
 /** The briefing page of `d`, generated at `generatedAt`, from a link that works until `expiresAt`. */
 export function renderBriefing(d: BriefingData, o: { generatedAt: Date; expiresAt: Date }): string {
   const t = d.trend;
@@ -129,6 +143,7 @@ export function renderBriefing(d: BriefingData, o: { generatedAt: Date; expiresA
     ])}</section>` +
     `<section><h2>Since when</h2>${dl([["Detected", time(t.detectedAt)], ["Last assessed bucket", time(t.bucketStart)]])}</section>` +
     `<section><h2>Mentions per ${e(bucket)}</h2><figure>${chart(d)}<figcaption>The last ${d.series.length} buckets up to the assessed one (red dot); dashed: the expected rate.</figcaption></figure></section>` +
+    `<section><h2>Why it is trending</h2>${drivers(d)}</section>` +
     `<section><h2>Sentiment</h2><p>${e(sentimentText(t.sentiment))}</p></section>` +
     `<section><h2>Example posts</h2>${examples(d)}</section>` +
     `<section><h2>Recommended next steps</h2><ol>${nextStepsOf(facts).map((s) => `<li>${e(s)}</li>`).join("")}</ol></section>` +

@@ -7,6 +7,8 @@ import { assessNow, resolveConfig, type DetectionConfig } from "../detection/ind
 import { boundTrendEvents, dispatchTrendEvents } from "../events/publish.ts";
 import { decide, DEFAULT_EVENT_RULES, type EventRules } from "./decide.ts";
 import { factsOf, nextStepsOf, summaryOf } from "./narrative.ts";
+import { driversText } from "../drivers/drivers.ts";
+import { loadDrivers } from "../drivers/load.ts";
 import { readShard } from "./shard-series.ts";
 import { writeTrendRows, type TrendRowWrite } from "./trend-rows.ts";
 
@@ -83,13 +85,16 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
       if (!d.event) continue;
       const severity = d.state.severity;
       const facts = { ...factsOf(topic.name, topic.category, a, severity, d.stage, d.event === "trend.ended"), velocity: d.velocity };
+      // A new trend's summary says why (drivers/): the terms, sources and sentiment of its rise.
+      const drivers = detected ? driversText(await loadDrivers(deps.db, { accountId, name: topic.name, category: topic.category }, a.bucketStart, now)) : "";
+      const why = drivers ? ` ${drivers}` : "";
       events.push({
         id: eventId(topic.id, d.event, a.bucketStart.toISOString(), severity, Math.round(d.velocity)),
         account_id: accountId, type: d.event, trend_id: id, trend_name: name, category: topic.category,
         severity, previous_severity: detected ? null : row!.severity, velocity: round2(d.velocity),
         previous_velocity: detected ? null : round2(row!.publishedVelocity), anomaly_score: round2(a.anomalyScore),
         sentiment: topic.sentiment === null ? null : Math.max(-1, Math.min(1, round2(topic.sentiment))),
-        timestamp: a.bucketStart.toISOString(), summary: summaryOf(facts, cfg.bucketSeconds),
+        timestamp: a.bucketStart.toISOString(), summary: clipText(`${summaryOf(facts, cfg.bucketSeconds)}${why}`, TREND_EVENT_LIMITS.summary),
         source_link: o.sourceLink?.({ accountId, trendId: id, now }) ?? `${o.publicBaseUrl.replace(/\/$/, "")}/api/trends/${id}`,
         recommended_next_steps: nextStepsOf(facts),
         ...(detected ? { previous_ended_at: row?.status === "ended" && row.endedAt ? row.endedAt.toISOString() : null } : {}),
