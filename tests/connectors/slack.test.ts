@@ -426,9 +426,9 @@ describe("manifest bodies", () => {
   const { selection, settings } = slack.manifest.schemas;
 
   test("settings default to: high and above, every category, velocity changes alert, no mention, the server's re-notify delay", () => {
-    expect(settings!.parse({})).toEqual({ min_severity: "high", categories: [], velocity_alerts: true, critical_mention: null, renotify_minutes: null });
+    expect(settings!.parse({})).toEqual({ min_severity: "high", categories: [], velocity_alerts: true, critical_mention: null, renotify_minutes: null, trigger_window_minutes: 0, recovery_window_minutes: 0 });
     expect(settings!.parse({ min_severity: "critical", categories: ["tech/ai"], velocity_alerts: false, critical_mention: "<!subteam^S0ONCALL01>", renotify_minutes: 30 }))
-      .toEqual({ min_severity: "critical", categories: ["tech/ai"], velocity_alerts: false, critical_mention: "<!subteam^S0ONCALL01>", renotify_minutes: 30 });
+      .toEqual({ min_severity: "critical", categories: ["tech/ai"], velocity_alerts: false, critical_mention: "<!subteam^S0ONCALL01>", renotify_minutes: 30, trigger_window_minutes: 0, recovery_window_minutes: 0 });
     for (const m of ["<!here>", "<!channel>", "<@U0123ABCD>"]) expect(settings!.safeParse({ critical_mention: m }).success).toBe(true);
   });
 

@@ -105,7 +105,7 @@ test("save-channel: a public channel the bot is not in is joined; a private one 
 
 test("settings: defaults until saved; a partial body takes the defaults for the rest; bad values are refused", async () => {
   const a = await connected();
-  const defaults = { min_severity: "high", categories: [], velocity_alerts: true, critical_mention: null, renotify_minutes: null };
+  const defaults = { min_severity: "high", categories: [], velocity_alerts: true, critical_mention: null, renotify_minutes: null, trigger_window_minutes: 0, recovery_window_minutes: 0 };
   expect((await stack.gw.http.get(`${BASE}/settings`).set(a.auth)).body).toEqual(defaults);
 
   const put = await stack.gw.http.put(`${BASE}/settings`).set(a.auth).send({ min_severity: "critical", critical_mention: "<!here>" });

@@ -14,6 +14,8 @@ export const ChatMessagePayload = z.object({
   item_id: z.string(),
   /** The item's version when the message was queued (updates older than the item's version are superseded). */
   version: z.number().int().optional(),
+  /** A post held for the chat setup's trigger window: sent only if a detection pass found the item's trend anomalous at or after this instant. */
+  confirm_after: z.iso.datetime().optional(),
 });
 export type ChatMessagePayload = z.infer<typeof ChatMessagePayload>;
 

@@ -278,6 +278,7 @@ export type WebhookBacktest = z.infer<typeof WebhookBacktest>;
 export const ChatBacktest = z.object({
   ...backtestWindow,
   items_opened: z.number().int().meta({ description: "Operator items (cards in the alerts channel) the settings would have opened: one per trend" }),
+  cards_held_back: z.number().int().meta({ description: "Of those, the items whose card the trigger window would have held back (the trend no longer anomalous at its end)" }),
   per_day: z.array(z.object({ date: z.string(), items_opened: z.number().int() })),
   trends: z.array(BacktestTrend.omit({ deliveries: true })).meta({ description: "The trends that would have opened an item, newest first (at most 100)" }),
 }).meta({ id: "ChatBacktest" });

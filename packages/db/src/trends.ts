@@ -77,3 +77,9 @@ export async function accountSetupRows(db: Db, accountId: string) {
   ]);
   return { connections: connections.map((c) => ({ ...c, selection: (c.selection ?? {}) as Record<string, unknown> })), activeWebhooks };
 }
+
+/** Whether a detection pass found the trend anomalous, and it is still open, at or after `at` (trigger windows). */
+export async function trendAnomalousSince(db: Db, trendId: string | null, at: Date): Promise<boolean> {
+  const t = trendId ? await db.trend.findUnique({ where: { id: trendId }, select: { status: true, lastAnomalousAt: true } }) : null;
+  return !!t && t.status === "active" && !!t.lastAnomalousAt && t.lastAnomalousAt >= at;
+}

@@ -11,7 +11,7 @@ import { transition, type Change } from "./state-machine.ts";
 
 export interface OperatorDeps {
   registry: ConnectorRegistry;
-  config: Pick<Config, "OPERATOR_RENOTIFY_SECONDS">;
+  config: Pick<Config, "OPERATOR_RENOTIFY_SECONDS" | "DETECTION_INTERVAL_SECONDS">;
 }
 
 /** Who changed an item: `key:<api key id>`, `chat:<team>/<user>` or `system`. */

@@ -6,6 +6,7 @@ import {
 import { commitTransition, SYSTEM_ACTOR, type OperatorDeps } from "./apply.ts";
 import { chatMessage, hasCard } from "./messages.ts";
 import { categoryMatches, chatSetups, type ChatSetup, type OperatorSettings } from "./settings.ts";
+import { inRecoveryWindow } from "@trendgate/trends";
 import { renotifyAtFor } from "./state-machine.ts";
 
 // Trend events -> operator items, one item per trend (dedup key `trend:<trend_id>`):
@@ -38,21 +39,24 @@ export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: Tren
   for (const e of events) {
     const setup = setups.get(e.account_id);
     if (!setup) continue;
-    const rows = await db.$transaction((tx) => intakeOne(tx, setup, e, now));
+    const rows = await db.$transaction((tx) => intakeOne(tx, setup, e, now, deps.config.DETECTION_INTERVAL_SECONDS * 1000));
     if (rows) { result.changed++; result.outbox.push(...rows); }
   }
   return result;
 }
 
 /** One event in one transaction; returns the outbox rows it added, or null when nothing changed. */
-async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date): Promise<OutboxRow[] | null> {
+async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date, graceMs: number): Promise<OutboxRow[] | null> {
   const s = setup.settings;
   const ended = e.type === "trend.ended";
-  const opens = opensItem(s, e);
+  // A re-detection inside the recovery window opens (and reopens) nothing; its later events still update an open item.
+  const opens = opensItem(s, e) && !inRecoveryWindow(s, e, now);
   const dedupKey = trendDedupKey(e.trend_id);
   const figures = { severity: e.severity, title: e.trend_name, category: e.category, summary: e.summary, velocity: e.velocity, briefingUrl: e.source_link || null };
   const eventData = { event_id: e.id, event_type: e.type, severity: e.severity, velocity: e.velocity };
-  const message = (item: OperatorItemRow, type: ChatMessageType) => addOutboxMessages(tx, [chatMessage(item, type, setup.connection.id)]);
+  const message = (item: OperatorItemRow, type: ChatMessageType) => addOutboxMessages(tx, [chatMessage(item, type, setup.connection.id,
+    // Under a trigger window a card is posted only once its trend has lasted it (the chat-messages worker checks).
+    type === "post_item" && s.triggerWindowMinutes > 0 ? { until: new Date(now.getTime() + s.triggerWindowMinutes * 60_000), graceMs } : undefined)]);
   // A card when there is none yet (first post, a post that failed, or a channel saved since), else an update.
   const show = async (item: OperatorItemRow, update: boolean): Promise<OutboxRow[]> => {
     if (hasCard(item)) return update ? message(item, "update_item") : [];

@@ -17,6 +17,10 @@ export interface OperatorSettings {
   criticalMention: string | null;
   /** Delay before an open critical item is re-notified. */
   renotifyMs: number;
+  /** A new item's card waits this long, and goes only if its trend is still anomalous (0: at once). */
+  triggerWindowMinutes: number;
+  /** A re-detection this soon after its trend ended opens no item (0: off). */
+  recoveryWindowMinutes: number;
 }
 
 /** The fields the operator queue relies on, read from whatever the provider's settings schema produced. */
@@ -26,6 +30,8 @@ const View = z.object({
   velocity_alerts: z.boolean().catch(true),
   critical_mention: z.string().nullable().catch(null),
   renotify_minutes: z.number().int().positive().nullable().catch(null),
+  trigger_window_minutes: z.number().int().min(0).catch(0),
+  recovery_window_minutes: z.number().int().min(0).catch(0),
 });
 
 export interface ChatConnectionRow {
@@ -54,6 +60,8 @@ export function operatorSettings(registry: ConnectorRegistry, stored: unknown, d
     velocityAlerts: v.velocity_alerts,
     criticalMention: v.critical_mention,
     renotifyMs: (v.renotify_minutes ? v.renotify_minutes * 60 : defaultRenotifySeconds) * 1000,
+    triggerWindowMinutes: v.trigger_window_minutes,
+    recoveryWindowMinutes: v.recovery_window_minutes,
   };
 }
 

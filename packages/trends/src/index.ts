@@ -8,3 +8,4 @@ export * from "./backtest/anomalous-at.ts";
 export * from "./calendar/holidays.ts";
 export * from "./drivers/drivers.ts";
 export * from "./drivers/load.ts";
+export * from "./events/windows.ts";

@@ -65,11 +65,18 @@ export async function backtestWebhook(db: Db, accountId: string, rules: Backtest
   };
 }
 
-export async function backtestChat(db: Db, accountId: string, settings: Pick<OperatorSettings, "minSeverity" | "categories">, days: number, now = new Date()): Promise<ChatBacktest> {
+export async function backtestChat(
+  db: Db, accountId: string, settings: Pick<OperatorSettings, "minSeverity" | "categories" | "recoveryWindowMinutes" | "triggerWindowMinutes">, days: number,
+  detection: DetectionConfig, now = new Date(),
+): Promise<ChatBacktest> {
   const h = await history(db, accountId, days, now);
   const opened = previewChatItems(settings, h.events);
+  // Under a trigger window a card is posted only if the detector still finds its trend anomalous at the window's end.
+  const checked = settings.triggerWindowMinutes > 0 ? opened.filter((o) => h.topics.get(o.event.trend_id)) : [];
+  const lasted = await anomalousAt(db, checked.map((o) => ({ topicId: h.topics.get(o.event.trend_id)!, at: new Date(o.at.getTime() + settings.triggerWindowMinutes * 60_000) })), detection);
   return {
     from: h.from.toISOString(), to: h.to.toISOString(), events_replayed: h.events.length, items_opened: opened.length,
+    cards_held_back: settings.triggerWindowMinutes > 0 ? opened.length - lasted.filter(Boolean).length : 0,
     per_day: perDay(h.from, h.to, opened.map((o) => o.at)).map(({ date, n }) => ({ date, items_opened: n })),
     trends: trendsOf(opened).map(({ deliveries: _, ...t }) => t).sort((a, b) => b.first_at.localeCompare(a.first_at)).slice(0, MAX_TRENDS),
   };

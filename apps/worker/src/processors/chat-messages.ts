@@ -2,7 +2,7 @@ import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatClient, ChatMessageRef, OperatorCard } from "@trendgate/connector-chat";
 import { QUEUES, type ChatMessagePayload } from "@trendgate/contracts";
 import {
-  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, type OperatorItemRow,
+  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, trendAnomalousSince, type OperatorItemRow,
 } from "@trendgate/db";
 import { chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, type ChatSetup } from "@trendgate/operator";
 import { DeferError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
@@ -70,6 +70,9 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       switch (payload.type) {
         case "post_item":
           if (!hasCard(item) && !setup.channelId) return skip("no channel saved");
+          if (payload.confirm_after && !hasCard(item) && !(await trendAnomalousSince(db, item.trendId, new Date(payload.confirm_after)))) {
+            return skip("its trend was not anomalous any more at the end of the trigger window");
+          }
           break;
         case "update_item":
           if (!hasCard(item)) return skip("no card yet (its post shows the latest state)");

@@ -1,5 +1,6 @@
 import { severityRank, type Severity, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
-import { enqueueDeliveries, heldByWindow, inRecoveryWindow, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
+import { enqueueDeliveries, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
+import { heldByWindow, inRecoveryWindow } from "@trendgate/trends";
 import {
   fireDigest, fireInstant, fireUnthrottled, holdFirings, recordCooldownDrop, recordWindowDrop, type FireInput, type Fired, type HoldInput,
   type RoutedSubscription,

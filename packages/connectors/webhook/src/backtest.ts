@@ -1,6 +1,6 @@
 import type { TrendEvent } from "@trendgate/contracts";
 import { triggerFires, type TriggerSubscription } from "./triggers.ts";
-import { heldByWindow, inRecoveryWindow } from "./windows.ts";
+import { heldByWindow, inRecoveryWindow } from "@trendgate/trends";
 
 // A subscription's rules replayed over stored trend events: what it would have received. The same decisions as the
 // live path, in memory: the trigger (triggers.ts), the recovery window, the trigger window (whether the trend was still

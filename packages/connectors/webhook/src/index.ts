@@ -3,5 +3,4 @@ export * from "./payload.ts";
 export * from "./sender.ts";
 export * from "./jobs.ts";
 export * from "./templates.ts";
-export * from "./windows.ts";
 export * from "./backtest.ts";

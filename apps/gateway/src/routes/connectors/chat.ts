@@ -5,6 +5,7 @@ import type { ConnectorRegistry } from "@trendgate/connectors";
 import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
 import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
 import { applyActionIn, chatActor, operatorSettings, queueCardRefresh } from "@trendgate/operator";
+import { detectionConfigFrom } from "@trendgate/trends";
 import { backtestChat } from "../../services/backtest.ts";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
@@ -163,7 +164,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       responses: { 200: { description: "What the settings would have opened", schema: ChatBacktest } },
       async handler({ deps, auth, body, query }) {
         const settings = operatorSettings(deps.registry, body, deps.config.OPERATOR_RENOTIFY_SECONDS);
-        return { status: 200, body: await backtestChat(deps.db, auth.accountId, settings, query.days) };
+        return { status: 200, body: await backtestChat(deps.db, auth.accountId, settings, query.days, detectionConfigFrom(deps.config)) };
       },
     }),
     defineRoute({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CategoryPath, SENSITIVITIES, SENSITIVITY_MIN_SEVERITY, Severity, text } from "@trendgate/contracts";
+import { CategoryPath, RECOVERY_WINDOW_MINUTES, SENSITIVITIES, SENSITIVITY_MIN_SEVERITY, Severity, text, TRIGGER_WINDOW_MINUTES } from "@trendgate/contracts";
 
 // The request bodies of the chat routes while Slack is the chat provider: which channel receives operator cards,
 // and which trend events become operator items there. Defaults are applied when a field is left out, so a stored
@@ -26,6 +26,8 @@ export const CHAT_SETTINGS_DEFAULTS = {
   velocity_alerts: true,
   critical_mention: null as string | null,
   renotify_minutes: null as number | null,
+  trigger_window_minutes: 0,
+  recovery_window_minutes: 0,
 } as const;
 
 export const ChatSettingsBody = z
@@ -43,6 +45,10 @@ export const ChatSettingsBody = z
       .meta({ description: "Mention added to critical cards, e.g. `<!here>`, `<!channel>`, `<@U0123ABCD>`, `<!subteam^S0123ABCD>` (default `null`: none)" }),
     renotify_minutes: z.number().int().min(5).max(1440).nullable().default(null)
       .meta({ description: "Minutes after which an unacknowledged critical item is posted again in its thread, 5-1440 (default `null`: the server's OPERATOR_RENOTIFY_SECONDS)" }),
+    trigger_window_minutes: z.number().int().min(TRIGGER_WINDOW_MINUTES.min).max(TRIGGER_WINDOW_MINUTES.max).default(CHAT_SETTINGS_DEFAULTS.trigger_window_minutes)
+      .meta({ description: "A new item's card is posted this long after it opened, and only if a detection pass still found its trend anomalous then (default 0: at once); the item is in the queue meanwhile" }),
+    recovery_window_minutes: z.number().int().min(RECOVERY_WINDOW_MINUTES.min).max(RECOVERY_WINDOW_MINUTES.max).default(CHAT_SETTINGS_DEFAULTS.recovery_window_minutes)
+      .meta({ description: "A trend detected again less than this long after it ended opens (or reopens) no item (default 0: off)" }),
     sensitivity: z.enum(SENSITIVITIES).optional().meta({
       description: "Shorthand for min_severity, as webhook subscriptions name it: `high` = low and up (anomaly score >= 4.5), `normal` = medium and up (>= 7), " +
         "`low` = high and up (>= 10, the default). When given it sets min_severity; the stored settings show min_severity",

@@ -1,7 +1,7 @@
 import type { TrendEvent } from "@trendgate/contracts";
 
-// A subscription's trigger and recovery windows: the one rule the live path (apps/worker webhook-firings.ts) and the
-// backtest (backtest.ts) both apply.
+// Trigger and recovery windows (of a webhook subscription or a chat setup): the one rule the live paths (apps/worker
+// webhook-firings.ts, the operator queue's intake) and the backtest (connector-webhook backtest.ts) apply.
 
 /** The firings a trigger window holds: everything but an end (it closes what was delivered). */
 export const heldByWindow = (sub: { triggerWindowMinutes: number }, e: TrendEvent) => sub.triggerWindowMinutes > 0 && e.type !== "trend.ended";
