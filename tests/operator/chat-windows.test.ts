@@ -1,9 +1,8 @@
 // A chat setup's trigger window (a new item's card is posted only once its trend has lasted) and recovery window (a
 // re-detection right after a trend ended opens nothing), and the settings' backtest honouring both.
 import { QUEUES } from "@trendgate/contracts";
-import { insertSignals, newId } from "@trendgate/db";
 import { waitFor } from "../helpers/config.ts";
-import { signal } from "../helpers/gateway.ts";
+import { seedTrendRow } from "../helpers/trend-row.ts";
 import type { Stack } from "../helpers/stack.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { connectedAccount, event, eventsDrained, items, startChatStack } from "./helpers.ts";
@@ -17,24 +16,13 @@ afterEach(() => slack.assertConforming());
 
 const account = () => connectedAccount(stack, slack, { id: `C0WINDOW${String(++n).padStart(3, "0")}`, name: `windows-${n}` });
 
-/** A topic and its trend row, as a detection pass would have written them. */
-async function trendRow(accountId: string, name: string) {
-  const { db } = stack.gw.deps;
-  const now = new Date();
-  await insertSignals(db, accountId, [signal({ id: `${name}-seed`, topic: name, category: "tech/ai", count: 50, observed_at: now.toISOString() })]);
-  const topic = await db.topic.findFirstOrThrow({ where: { accountId, name } });
-  return db.trend.create({ data: {
-    id: newId("trend"), accountId, topicId: topic.id, name, category: "tech/ai", status: "active", severity: "high", stage: "rising",
-    velocity: 40, acceleration: 10, baseline: 10, current: 50, anomalyScore: 11, peakVelocity: 40, publishedVelocity: 40, detectedAt: now, bucketStart: now,
-  } });
-}
 
 test("trigger window: items open at once, a card goes only for the trend still anomalous at the window's end", async () => {
   const a = await account();
   expect((await stack.gw.http.put("/api/integrations/chat/settings").set(a.auth).send({ min_severity: "low", trigger_window_minutes: 1 })).body)
     .toMatchObject({ trigger_window_minutes: 1, recovery_window_minutes: 0 });
-  const lasting = await trendRow(a.accountId, "Lasting");
-  const fleeting = await trendRow(a.accountId, "Fleeting");
+  const lasting = await seedTrendRow(stack.gw.deps.db, a.accountId, "Lasting");
+  const fleeting = await seedTrendRow(stack.gw.deps.db, a.accountId, "Fleeting");
   for (const t of [lasting, fleeting]) await stack.publish(event(a.accountId, { trend_id: t.id, trend_name: t.name, severity: "high" }));
   await waitFor(async () => (await items(stack.gw, a)).data.length === 2);
   await eventsDrained(stack);

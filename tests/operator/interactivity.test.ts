@@ -1,8 +1,8 @@
 // The public interactivity endpoint Slack calls when a card's button is pressed: only correctly signed, fresh requests
 // change anything; a stale card (the item changed meanwhile) changes nothing and gets its card refreshed.
 import { waitFor } from "../helpers/config.ts";
-import { insertSignals, newId } from "@trendgate/db";
-import { signal, startGateway } from "../helpers/gateway.ts";
+import { startGateway } from "../helpers/gateway.ts";
+import { seedTrendRow } from "../helpers/trend-row.ts";
 import type { Stack } from "../helpers/stack.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { chatMessagesOf, connectedAccount, event, INTERACTIVITY, item, posted, pressButton, publishAndWait, SIGNING_SECRET, startChatStack } from "./helpers.ts";
@@ -68,14 +68,8 @@ test("the Mute button resolves the item and mutes its topic for 24 h: the topic'
 
 test("Not a trend on a card records the presser's verdict on the item's trend and raises its topic's bar; the item is unchanged", async () => {
   const a = await connectedAccount(stack, slack, { id: `C0INTER${String(++n).padStart(4, "0")}`, name: `ops-${n}` });
-  const { db } = stack.gw.deps;
-  const now = new Date();
-  await insertSignals(db, a.accountId, [signal({ id: `card-topic-${n}`, topic: "Card topic", category: "tech/ai", count: 50, observed_at: now.toISOString() })]);
-  const topic = await db.topic.findFirstOrThrow({ where: { accountId: a.accountId, name: "Card topic" } });
-  const trend = await db.trend.create({ data: {
-    id: newId("trend"), accountId: a.accountId, topicId: topic.id, name: "Card topic", category: "tech/ai", status: "active", severity: "high", stage: "rising",
-    velocity: 40, acceleration: 10, baseline: 10, current: 50, anomalyScore: 11, peakVelocity: 40, publishedVelocity: 40, detectedAt: now, bucketStart: now,
-  } });
+  const trend = await seedTrendRow(stack.gw.deps.db, a.accountId, "Card topic");
+  const now = trend.detectedAt;
   const it = await posted(stack, a, (await publishAndWait(stack, a, event(a.accountId, { trend_id: trend.id, trend_name: trend.name }))).id);
 
   const res = await pressButton(stack.gw, slack.blockActionsBody(a.channelId, it.chat.message_ts, "feedback:not_a_trend", { id: "U0OPERATOR3", username: "lin" }));

@@ -1,10 +1,11 @@
 // Tuning a subscription: sensitivity (the least trend it hears of), a trigger window (a firing waits and goes only if
 // the trend is still anomalous at its end) and a recovery window (no re-detection right after a trend ended).
 import { triggerFires } from "@trendgate/connector-webhook";
-import { insertSignals, newId } from "@trendgate/db";
+import { insertSignals } from "@trendgate/db";
 import { detectAccount, DEFAULT_DETECTION_CONFIG, type EngineOptions } from "@trendgate/trends";
 import { waitFor } from "../helpers/config.ts";
 import { signal } from "../helpers/gateway.ts";
+import { seedTrendRow } from "../helpers/trend-row.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
 
@@ -27,18 +28,6 @@ const executions = async (a: Auth, id: string) => (await stack.gw.http.get(`${BA
 const dispatched = (id: string) => waitFor(async () => (await stack.gw.deps.db.trendEventRecord.findUnique({ where: { id } }))?.dispatchedAt);
 const names = (path: string) => rx.on(path).map((r) => JSON.parse(r.body).trend_name).sort();
 
-/** A topic and its trend row (what a detection pass would have written), for events about it. */
-async function trendRow(accountId: string, name: string, over: { lastAnomalousAt?: Date | null } = {}) {
-  const { db } = stack.gw.deps;
-  const now = new Date();
-  await insertSignals(db, accountId, [signal({ id: `${name}-seed`, topic: name, category: "tech/ai", count: 50, observed_at: now.toISOString() })]);
-  const topic = await db.topic.findFirstOrThrow({ where: { accountId, name } });
-  return db.trend.create({ data: {
-    id: newId("trend"), accountId, topicId: topic.id, name, category: "tech/ai", status: "active", severity: "high", stage: "rising",
-    velocity: 40, acceleration: 10, baseline: 10, current: 50, anomalyScore: 11, peakVelocity: 40, publishedVelocity: 40, detectedAt: now, bucketStart: now,
-    lastAnomalousAt: over.lastAnomalousAt ?? null,
-  } });
-}
 
 describe("sensitivity", () => {
   const sub = (sensitivity: string) => ({ triggerType: "trend_detected", thresholdValue: 0, category: null, sensitivity });
@@ -100,8 +89,8 @@ describe("trigger window", () => {
   test("a firing waits for its window; it goes if a pass still found the trend anomalous at the end, else it is recorded as suppressed", async () => {
     const a = await stack.gw.account();
     const s = await subscribe(a, { trigger_window_minutes: 1 });
-    const lasting = await trendRow(a.accountId, "Lasting");
-    const fleeting = await trendRow(a.accountId, "Fleeting");
+    const lasting = await seedTrendRow(stack.gw.deps.db, a.accountId, "Lasting");
+    const fleeting = await seedTrendRow(stack.gw.deps.db, a.accountId, "Fleeting");
     const e1 = trendEvent(a.accountId, { type: "trend.detected", trend_id: lasting.id, trend_name: "Lasting", previous_severity: null, previous_velocity: null });
     const e2 = trendEvent(a.accountId, { type: "trend.detected", trend_id: fleeting.id, trend_name: "Fleeting", previous_severity: null, previous_velocity: null });
     await stack.publish(e1);
