@@ -65,12 +65,15 @@ export async function fireWebhooks(deps: WorkerDeps, firings: Firing[]): Promise
   const throttled = new Map<string, { mode: string; fires: FireInput[] }>();
   const throttle = (fire: FireInput, mode: string) =>
     (throttled.get(fire.subscriptionId) ?? throttled.set(fire.subscriptionId, { mode, fires: [] }).get(fire.subscriptionId)!).fires.push(fire);
-  const bodies = new Map<string, string>();
-  const eventInfo = new Map<string, { type: TrendEvent["type"]; trend_id: string }>();
+  // Built once per event (an event fires many subscriptions): its payload, body and routing facts.
+  const perEvent = new Map<string, { payload: WebhookPayload; body: string; info: { type: TrendEvent["type"]; trend_id: string } }>();
   for (const { sub, event } of firings) {
-    const fire = fireInput(sub, event, deps);
-    if (!bodies.has(event.id)) bodies.set(event.id, serializePayload(fire.payload as WebhookPayload, config.DELIVERY_BODY_MAX_BYTES));
-    eventInfo.set(event.id, { type: event.type, trend_id: event.trend_id });
+    let e = perEvent.get(event.id);
+    if (!e) {
+      const payload = payloadFromEvent(event, config.DELIVERY_BODY_MAX_BYTES);
+      perEvent.set(event.id, (e = { payload, body: serializePayload(payload, config.DELIVERY_BODY_MAX_BYTES), info: { type: event.type, trend_id: event.trend_id } }));
+    }
+    const fire: FireInput = { subscriptionId: sub.id, eventId: event.id, payload: e.payload, velocity: event.velocity };
     if (sub.deliveryMode === "instant_stream" && sub.cooldownSeconds === 0) unthrottled.push(fire);
     else throttle(fire, sub.deliveryMode);
   }
@@ -81,12 +84,12 @@ export async function fireWebhooks(deps: WorkerDeps, firings: Firing[]): Promise
   const queue = (d: Fired | null, body: string) => {
     if (d && d.status === "pending" && d.subscriptionStatus === "active") {
       // A held digest (body "") may still take a stronger event: its job reads body and event from the row.
-      const event = body ? eventInfo.get(d.eventId) : undefined;
+      const event = body ? perEvent.get(d.eventId)?.info : undefined;
       jobs.push({ job: { delivery_id: d.id, webhook_id: d.subscriptionId, attempt: 1, trigger: "trend_event", body, event }, delayMs: d.dueAt.getTime() - Date.now() });
     }
   };
   const { fired, throttled: rerouted } = await fireUnthrottled(db, unthrottled);
-  for (const d of fired) queue(d, bodies.get(d.eventId)!);
+  for (const d of fired) queue(d, perEvent.get(d.eventId)!.body);
   for (const { fire, deliveryMode } of rerouted) throttle(fire, deliveryMode);
   for (const { mode, fires } of throttled.values()) {
     for (const fire of fires.sort(strongestFirst)) {
@@ -94,7 +97,7 @@ export async function fireWebhooks(deps: WorkerDeps, firings: Firing[]): Promise
       if (mode === "cooldown_digest") queue(await fireDigest(db, fire), "");
       else {
         const d = await fireInstant(db, fire);
-        if (d) queue(d, bodies.get(fire.eventId)!);
+        if (d) queue(d, perEvent.get(fire.eventId)!.body);
         else await recordCooldownDrop(db, fire); // dropped by the cooldown: shown in the executions
       }
     }
