@@ -26,7 +26,7 @@ test("a second post to a channel within the interval is held (not failed, no att
   expect(slack.messages(a.channelId).map((m) => m.ts)).toEqual([first.chat.message_ts]);
   const row = await stack.gw.deps.db.outboxMessage.findUniqueOrThrow({ where: { id: held.data.message_id } });
   expect(row).toMatchObject({ subjectId: second.id, status: "pending", attempts: 0 });
-  expect((await item(stack.gw, a, second.id)).chat).toEqual({ channel_id: null, message_ts: null, delivery_error: null });
+  expect((await item(stack.gw, a, second.id)).chat).toEqual({ provider: null, channel_id: null, message_ts: null, delivery_error: null });
 
   // Another channel of another account is not held by this one's slot.
   const b = await connectedAccount(stack, slack, { id: "C0PACED0002", name: "paced-2" });

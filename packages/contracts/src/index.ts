@@ -16,6 +16,7 @@ export * from "./webhooks.ts";
 export * from "./queues.ts";
 export * from "./connectors.ts";
 export * from "./operator.ts";
+export * from "./operator-routes.ts";
 export * from "./chat.ts";
 export * from "./connections.ts";
 export * from "./reports.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { csvEnum, documentedEnum, Id, page, pageQuery, text, Timestamp } from "./common.ts";
-import { OPERATOR_ACTIONS, OPERATOR_STATES, SEVERITIES, SNOOZE_MINUTES, type OperatorItemState } from "./vocabulary.ts";
+import { OPERATOR_ACTIONS, OPERATOR_ITEM_SOURCES, OPERATOR_STATES, SEVERITIES, SNOOZE_MINUTES, type OperatorItemState } from "./vocabulary.ts";
 
 
 export const OperatorStateEnum = documentedEnum(OPERATOR_STATES);
@@ -46,7 +46,10 @@ export const OperatorItem = z
     acknowledged_at: Timestamp.nullable(),
     resolved_by: z.string().nullable(),
     resolved_at: Timestamp.nullable(),
+    route_id: z.string().nullable().meta({ description: "The routing rule it opened under (GET /api/operator/routes); null: the default route" }),
+    source: z.enum(OPERATOR_ITEM_SOURCES).meta({ description: "`trends`, `ads_approval` (an ads plan waiting for approval) or `ads_review` (an ads run a provider refused in part)" }),
     chat: z.object({
+      provider: z.string().nullable().meta({ description: "The chat provider the card was posted through (`slack`, `teams`), once posted" }),
       channel_id: z.string().nullable(),
       message_ts: z.string().nullable().meta({ description: "The posted card, once posted" }),
       delivery_error: z.string().nullable().meta({ description: "Why the last chat message for this item could not be delivered (after its retries), or null" }),

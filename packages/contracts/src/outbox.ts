@@ -5,7 +5,7 @@ import { QUEUES, type OutboxQueueName } from "./queues.ts";
 // worker's loop parses it with these schemas once, before the kind's handler runs (a payload that does not parse is
 // recorded as a permanent failure, error class `invalid_payload`).
 
-export const CHAT_MESSAGE_TYPES = ["post_item", "update_item", "renotify_item"] as const;
+export const CHAT_MESSAGE_TYPES = ["post_item", "update_item", "renotify_item", "escalate_item"] as const;
 export type ChatMessageType = (typeof CHAT_MESSAGE_TYPES)[number];
 
 /** An operator card to post, re-render or reply under: ids only, the worker renders the item as it is when sent. */
@@ -16,6 +16,8 @@ export const ChatMessagePayload = z.object({
   version: z.number().int().optional(),
   /** A post held for the chat setup's trigger window: sent only if a detection pass found the item's trend anomalous at or after this instant. */
   confirm_after: z.iso.datetime().optional(),
+  /** escalate_item: the escalation run it belongs to and the step to take (a stopped or restarted run's steps are skipped). */
+  escalation: z.object({ run: z.string(), step: z.number().int().min(0) }).optional(),
 });
 export type ChatMessagePayload = z.infer<typeof ChatMessagePayload>;
 

@@ -36,6 +36,9 @@ export const OPERATIONAL_EVENTS = {
   "connector.recovered": "a social connector that needed new credentials polled successfully again; data: connection_id, provider",
   "connector.delivery_failing": "workflow pushes started failing for good; data: connection_id, provider, message and more",
   "report.export_ready": "a CSV export finished; data: export_id, rows, bytes",
+  "operator.acknowledged": "someone acknowledged an operator item; data: item_id, trend_id, title, severity, actor, route_id",
+  "operator.resolved": "an operator item was resolved (or muted); data: item_id, trend_id, title, severity, actor, route_id",
+  "operator.escalated": "an operator item nobody acknowledged reached an escalation step; data: item_id, trend_id, title, severity, step, step_type, route_id",
 } as const;
 export const OPERATIONAL_EVENT_TYPES = Object.keys(OPERATIONAL_EVENTS) as (keyof typeof OPERATIONAL_EVENTS)[];
 
@@ -73,6 +76,12 @@ export const OPERATOR_TRANSITIONS: Record<OperatorItemState, Partial<Record<Oper
   snoozed: { acknowledge: "acknowledged", resolve: "resolved", snooze: "snoozed", reopen: "open", unsnoozed: "open", mute: "resolved" },
   resolved: { reopen: "open" },
 };
+/** Where an operator item comes from, besides a trend's signal sources: route rules can match these. */
+export const OPERATOR_ITEM_SOURCES = ["trends", "ads_approval", "ads_review"] as const;
+/** The event that opens an ads-approval item (route rules can match it beside the trend events). */
+export const ADS_APPROVAL_EVENT_TYPE = "ads.approval_requested";
+/** Limits of operator routing and escalation. */
+export const ESCALATION = { maxRoutes: 50, maxSteps: 20, maxRepeats: 10, minWaitMinutes: 0.25, maxWaitMinutes: 1440 } as const;
 /** How long the operator queue's "mute" action (a card's Mute button) mutes the item's topic. */
 export const CARD_MUTE_MINUTES = 24 * 60;
 export type OperatorActionName = keyof typeof OPERATOR_ACTIONS;

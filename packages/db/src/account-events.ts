@@ -1,5 +1,6 @@
 import { encodeTime } from "ulid";
-import type { Db } from "./client.ts";
+import type { Db, Tx } from "./client.ts";
+import type { Prisma } from "./generated/client.ts";
 import { newId, type IdPage } from "./ids.ts";
 
 /** Something the service tells an account about; listed by GET /api/events. */
@@ -50,6 +51,17 @@ export function jsonSafe<T>(v: T): T {
   return v;
 }
 
+/**
+ * The same events written in the caller's transaction (an operator action and the notice of it commit together).
+ * `data.notify_webhook_id` also delivers the event to that subscription of the account, whatever its event types.
+ */
+export async function recordAccountEventsIn(tx: Tx, events: Omit<AccountEventInput, "once">[]): Promise<void> {
+  if (!events.length) return;
+  await tx.accountEvent.createMany({
+    data: events.map((e) => ({ id: newId("evt"), accountId: e.accountId, type: e.type, data: jsonSafe(e.data) as Prisma.InputJsonValue })),
+  });
+}
+
 /** A page of the account's events, newest first, of one type when given. */
 export const listAccountEvents = (db: Db, accountId: string, type: string | undefined, page: IdPage) =>
   db.accountEvent.findMany({ where: { accountId, ...(type ? { type } : {}), ...page.after }, orderBy: { id: "desc" }, take: page.take });
@@ -80,11 +92,14 @@ export async function pushAccountEvents(db: Db, limit: number): Promise<{ events
         RETURNING id, account_id, type, data, to_char(created_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`, [limit]);
     let deliveries: PushedDelivery[] = [];
     if (events.length) {
+      const targetOf = (e: { data: Record<string, unknown> }) => (typeof e.data.notify_webhook_id === "string" ? e.data.notify_webhook_id : null);
       const { rows: subs } = await client.query<{ id: string; account_id: string; event_types: string[]; status: string }>(
         `SELECT id, account_id, event_types, status FROM webhook_subscriptions
-          WHERE account_id = ANY($1::text[]) AND trigger_type = 'event_types' AND event_types && $2::text[]`,
-        [[...new Set(events.map((e) => e.account_id))], [...new Set(events.map((e) => e.type))]]);
-      const pairs = events.flatMap((e) => subs.filter((s) => s.account_id === e.account_id && s.event_types.includes(e.type)).map((s) => ({
+          WHERE account_id = ANY($1::text[]) AND ((trigger_type = 'event_types' AND event_types && $2::text[]) OR id = ANY($3::text[]))`,
+        [[...new Set(events.map((e) => e.account_id))], [...new Set(events.map((e) => e.type))], events.map(targetOf).filter((x) => x !== null)]);
+      const receives = (s: (typeof subs)[number], e: (typeof events)[number]) =>
+        s.account_id === e.account_id && (s.event_types.includes(e.type) || s.id === targetOf(e));
+      const pairs = events.flatMap((e) => subs.filter((s) => receives(s, e)).map((s) => ({
         id: newId("msg"), e, s, payload: { id: e.id, type: e.type, created_at: e.created_at, data: e.data },
       })));
       if (pairs.length) {

@@ -19,6 +19,7 @@ export * from "./outbox.ts";
 export * from "./overdue.ts";
 export * from "./delivery-health.ts";
 export * from "./operator-items.ts";
+export * from "./operator-routes.ts";
 export { Prisma } from "./generated/client.ts";
 export * from "./connections.ts";
 export * from "./oauth-states.ts";

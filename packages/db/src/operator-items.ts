@@ -62,16 +62,21 @@ export interface NewOperatorItem {
   velocity: number;
   briefingUrl: string | null;
   renotifyAt: Date | null;
+  /** The routing rule that matched (null: the default route). */
+  routeId?: string | null;
+  source?: string;
+  adsPlanId?: string | null;
 }
 
 /** Creates the item unless the account already has one with this dedup key (then null: lock and update that one). */
 export async function insertOperatorItemIfAbsent(tx: Tx, it: NewOperatorItem): Promise<OperatorItemRow | null> {
   const id = newId("opi");
   const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `INSERT INTO operator_items (id, account_id, dedup_key, trend_id, state, severity, title, category, summary, velocity, briefing_url, renotify_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $9, $10, $11::timestamptz AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC')
+    `INSERT INTO operator_items (id, account_id, dedup_key, trend_id, state, severity, title, category, summary, velocity, briefing_url, renotify_at, route_id, source, ads_plan_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $9, $10, $11::timestamptz AT TIME ZONE 'UTC', $12, $13, $14, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC')
      ON CONFLICT (account_id, dedup_key) DO NOTHING RETURNING id`,
     id, it.accountId, it.dedupKey, it.trendId, it.severity, it.title, it.category, it.summary, it.velocity, it.briefingUrl, it.renotifyAt?.toISOString() ?? null,
+    it.routeId ?? null, it.source ?? "trends", it.adsPlanId ?? null,
   );
   return rows.length ? tx.operatorItem.findUnique({ where: { id } }) : null;
 }
@@ -134,7 +139,7 @@ export async function chatDeliveryErrors(db: Db, queue: string, itemIds: string[
 }
 
 /** Whether a chat post of this item is still waiting to be sent (so another one must not be queued). */
-export async function hasPendingChatPost(tx: Tx, queue: string, itemId: string): Promise<boolean> {
+export async function hasPendingChatPost(tx: Db | Tx, queue: string, itemId: string): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<unknown[]>(
     `SELECT 1 FROM outbox_messages WHERE subject_id = $1 AND queue = $2 AND status = 'pending' AND payload->>'type' = 'post_item' LIMIT 1`, itemId, queue);
   return rows.length > 0;
@@ -162,8 +167,8 @@ export async function dueRenotifyItems(db: Db, now: Date, limit: number): Promis
   return rows.map((r) => r.id);
 }
 
-/** Where the item's card was posted. Only the first post is kept (a duplicate post of a retried job is not). */
-export async function storeChatMessage(db: Db, itemId: string, channelId: string, ts: string): Promise<OperatorItemRow | null> {
-  const { count } = await db.operatorItem.updateMany({ where: { id: itemId, chatMessageTs: null }, data: { chatChannelId: channelId, chatMessageTs: ts } });
+/** Where (and through which chat provider) the item's card was posted. Only the first post is kept (a duplicate post of a retried job is not). */
+export async function storeChatMessage(db: Db, itemId: string, provider: string, channelId: string, ts: string): Promise<OperatorItemRow | null> {
+  const { count } = await db.operatorItem.updateMany({ where: { id: itemId, chatMessageTs: null }, data: { chatProvider: provider, chatChannelId: channelId, chatMessageTs: ts } });
   return count ? db.operatorItem.findUnique({ where: { id: itemId } }) : null;
 }

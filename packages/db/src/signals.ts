@@ -1,5 +1,5 @@
 import type { Signal } from "@trendgate/contracts";
-import type { Db } from "./client.ts";
+import type { Db, Tx } from "./client.ts";
 import { newId } from "./ids.ts";
 
 // One statement for one or more batches (of one or more accounts): store the signals (a signal already stored, same
@@ -210,4 +210,12 @@ export async function topicSignalsBetween(db: Db, t: { accountId: string; name: 
     values: [t.accountId, t.name, t.category, from.toISOString(), to.toISOString(), limit],
   });
   return rows.map((r) => ({ source: r.source, count: Number(r.count), sentiment: r.sentiment, text: r.text, link: r.link, observedAt: r.observed_at }));
+}
+
+/** The sources a topic drew signals from since `since` (operator routing rules match on them). */
+export async function topicSourcesSince(db: Db | Tx, t: { accountId: string; name: string; category: string }, since: Date): Promise<string[]> {
+  const rows = await db.$queryRawUnsafe<{ source: string }[]>(
+    `SELECT DISTINCT source FROM signals WHERE account_id = $1 AND topic = $2 AND category = $3 AND observed_at >= ($4::timestamptz AT TIME ZONE 'UTC')`,
+    t.accountId, t.name, t.category, since.toISOString());
+  return rows.map((r) => r.source);
 }

@@ -2,11 +2,13 @@ import type { Config } from "@trendgate/config";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { CARD_MUTE_MINUTES, SNOOZE_MINUTES, type OperatorActionName, type OperatorItemState, type Severity } from "@trendgate/contracts";
 import {
-  addOutboxMessages, appendOperatorItemEvents, createMute, lockOperatorItem, updateOperatorItemAtVersion, type OperatorItemRow, type OutboxRow,
-  type Prisma, type Tx,
+  addOutboxMessages, appendOperatorItemEvents, createMute, lockOperatorItem, recordAccountEventsIn, updateOperatorItemAtVersion,
+  type OperatorItemRow, type OutboxRow, type Prisma, type Tx,
 } from "@trendgate/db";
+import { startEscalation, stopEscalation } from "./escalation.ts";
 import { chatMessage, hasCard } from "./messages.ts";
-import { chatSetupOf } from "./settings.ts";
+import { targetOf } from "./routing.ts";
+import { chatSetupOf, type ChatSetup } from "./settings.ts";
 import { transition, type Change } from "./state-machine.ts";
 
 export interface OperatorDeps {
@@ -14,12 +16,6 @@ export interface OperatorDeps {
   config: Pick<Config, "OPERATOR_RENOTIFY_SECONDS" | "DETECTION_INTERVAL_SECONDS">;
 }
 
-/** Who changed an item: `key:<api key id>`, `chat:<team>/<user>` or `system`. */
-export const keyActor = (keyId: string) => `key:${keyId}`;
-/** Who acted through the API: `key:<key id>`, or `console:<session id>` for a person in the web console. */
-export const credentialActor = (c: { kind: "apiKey" | "consoleSession"; id: string }) => (c.kind === "apiKey" ? keyActor(c.id) : `console:${c.id}`);
-export const chatActor = (teamId: string, userId: string) => `chat:${teamId}/${userId}`;
-export const SYSTEM_ACTOR = "system";
 
 export interface ActionInput {
   itemId: string;
@@ -70,7 +66,30 @@ export async function commitTransition(tx: Tx, item: OperatorItemRow, c: CommitI
     itemId: item.id, accountId: item.accountId, action: c.change, fromState: t.from, toState: t.to, actor: c.actor,
     version: updated.version, data: c.data,
   }]);
+  // Somebody is on it (or it is over): escalation stops, and subscribed webhooks hear of it.
+  if (t.to !== "open") await stopEscalation(tx, updated, `${c.change} by ${c.actor}`);
+  const notice = t.to === "acknowledged" ? "operator.acknowledged" : t.to === "resolved" ? "operator.resolved" : null;
+  if (notice) {
+    await recordAccountEventsIn(tx, [{
+      accountId: item.accountId, type: notice,
+      data: { item_id: item.id, trend_id: item.trendId, title: item.title, severity: updated.severity, actor: c.actor, actor_name: c.data?.actor_name ?? null, route_id: item.routeId, action: c.change },
+    }]);
+  }
   return { item: updated, from: t.from };
+}
+
+/**
+ * After an item (re)opened: its escalation starts again (or, for a route without steps, the reminder stays as the
+ * transition set it). After any change: its card is updated. Returns the outbox rows to dispatch.
+ */
+export async function afterTransition(tx: Tx, setup: ChatSetup | null, item: OperatorItemRow, now: Date): Promise<OutboxRow[]> {
+  const target = setup && targetOf(setup, item);
+  const rows = hasCard(item) ? await addOutboxMessages(tx, [chatMessage(item, "update_item", target?.connection.id ?? null)]) : [];
+  if (target && item.state === "open") {
+    if (target.escalation.length && item.renotifyAt) await tx.operatorItem.update({ where: { id: item.id }, data: { renotifyAt: null } });
+    rows.push(...await startEscalation(tx, item, target, now));
+  }
+  return rows;
 }
 
 /**
@@ -102,8 +121,7 @@ export async function applyActionIn(tx: Tx, deps: OperatorDeps, input: ActionInp
       rrule: null, windowMinutes: null, reason: `muted from operator item ${item.id}`, createdBy: input.actor,
     });
   }
-  const outbox = hasCard(done.item) ? await addOutboxMessages(tx, [chatMessage(done.item, "update_item", setup?.connection.id ?? null)]) : [];
-  return { ok: true, item: done.item, outbox };
+  return { ok: true, item: done.item, outbox: await afterTransition(tx, setup, done.item, now) };
 }
 
 /** Queues a refresh of the item's card (a stale card was pressed): it will show the current state. */

@@ -1,5 +1,5 @@
-import type { OperatorCard } from "@trendgate/connector-chat";
-import type { OperatorItemState, Severity } from "@trendgate/contracts";
+import type { ChatMention, OperatorCard } from "@trendgate/connector-chat";
+import type { EscalationStep, OperatorItemState, Severity } from "@trendgate/contracts";
 import type { Db, OperatorItemRow } from "@trendgate/db";
 import type { OperatorSettings } from "./settings.ts";
 
@@ -51,4 +51,12 @@ export async function operatorCard(db: Db, item: OperatorItemRow, settings: Oper
 export function renotifyText(item: OperatorItemRow, settings: OperatorSettings | null): string {
   const mention = settings?.criticalMention ? `${settings.criticalMention} ` : "";
   return `${mention}Reminder ${item.renotifyCount}: this critical item is still open and nobody has acknowledged it.`;
+}
+
+/** The reply of an escalation's notify step: its message (or the default) and whom it mentions. */
+export function escalationReply(step: Extract<EscalationStep, { type: "notify" }>): { text: string; mentions: ChatMention[] } {
+  return {
+    text: step.message ?? "This item is still open and nobody has acknowledged it.",
+    mentions: step.mentions.map((m) => ({ kind: m.kind, id: m.id ?? "", ...(m.name ? { name: m.name } : {}) })),
+  };
 }

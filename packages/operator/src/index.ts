@@ -7,3 +7,6 @@ export * from "./tick.ts";
 export * from "./card.ts";
 export * from "./review.ts";
 export * from "./preview.ts";
+export * from "./actors.ts";
+export * from "./routing.ts";
+export * from "./escalation.ts";

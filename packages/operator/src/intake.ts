@@ -1,17 +1,23 @@
 import { QUEUES, severityRank, type ChatMessageType, type TrendEvent } from "@trendgate/contracts";
 import {
   addOutboxMessages, appendOperatorItemEvents, hasPendingChatPost, insertOperatorItemIfAbsent, lockOperatorItemByDedupKey,
-  operatorItemSawEvent, updateOperatorItem, type Db, type OperatorItemRow, type OutboxRow, type Tx,
+  operatorItemSawEvent, topicSourcesSince, updateOperatorItem, type Db, type OperatorItemRow, type OutboxRow, type Tx,
 } from "@trendgate/db";
-import { commitTransition, SYSTEM_ACTOR, type OperatorDeps } from "./apply.ts";
-import { chatMessage, hasCard } from "./messages.ts";
-import { categoryMatches, chatSetups, type ChatSetup, type OperatorSettings } from "./settings.ts";
 import { inRecoveryWindow } from "@trendgate/trends";
+import { commitTransition, type OperatorDeps } from "./apply.ts";
+import { SYSTEM_ACTOR } from "./actors.ts";
+import { startEscalation } from "./escalation.ts";
+import { chatMessage, hasCard } from "./messages.ts";
+import { matchRoute, targetOf, type ItemTarget } from "./routing.ts";
+import { categoryMatches, chatSetups, type ChatSetup, type OperatorSettings } from "./settings.ts";
 import { renotifyAtFor } from "./state-machine.ts";
 
 // Trend events -> operator items, one item per trend (dedup key `trend:<trend_id>`):
-// - an event at or above the settings' min_severity, in one of their categories, opens an item (posted once a
-//   channel is saved); an open critical item is re-notified after the delay until someone acknowledges it;
+// - an event that matches a routing rule opens an item on that rule's route (its channel, its escalation); one no
+//   rule matches opens an item on the default route when it is at or above the settings' min_severity, in one of
+//   their categories (posted once a channel is saved);
+// - an open item escalates through its route's steps until someone acknowledges it (without steps: an open
+//   critical item is re-notified after the delay);
 // - any later event of the trend updates the item's figures (severity, velocity, summary) and counts an occurrence;
 //   its card is updated when velocity_alerts is on or the severity rose;
 // - an event that would open an item reopens a resolved one;
@@ -45,32 +51,58 @@ export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: Tren
   return result;
 }
 
+/** The rule an event opens an item under (undefined: none opens one), null for the default route. */
+async function routeOf(tx: Tx, setup: ChatSetup, e: TrendEvent) {
+  if (e.type === "trend.ended") return undefined;
+  const route = await matchRoute(setup.routes, {
+    category: e.category, severity: e.severity, eventType: e.type, source: "trends",
+    signalSources: () => topicSourcesSince(tx, { accountId: e.account_id, name: e.trend_name, category: e.category }, new Date(Date.parse(e.timestamp) - 86_400_000)),
+  });
+  return route ?? (opensItem(setup.settings, e) ? null : undefined);
+}
+
+/** Re-notification (the settings' reminder) is for items whose route has no escalation steps. */
+const reminds = (target: ItemTarget | null) => !target?.escalation.length;
+
 /** One event in one transaction; returns the outbox rows it added, or null when nothing changed. */
 async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date, graceMs: number): Promise<OutboxRow[] | null> {
   const s = setup.settings;
   const ended = e.type === "trend.ended";
+  const route = await routeOf(tx, setup, e);
   // A re-detection inside the recovery window opens (and reopens) nothing; its later events still update an open item.
-  const opens = opensItem(s, e) && !inRecoveryWindow(s, e, now);
+  const opens = route !== undefined && !inRecoveryWindow(s, e, now);
   const dedupKey = trendDedupKey(e.trend_id);
   const figures = { severity: e.severity, title: e.trend_name, category: e.category, summary: e.summary, velocity: e.velocity, briefingUrl: e.source_link || null };
   const eventData = { event_id: e.id, event_type: e.type, severity: e.severity, velocity: e.velocity };
-  const message = (item: OperatorItemRow, type: ChatMessageType) => addOutboxMessages(tx, [chatMessage(item, type, setup.connection.id,
+  const message = (item: OperatorItemRow, type: ChatMessageType, target: ItemTarget) => addOutboxMessages(tx, [chatMessage(item, type, target.connection.id,
     // Under a trigger window a card is posted only once its trend has lasted it (the chat-messages worker checks).
     type === "post_item" && s.triggerWindowMinutes > 0 ? { until: new Date(now.getTime() + s.triggerWindowMinutes * 60_000), graceMs } : undefined)]);
   // A card when there is none yet (first post, a post that failed, or a channel saved since), else an update.
   const show = async (item: OperatorItemRow, update: boolean): Promise<OutboxRow[]> => {
-    if (hasCard(item)) return update ? message(item, "update_item") : [];
-    if (!setup.channelId || await hasPendingChatPost(tx, QUEUES.chatMessages, item.id)) return [];
-    return message(item, "post_item");
+    const target = targetOf(setup, item);
+    if (!target) return [];
+    if (hasCard(item)) return update ? message(item, "update_item", target) : [];
+    if (!target.channelId || await hasPendingChatPost(tx, QUEUES.chatMessages, item.id)) return [];
+    return message(item, "post_item", target);
+  };
+  /** The card, and the escalation of an item that just (re)opened. */
+  const opened = async (item: OperatorItemRow, update: boolean): Promise<OutboxRow[]> => {
+    const target = targetOf(setup, item);
+    return [...await show(item, update), ...(target ? await startEscalation(tx, item, target, now) : [])];
   };
 
   if (opens) {
+    const target = targetOf(setup, { routeId: route?.id ?? null, chatProvider: null });
     const created = await insertOperatorItemIfAbsent(tx, {
-      accountId: e.account_id, dedupKey, trendId: e.trend_id, ...figures, renotifyAt: renotifyAtFor("open", e.severity, now, s.renotifyMs),
+      accountId: e.account_id, dedupKey, trendId: e.trend_id, ...figures, routeId: route?.id ?? null,
+      renotifyAt: reminds(target) ? renotifyAtFor("open", e.severity, now, s.renotifyMs) : null,
     });
     if (created) {
-      await appendOperatorItemEvents(tx, [{ itemId: created.id, accountId: created.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: created.version, data: eventData }]);
-      return show(created, false);
+      await appendOperatorItemEvents(tx, [{
+        itemId: created.id, accountId: created.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: created.version,
+        data: { ...eventData, route_id: created.routeId, route: route?.name ?? "default" },
+      }]);
+      return opened(created, false);
     }
   }
   const item = await lockOperatorItemByDedupKey(tx, e.account_id, dedupKey);
@@ -82,13 +114,15 @@ async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date, gra
       change: "reopen", actor: SYSTEM_ACTOR, now, renotifyMs: s.renotifyMs,
       data: { ...eventData, reason: "its trend fired again" }, extra: { ...figures, occurrences: { increment: 1 } },
     });
-    return done && "item" in done ? show(done.item, true) : null;
+    if (!done || !("item" in done)) return null;
+    if (!reminds(targetOf(setup, done.item))) await updateOperatorItem(tx, done.item.id, { renotifyAt: null });
+    return opened(done.item, true);
   }
 
   const rose = severityRank(e.severity) > severityRank(item.severity as TrendEvent["severity"]);
   // Re-notification follows the severity while the item is open: it starts when the trend turns critical.
   // Re-notification stops when the trend ends: nobody needs reminding of what is over.
-  const renotifyAt = ended ? null : item.state !== "open" ? item.renotifyAt
+  const renotifyAt = ended || !reminds(targetOf(setup, item)) ? null : item.state !== "open" ? item.renotifyAt
     : e.severity === "critical" ? item.renotifyAt ?? renotifyAtFor("open", "critical", now, s.renotifyMs) : null;
   const updated = await updateOperatorItem(tx, item.id, { ...figures, occurrences: { increment: 1 }, renotifyAt });
   await appendOperatorItemEvents(tx, [{

@@ -18,3 +18,9 @@ export function chatMessage(item: OperatorItemRow, type: ChatMessageType, connec
 
 /** The item has a posted card to update or reply under. */
 export const hasCard = (item: OperatorItemRow): boolean => !!item.chatChannelId && !!item.chatMessageTs;
+
+/** The job of one escalation step (run, step), sent at `at` (after a wait step's minutes). */
+export function escalationMessage(item: OperatorItemRow, run: string, step: number, connectionId: string | null, at: Date): NewOutboxMessage {
+  const payload: ChatMessagePayload = { type: "escalate_item", item_id: item.id, version: item.version, escalation: { run, step } };
+  return { queue: QUEUES.chatMessages, accountId: item.accountId, connectionId, subjectId: item.id, payload, notBefore: at };
+}

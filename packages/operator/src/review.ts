@@ -1,8 +1,10 @@
 import { addOutboxMessages, appendOperatorItemEvents, insertOperatorItemIfAbsent, type OutboxRow, type Tx } from "@trendgate/db";
 import type { Severity } from "@trendgate/contracts";
 import type { OperatorDeps } from "./apply.ts";
-import { SYSTEM_ACTOR } from "./apply.ts";
+import { SYSTEM_ACTOR } from "./actors.ts";
 import { chatMessage } from "./messages.ts";
+import { startEscalation } from "./escalation.ts";
+import { matchRoute, targetOf } from "./routing.ts";
 import { chatSetupOf } from "./settings.ts";
 import { renotifyAtFor } from "./state-machine.ts";
 
@@ -23,6 +25,11 @@ export interface ReviewRequest {
   link: string | null;
   /** Kept in the item's history. */
   data: Record<string, unknown>;
+  /** What routing rules match: `ads_review` (default) or `ads_approval`, and the opening event's type. */
+  source?: "ads_review" | "ads_approval";
+  eventType?: string;
+  /** An ads-approval item's plan. */
+  adsPlanId?: string;
 }
 
 /** Opens the review item in the caller's transaction; returns the outbox rows to dispatch after commit (none when
@@ -30,11 +37,18 @@ export interface ReviewRequest {
 export async function openReviewItem(tx: Tx, deps: OperatorDeps, r: ReviewRequest, now = new Date()): Promise<OutboxRow[]> {
   const setup = await chatSetupOf(tx, deps.registry, r.accountId, deps.config.OPERATOR_RENOTIFY_SECONDS);
   if (!setup) return [];
+  const source = r.source ?? "ads_review";
+  const route = await matchRoute(setup.routes, { category: r.category, severity: r.severity, eventType: r.eventType ?? `${source}.opened`, source });
+  const target = targetOf(setup, { routeId: route?.id ?? null, chatProvider: null });
   const item = await insertOperatorItemIfAbsent(tx, {
     accountId: r.accountId, dedupKey: r.dedupKey, trendId: null, severity: r.severity, title: r.title, category: r.category,
-    summary: r.summary, velocity: 0, briefingUrl: r.link, renotifyAt: renotifyAtFor("open", r.severity, now, setup.settings.renotifyMs),
+    summary: r.summary, velocity: 0, briefingUrl: r.link, routeId: route?.id ?? null, source, adsPlanId: r.adsPlanId ?? null,
+    renotifyAt: target?.escalation.length ? null : renotifyAtFor("open", r.severity, now, setup.settings.renotifyMs),
   });
-  if (!item) return [];
-  await appendOperatorItemEvents(tx, [{ itemId: item.id, accountId: item.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: item.version, data: r.data }]);
-  return setup.channelId ? addOutboxMessages(tx, [chatMessage(item, "post_item", setup.connection.id)]) : [];
+  if (!item || !target) return [];
+  await appendOperatorItemEvents(tx, [{ itemId: item.id, accountId: item.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: item.version, data: { ...r.data, route_id: item.routeId } }]);
+  return [
+    ...(target.channelId ? await addOutboxMessages(tx, [chatMessage(item, "post_item", target.connection.id)]) : []),
+    ...await startEscalation(tx, item, target, now),
+  ];
 }

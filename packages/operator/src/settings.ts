@@ -1,10 +1,11 @@
 import { z } from "zod";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { categoryWithin, SEVERITIES, type Severity } from "@trendgate/contracts";
-import type { Db, Tx } from "@trendgate/db";
+import { categoryWithin, EscalationSteps, SEVERITIES, type EscalationStep, type Severity } from "@trendgate/contracts";
+import { operatorRoutesOf, type Db, type OperatorRouteRow, type Tx } from "@trendgate/db";
 
-// What the operator queue reads from the account's chat connection: its settings (the chat provider's manifest
-// schema applies the documented defaults) and the saved channel. The operator queue is on for an account once it has
+// What the operator queue reads from the account's chat connections: the default route's settings (the chat
+// provider's manifest schema applies the documented defaults) and saved channel, the other connections, and the
+// routing rules. The operator queue is on for an account once it has
 // a chat connection, whatever its status: items are created (and listed by the REST routes) from then on; they are
 // posted once a channel is saved. Without a connection no items are created (the queue is the chat connector's
 // feature), and disconnecting stops intake but keeps the items.
@@ -37,6 +38,7 @@ const View = z.object({
 export interface ChatConnectionRow {
   id: string;
   accountId: string;
+  provider: string;
   status: string;
   selection: unknown;
   settings: unknown;
@@ -44,14 +46,21 @@ export interface ChatConnectionRow {
 }
 
 export interface ChatSetup {
+  /** The default route's connection: the account's chat connection of the first chat provider in the registry's order. */
   connection: ChatConnectionRow;
   settings: OperatorSettings;
-  /** The saved alerts channel, or null while none is saved. */
+  /** The saved alerts channel (the default route's), or null while none is saved. */
   channelId: string | null;
+  /** Every chat connection of the account, by provider (routing rules post through these). */
+  connections: Map<string, ChatConnectionRow>;
+  /** The routing rules, in order (first match wins), and the default route's escalation. */
+  routes: OperatorRouteRow[];
+  defaultEscalation: EscalationStep[];
 }
 
-export function operatorSettings(registry: ConnectorRegistry, stored: unknown, defaultRenotifySeconds: number): OperatorSettings {
-  const schema = registry.single("chat").manifest.schemas.settings;
+export function operatorSettings(registry: ConnectorRegistry, stored: unknown, defaultRenotifySeconds: number, provider?: string): OperatorSettings {
+  const connector = provider ? registry.find("chat", provider) : registry.ofKind("chat")[0];
+  const schema = connector?.manifest.schemas.settings;
   const parsed = schema?.safeParse(stored ?? {});
   const v = View.parse(parsed?.success ? parsed.data : schema?.safeParse({}).data ?? {});
   return {
@@ -70,19 +79,40 @@ export const savedChannelId = (selection: unknown): string | null => {
   return typeof id === "string" && id ? id : null;
 };
 
-/** The chat connections of these accounts (at most one each: the registry has one chat provider). */
+/** Stored escalation steps as the contract reads them (steps that no longer parse are dropped, not run). */
+export const escalationSteps = (stored: unknown): EscalationStep[] => {
+  const parsed = EscalationSteps.safeParse(stored ?? []);
+  return parsed.success ? parsed.data : [];
+};
+
+/** The chat setups of these accounts: their chat connections (one per chat provider), routes and default route. */
 export async function chatSetups(db: Db | Tx, registry: ConnectorRegistry, accountIds: string[], defaultRenotifySeconds: number): Promise<Map<string, ChatSetup>> {
   if (!accountIds.length) return new Map();
-  const provider = registry.single("chat").manifest.id;
-  const rows = await db.connection.findMany({
-    where: { accountId: { in: [...new Set(accountIds)] }, provider },
-    select: { id: true, accountId: true, status: true, selection: true, settings: true, externalAccount: true },
-  });
-  return new Map(rows.map((c) => [c.accountId, {
-    connection: c,
-    settings: operatorSettings(registry, c.settings, defaultRenotifySeconds),
-    channelId: savedChannelId(c.selection),
-  }]));
+  const providers = registry.ofKind("chat").map((c) => c.manifest.id);
+  const ids = [...new Set(accountIds)];
+  const [rows, routing] = await Promise.all([
+    db.connection.findMany({
+      where: { accountId: { in: ids }, provider: { in: providers } },
+      select: { id: true, accountId: true, provider: true, status: true, selection: true, settings: true, externalAccount: true },
+    }),
+    operatorRoutesOf(db, ids),
+  ]);
+  const setups = new Map<string, ChatSetup>();
+  for (const accountId of ids) {
+    const mine = rows.filter((c) => c.accountId === accountId).sort((a, b) => providers.indexOf(a.provider) - providers.indexOf(b.provider));
+    if (!mine.length) continue;
+    const [first] = mine;
+    const r = routing.get(accountId);
+    setups.set(accountId, {
+      connection: first,
+      settings: operatorSettings(registry, first.settings, defaultRenotifySeconds, first.provider),
+      channelId: savedChannelId(first.selection),
+      connections: new Map(mine.map((c) => [c.provider, c])),
+      routes: r?.routes ?? [],
+      defaultEscalation: escalationSteps(r?.defaultEscalation),
+    });
+  }
+  return setups;
 }
 
 export async function chatSetupOf(db: Db | Tx, registry: ConnectorRegistry, accountId: string, defaultRenotifySeconds: number): Promise<ChatSetup | null> {

@@ -2,7 +2,9 @@ import {
   addOutboxMessages, appendOperatorItemEvents, dueRenotifyItems, dueSnoozedItems, lockOperatorItem, updateOperatorItem,
   type Db, type OutboxRow, type Tx,
 } from "@trendgate/db";
-import { commitTransition, SYSTEM_ACTOR, type OperatorDeps } from "./apply.ts";
+import { afterTransition, commitTransition, type OperatorDeps } from "./apply.ts";
+import { targetOf } from "./routing.ts";
+import { SYSTEM_ACTOR } from "./actors.ts";
 import { chatMessage, hasCard } from "./messages.ts";
 import { chatSetupOf, type ChatSetup } from "./settings.ts";
 
@@ -43,7 +45,7 @@ export async function runOperatorTick(db: Db, deps: OperatorDeps, now = new Date
           data: { snoozed_until: item.snoozedUntil.toISOString() },
         });
         if (!done || !("item" in done)) return null;
-        return hasCard(done.item) ? addOutboxMessages(tx, [chatMessage(done.item, "update_item", setup?.connection.id ?? null)]) : [];
+        return afterTransition(tx, setup, done.item, now);
       });
       if (rows) { result.unsnoozed++; result.outbox.push(...rows); }
     }
@@ -66,7 +68,7 @@ export async function runOperatorTick(db: Db, deps: OperatorDeps, now = new Date
           itemId: id, accountId: item.accountId, action: "renotified", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
           version: item.version, data: { renotify_count: updated.renotifyCount, next_renotify_at: next.toISOString() },
         }]);
-        return addOutboxMessages(tx, [chatMessage(updated, "renotify_item", setup?.connection.id ?? null)]);
+        return addOutboxMessages(tx, [chatMessage(updated, "renotify_item", (setup && targetOf(setup, updated)?.connection.id) ?? null)]);
       });
       if (rows) { result.renotified++; result.outbox.push(...rows); }
     }

@@ -4,6 +4,8 @@ import {
 } from "@trendgate/contracts";
 import { chatDeliveryErrors, findOperatorItem, listOperatorItems, operatorItemHistory, type OperatorItemEventRow, type OperatorItemRow } from "@trendgate/db";
 import { applyActionIn, credentialActor } from "@trendgate/operator";
+import { OperatorRoutes, OperatorRoutesBody } from "@trendgate/contracts";
+import { readOperatorRoutes, writeOperatorRoutes } from "../services/operator-routes.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
@@ -23,7 +25,8 @@ export function toOperatorItem(r: OperatorItemRow, deliveryError: string | null)
     summary: r.summary, velocity: r.velocity, briefing_url: r.briefingUrl, trend_id: r.trendId, occurrences: r.occurrences, version: r.version,
     snoozed_until: iso(r.snoozedUntil), acknowledged_by: r.acknowledgedBy, acknowledged_at: iso(r.acknowledgedAt),
     resolved_by: r.resolvedBy, resolved_at: iso(r.resolvedAt),
-    chat: { channel_id: r.chatChannelId, message_ts: r.chatMessageTs, delivery_error: deliveryError },
+    route_id: r.routeId, source: r.source as OperatorItem["source"],
+    chat: { provider: r.chatProvider, channel_id: r.chatChannelId, message_ts: r.chatMessageTs, delivery_error: deliveryError },
     created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
   };
 }
@@ -39,6 +42,27 @@ async function withDeliveryErrors(deps: GatewayDeps, rows: OperatorItemRow[]): P
 }
 
 export const operatorRoutes = [
+  defineRoute({
+    method: "get", path: "/api/operator/routes", operationId: "getOperatorRoutes", tag: TAG, auth: "apiKey",
+    summary: "Routing rules and escalation of operator items",
+    description: "The ordered rules (first match wins) and the default route: the chat connection's saved channel and settings, with its escalation.",
+    responses: { 200: { description: "The rules and the default route", schema: OperatorRoutes } },
+    async handler({ deps, auth }) {
+      return { status: 200, body: await readOperatorRoutes(deps.db, deps.registry, auth.accountId, deps.config.OPERATOR_RENOTIFY_SECONDS) };
+    },
+  }),
+  defineRoute({
+    method: "put", path: "/api/operator/routes", operationId: "putOperatorRoutes", tag: TAG, auth: "apiKey",
+    summary: "Replace the routing rules and the default escalation",
+    description: "The whole ordered list at once. Each rule names a chat provider the account is connected to and a channel from its channel list; " +
+      "`notify_webhook` steps name webhook subscriptions of the account (422 naming the field otherwise). Items opened before keep their route; " +
+      "a removed rule's items fall back to the default route.",
+    body: OperatorRoutesBody,
+    responses: { 200: { description: "The stored rules", schema: OperatorRoutes } },
+    async handler({ deps, auth, body }) {
+      return { status: 200, body: await writeOperatorRoutes(deps.db, deps.registry, auth.accountId, body, deps.config.OPERATOR_RENOTIFY_SECONDS) };
+    },
+  }),
   defineRoute({
     method: "get", path: BASE, operationId: "listOperatorItems", tag: TAG, auth: "apiKey",
     summary: "List operator items, newest first",

@@ -2,21 +2,28 @@ import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatClient, ChatMessageRef, OperatorCard } from "@trendgate/connector-chat";
 import { QUEUES, type ChatMessagePayload } from "@trendgate/contracts";
 import {
-  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, trendAnomalousSince, type OperatorItemRow,
+  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, hasPendingChatPost, storeChatMessage, trendAnomalousSince, type OperatorItemRow,
 } from "@trendgate/db";
-import { chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, type ChatSetup } from "@trendgate/operator";
+import {
+  chatSetupOf, escalationReply, hasCard, operatorCard, renotifyText, stepToTake, SYSTEM_ACTOR, takeEscalationStep, targetOf, type ChatSetup, type ItemTarget,
+} from "@trendgate/operator";
+import { dispatchOutbox } from "@trendgate/queues";
 import { DeferError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import { Pacer } from "../outbox/pacer.ts";
 import type { WorkerDeps } from "./types.ts";
 
 // Operator cards in the team chat, on the shared outbox (QUEUES.chatMessages): post_item posts an item's card (or
-// updates it when it already has one), update_item re-renders it, renotify_item replies under it with the mention.
+// updates it when it already has one), update_item re-renders it, renotify_item replies under it with the mention,
+// escalate_item takes one escalation step (packages/operator/src/escalation.ts). Each item's messages go through its
+// route's chat provider and channel (packages/operator/src/routing.ts).
 // Every message renders the item as it is now, so a late one never shows an old state. Posts are paced to one per
 // CHAT_POST_INTERVAL_MS per channel across the fleet (../outbox/pacer.ts: a message that must wait is deferred to
 // its own slot, not failed). The outbox retries per the error's kind; credentials refused mark the connection
 // needs_reauth; a message that fails for good is shown on the item (chat.delivery_error) and in its history.
 
 type Skipped = { skipped: string };
+/** How long an escalation reply waits for its card's post before looking again. */
+const CARD_WAIT_MS = 2000;
 const skip = (why: string): Skipped => ({ skipped: why });
 
 /** Cards rendered from the same state (dates as instants). */
@@ -33,17 +40,21 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
     if (wait > 0) throw new DeferError(wait);
   }
 
-  async function clientFor(setup: ChatSetup): Promise<ChatClient> {
-    const connector = deps.registry.single("chat");
-    const accessToken = await deps.connections.accessToken(setup.connection.id);
-    return connector.client({ baseUrl: baseUrlOf(connector.manifest, config.PROVIDER_ENV), accessToken });
+  async function clientFor(target: ItemTarget): Promise<ChatClient> {
+    const connector = deps.registry.find("chat", target.provider);
+    if (!connector) throw new ProviderError(target.provider, "unavailable", `chat provider ${target.provider} is not in this build's registry`);
+    const accessToken = await deps.connections.accessToken(target.connection.id);
+    return connector.client({
+      baseUrl: baseUrlOf(connector.manifest, config.PROVIDER_ENV), accessToken, env: config.PROVIDER_ENV,
+      account: (target.connection.externalAccount ?? {}) as Record<string, unknown>,
+    });
   }
 
-  async function post(item: OperatorItemRow, setup: ChatSetup, client: ChatClient): Promise<Record<string, unknown>> {
-    const channelId = setup.channelId!;
+  async function post(item: OperatorItemRow, setup: ChatSetup, target: ItemTarget, client: ChatClient): Promise<Record<string, unknown>> {
+    const channelId = target.channelId!;
     const card = await operatorCard(db, item, setup.settings);
     const ref = await client.postCard(channelId, card);
-    const stored = await storeChatMessage(db, item.id, ref.channelId, ref.ts);
+    const stored = await storeChatMessage(db, item.id, target.provider, ref.channelId, ref.ts);
     if (!stored) return { channel: ref.channelId, ts: ref.ts, duplicate: true }; // another run posted first (at least once)
     // A change committed while this card was on its way queued no update (there was no card yet): show it now.
     const latest = await operatorCard(db, stored, setup.settings);
@@ -65,11 +76,30 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       if (!item) return skip("item deleted");
       const setup = await chatSetupOf(db, deps.registry, item.accountId, config.OPERATOR_RENOTIFY_SECONDS);
       if (!setup) return skip("chat not connected");
+      const target = targetOf(setup, item);
+      if (!target) return skip(`the ${item.chatProvider} connection its card was posted through is gone`);
 
       // Decide before taking a token or a pacing slot whether there is anything to send.
+      let notify: { text: string; mentions: NonNullable<Parameters<ChatClient["postReply"]>[2]> } | null = null;
       switch (payload.type) {
+        case "escalate_item": {
+          const ref = payload.escalation;
+          if (!ref) return skip("no escalation step named");
+          const next = stepToTake(item, ref, target);
+          if ("skip" in next) return skip(next.skip);
+          // A notify step replies under the card: while its post is still on its way, wait for it.
+          if (next.step.type === "notify" && !hasCard(item) && await hasPendingChatPost(db, QUEUES.chatMessages, item.id)) throw new DeferError(CARD_WAIT_MS);
+          if (next.step.type !== "notify" || !hasCard(item)) {
+            // Nothing to say in the chat (a wait, a webhook, a repeat; or no card to reply under yet): take it now.
+            const rows = await db.$transaction((tx) => takeEscalationStep(tx, item.id, ref, target, new Date(), next.step.type === "notify" ? { replied: false, why: "no card yet" } : undefined));
+            await dispatchOutbox(deps.queues, rows).catch((err) => logger.warn({ err: String(err) }, "escalation: next step left to the sweeper"));
+            return { step: ref.step, type: next.step.type };
+          }
+          notify = escalationReply(next.step);
+          break;
+        }
         case "post_item":
-          if (!hasCard(item) && !setup.channelId) return skip("no channel saved");
+          if (!hasCard(item) && !target.channelId) return skip("no channel saved");
           if (payload.confirm_after && !hasCard(item) && !(await trendAnomalousSince(db, item.trendId, new Date(payload.confirm_after)))) {
             return skip("its trend was not anomalous any more at the end of the trigger window");
           }
@@ -86,21 +116,30 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       }
 
       // Posts and replies take a pacing slot first, before a token or a card is made (a deferred message costs little).
-      if (payload.type === "renotify_item") await pace(message, setup.connection.id, item.chatChannelId!);
-      else if (!hasCard(item)) await pace(message, setup.connection.id, setup.channelId!);
+      if (payload.type === "renotify_item" || notify) await pace(message, target.connection.id, item.chatChannelId!);
+      else if (!hasCard(item)) await pace(message, target.connection.id, target.channelId!);
       try {
-        const client = await clientFor(setup);
+        const client = await clientFor(target);
+        const cardRef = { channelId: item.chatChannelId!, ts: item.chatMessageTs! };
+        if (notify) {
+          const reply = await client.postReply(cardRef, notify.text, notify.mentions);
+          ctx.responded(client.successStatus);
+          const ref = payload.escalation!;
+          const rows = await db.$transaction((tx) => takeEscalationStep(tx, item.id, ref, target, new Date(), { replied: true, reply_ts: reply.ts, mentions: notify.mentions.length }));
+          await dispatchOutbox(deps.queues, rows).catch((err) => logger.warn({ err: String(err) }, "escalation: next step left to the sweeper"));
+          return { step: ref.step, channel: reply.channelId, ts: reply.ts };
+        }
         if (payload.type === "renotify_item") {
-          const reply = await client.postReply({ channelId: item.chatChannelId!, ts: item.chatMessageTs! }, renotifyText(item, setup.settings));
+          const reply = await client.postReply(cardRef, renotifyText(item, setup.settings));
           ctx.responded(client.successStatus);
           return { channel: reply.channelId, ts: reply.ts };
         }
-        const result = hasCard(item) ? await update(item, setup, client) : await post(item, setup, client);
+        const result = hasCard(item) ? await update(item, setup, client) : await post(item, setup, target, client);
         ctx.responded(client.successStatus);
         return result;
       } catch (err) {
         if (err instanceof ProviderError && err.kind === "unauthorized")
-          await deps.connections.markNeedsReauth(setup.connection.id, err.message).catch((e) => logger.warn({ err: String(e) }, "needs_reauth not recorded"));
+          await deps.connections.markNeedsReauth(target.connection.id, err.message).catch((e) => logger.warn({ err: String(e) }, "needs_reauth not recorded"));
         throw err;
       }
     },

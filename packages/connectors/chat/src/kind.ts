@@ -36,6 +36,20 @@ export interface OperatorCard {
   mention: string | null;
   /** The item is about a trend: the card offers feedback on it ("Not a trend", "Useful"). */
   judgeable: boolean;
+  /**
+   * The item asks to approve an ads plan: the card lists its changes and offers "Approve and apply", bound to the
+   * plan's hash (a press for another hash changes nothing). Absent on other items; `decided` once applied or refused.
+   */
+  approval?: { planId: string; planHash: string; provider: string; lines: string[]; decided: string | null };
+}
+
+/** Someone a reply notifies: a user, a user group, or everyone in the channel. The provider renders it. */
+export interface ChatMention {
+  kind: "user" | "group" | "channel";
+  /** The provider's id of the user or group (Slack U…/S…, Teams AAD object id); ignored for `channel`. */
+  id: string;
+  /** Display name (Teams shows it in the mention). */
+  name?: string;
 }
 
 /** Where a posted card lives, to update it later. */
@@ -48,8 +62,8 @@ export interface ChatMessageRef {
 export type ChatFeedbackVerdict = "not_a_trend" | "useful";
 
 /**
- * A verified button press: an operator action on the card's item, or (`feedback` set, `action` absent) a verdict
- * on its trend, which leaves the item as it is.
+ * A verified button press: an operator action on the card's item, a verdict on its trend (`feedback` set, which
+ * leaves the item as it is), or the approval of the ads plan the item asks about (`approve` set).
  */
 export interface ChatInteraction {
   itemId: string;
@@ -57,6 +71,8 @@ export interface ChatInteraction {
   feedback?: ChatFeedbackVerdict;
   /** For snooze. */
   snoozeMinutes?: number;
+  /** For approve: the plan and the hash the card showed. */
+  approve?: { planId: string; planHash: string };
   /** The item version the card showed when pressed. */
   version?: number;
   user: { id: string; name?: string };
@@ -74,26 +90,31 @@ export interface ChatClient {
   join(channelId: string): Promise<void>;
   postCard(channelId: string, card: OperatorCard): Promise<ChatMessageRef>;
   updateCard(ref: ChatMessageRef, card: OperatorCard): Promise<void>;
-  /** A reply under a card (re-notification of an unacknowledged critical item). */
-  postReply(ref: ChatMessageRef, text: string): Promise<ChatMessageRef>;
+  /** A reply under a card (re-notification, an escalation step), notifying `mentions` (rendered the provider's way). */
+  postReply(ref: ChatMessageRef, text: string, mentions?: ChatMention[]): Promise<ChatMessageRef>;
 }
 
 export interface ChatInteractions {
   /** Configuration variable holding the signing secret of interaction requests. */
   signingSecretEnv: string;
-  /** Checks the request's signature and freshness; `now` is injectable for tests. */
-  verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer, signingSecret: string, now?: Date): { ok: true } | { ok: false; reason: string };
+  /**
+   * Checks the request's signature (Slack: HMAC with the signing secret; Teams: the Bot Framework JWT) and freshness.
+   * `signingSecret` is the value of `signingSecretEnv`; `env` the provider settings (keys URLs, app ids).
+   */
+  verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer, signingSecret: string, now?: Date, env?: Record<string, string | undefined>): Promise<{ ok: true } | { ok: false; reason: string }> | { ok: true } | { ok: false; reason: string };
   /** The button press in a verified body, or null when it is not one of ours (other interaction types). */
   parse(rawBody: Buffer): ChatInteraction | null;
   /** Whether a press comes from the workspace a connection is connected to (its stored `account` facts). */
   fromWorkspaceOf(interaction: ChatInteraction, account: Record<string, unknown>): boolean;
   /** The response body that shows `text` to the presser only. */
   privateReply(text: string): Record<string, unknown>;
+  /** The response body of a press that was applied (Slack: none; Teams: an invoke response). */
+  appliedReply?(): Record<string, unknown>;
 }
 
 export interface ChatConnector {
   manifest: ProviderManifest<"chat">;
-  /** A client bound to one connection's access token. */
-  client(ctx: { baseUrl: string; accessToken: string }): ChatClient;
+  /** A client bound to one connection's access token (and stored account facts); `env`: the provider settings. */
+  client(ctx: { baseUrl: string; accessToken: string; account?: Record<string, unknown>; env?: Record<string, string | undefined> }): ChatClient;
   interactions: ChatInteractions;
 }

@@ -95,6 +95,11 @@ export interface ProviderManifest<K extends ConnectorKind = ConnectorKind> {
   kind: K;
   /** Used in OpenAPI operation ids (`put${operationName}Connection`). */
   operationName: string;
+  /**
+   * The provider the kind's spec paths name without a provider segment (chat: Slack at /api/integrations/chat/...).
+   * Other providers of the kind live under /api/integrations/<kind path>/<id>/... (Teams: /api/integrations/chat/teams/...).
+   */
+  primary?: boolean;
   auth: OAuth2Auth | CredentialsAuth;
   /** The provider's API base URL and the configuration variable that overrides it. */
   baseUrl: { default: string; env: string };

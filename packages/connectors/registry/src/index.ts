@@ -1,6 +1,6 @@
 import { googleAds, linkedinAds, metaAds, microsoftAds, pinterestAds, snapAds, tiktokAds, type AdsConnector } from "@trendgate/connector-ads";
 import type { ConnectorKind, ProviderManifest } from "@trendgate/connector-core";
-import { slack, type ChatConnector } from "@trendgate/connector-chat";
+import { slack, teams, type ChatConnector } from "@trendgate/connector-chat";
 import { redditAds, type ConversionsConnector } from "@trendgate/connector-conversions";
 import { googleTrends, reddit, x, youtube, type SocialConnector } from "@trendgate/connector-social";
 import { n8n, type WorkflowConnector } from "@trendgate/connector-workflow";
@@ -18,6 +18,7 @@ export const CONNECTORS: readonly Connector[] = [
   youtube,
   googleTrends,
   slack,
+  teams,
   n8n,
   redditAds,
   googleAds,

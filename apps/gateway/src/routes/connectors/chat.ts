@@ -22,14 +22,16 @@ import { connectionOrConflict, providerProblem as sharedProviderProblem } from "
 
 const TAG = "Chat connector";
 
-/** The chat routes of the registry's chat provider (none when it has none). */
+/** The chat routes of each chat provider in the registry (the primary one at the spec's paths). */
 export function chatRoutes(registry: ConnectorRegistry): RouteDef[] {
-  return registry.ofKind("chat").length ? routesOf(registry.single("chat")) : [];
+  return registry.ofKind("chat").flatMap(routesOf);
 }
 
 function routesOf(connector: ChatConnector): RouteDef[] {
   const BASE = basePathOf(connector.manifest);
   const NAME = connector.manifest.displayName;
+  // The primary provider keeps the spec's operation ids; another one names itself in them (listChatChannelsTeams).
+  const op = (id: string) => (connector.manifest.primary ? id : `${id}${connector.manifest.operationName}`);
   const SelectionBody = connector.manifest.schemas.selection ?? z.object({ channel_id: z.string() }).strict();
   const SettingsBody = connector.manifest.schemas.settings ?? z.object({}).strict();
   const authorizeAgain = `authorize via GET ${BASE}/auth`;
@@ -64,7 +66,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
 
   return [
     defineRoute({
-      method: "get", path: `${BASE}/channels`, operationId: "listChatChannels", tag: TAG, auth: "apiKey",
+      method: "get", path: `${BASE}/channels`, operationId: op("listChatChannels"), tag: TAG, auth: "apiKey",
       summary: `Channels the ${NAME} app can see`,
       description: `Public and private channels (archived ones left out), one page at a time in ${NAME}'s cursor order, each with whether the app's bot is a member. 409 \`not_connected\` until the account has authorized ${NAME} (GET ${BASE}/auth).`,
       query: ChatChannelsQuery,
@@ -84,7 +86,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
     }),
     defineRoute({
-      method: "post", path: `${BASE}/save-channel`, operationId: "saveChatChannel", tag: TAG, auth: "apiKey",
+      method: "post", path: `${BASE}/save-channel`, operationId: op("saveChatChannel"), tag: TAG, auth: "apiKey",
       summary: "Choose the channel operator items are posted to",
       description:
         `Checked at ${NAME}: a public channel the bot is not in is joined. A private channel needs the bot invited first ` +
@@ -124,7 +126,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
     }),
     defineRoute({
-      method: "get", path: `${BASE}/channel`, operationId: "getChatChannel", tag: TAG, auth: "apiKey",
+      method: "get", path: `${BASE}/channel`, operationId: op("getChatChannel"), tag: TAG, auth: "apiKey",
       summary: "The saved alerts channel",
       description: `The channel POST ${BASE}/save-channel saved. 404 \`not_found\` when none is saved.`,
       responses: {
@@ -140,7 +142,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
     }),
     defineRoute({
-      method: "put", path: `${BASE}/settings`, operationId: "putChatSettings", tag: TAG, auth: "apiKey",
+      method: "put", path: `${BASE}/settings`, operationId: op("putChatSettings"), tag: TAG, auth: "apiKey",
       summary: "Which trend events become operator items, and how they alert",
       description: "Fields left out take their defaults (listed in the schema); the answer is the stored settings with defaults applied.",
       body: SettingsBody,
@@ -155,7 +157,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
     }),
     defineRoute({
-      method: "post", path: `${BASE}/settings/preview`, operationId: "previewChatSettings", tag: TAG, auth: "apiKey",
+      method: "post", path: `${BASE}/settings/preview`, operationId: op("previewChatSettings"), tag: TAG, auth: "apiKey",
       summary: "Backtest chat settings before saving: the operator items they would have opened over the last days",
       description: "Replays the account's stored trend events (up to 14 days back, `days`) through the settings' min_severity (or sensitivity) and " +
         "categories: one item per trend, opened by its first event that qualifies. Nothing is saved or posted; no connection is needed.",
@@ -168,7 +170,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
     }),
     defineRoute({
-      method: "get", path: `${BASE}/settings`, operationId: "getChatSettings", tag: TAG, auth: "apiKey",
+      method: "get", path: `${BASE}/settings`, operationId: op("getChatSettings"), tag: TAG, auth: "apiKey",
       summary: "The chat settings, with defaults applied",
       responses: {
         200: { description: "The settings", schema: SettingsBody },
@@ -180,7 +182,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       },
     }),
     defineRoute({
-      method: "post", path: `${BASE}/interactivity`, operationId: "chatInteractivity", tag: TAG, auth: "public", rawBody: true,
+      method: "post", path: `${BASE}/interactivity`, operationId: op("chatInteractivity"), tag: TAG, auth: "public", rawBody: true,
       summary: `Button presses on operator cards (${NAME} calls this)`,
       description:
         `Set this URL as the ${NAME} app's interactivity request URL. The body is ${NAME}'s (\`application/x-www-form-urlencoded\`), ` +
@@ -197,7 +199,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
         const secret = deps.config.PROVIDER_ENV[env];
         if (!secret) throw new ApiError("provider_not_configured", `Set ${env} (the ${connector.manifest.displayName} app's signing secret) to accept interactions`);
         const raw = Buffer.isBuffer(req.rawBody) ? req.rawBody : Buffer.alloc(0);
-        const verified = connector.interactions.verify(req.headers, raw, secret);
+        const verified = await connector.interactions.verify(req.headers, raw, secret, undefined, deps.config.PROVIDER_ENV);
         if (!verified.ok) throw new ApiError("unauthorized", `Interaction refused: ${verified.reason}`);
 
         const ephemeral = (text: string) => ({ status: 200, body: connector.interactions.privateReply(text) });
@@ -222,7 +224,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
             itemId: item.id, accountId: item.accountId, action, version: it.version, snoozeMinutes: snooze,
             actor: chatActor(it.teamId, it.user.id), actorName: it.user.name,
           });
-          if (r.ok) return { status: 200, outbox: r.outbox };
+          if (r.ok) return { status: 200, body: connector.interactions.appliedReply?.(), outbox: r.outbox };
           if (r.reason === "not_found") return ephemeral("This item no longer exists.");
           const outbox = await queueCardRefresh(tx, r.item, conn.id);
           const state = r.item.state as OperatorItemState;

@@ -1,6 +1,6 @@
 import type { WebClient } from "@slack/web-api";
 import { ProviderError } from "@trendgate/connector-core";
-import type { ChatChannel, ChatClient, ChatMessageRef, OperatorCard } from "../kind.ts";
+import type { ChatChannel, ChatClient, ChatMention, ChatMessageRef, OperatorCard } from "../kind.ts";
 import { cut, renderCard, SLACK_LIMITS } from "./blocks.ts";
 import { slackCall } from "./errors.ts";
 import { webClient } from "./web.ts";
@@ -26,6 +26,12 @@ function refOf(r: { channel?: string; ts?: string }, channelId: string, what: st
   if (!r.ts) throw new ProviderError("slack", "unavailable", `${what}: the answer holds no message ts`, { status: 200, providerCode: "no_ts" });
   return { channelId: r.channel ?? channelId, ts: r.ts };
 }
+
+/** A mention in Slack's message syntax; ids are stripped to what Slack ids can hold, so no text can break out. */
+const slackMention = (m: ChatMention) => {
+  const id = m.id.replace(/[^A-Za-z0-9]/g, "");
+  return m.kind === "channel" ? "<!here>" : m.kind === "group" ? `<!subteam^${id}>` : `<@${id}>`;
+};
 
 export class SlackChatClient implements ChatClient {
   // The Web API client resolves a call on HTTP 200 only; any other status throws.
@@ -71,10 +77,15 @@ export class SlackChatClient implements ChatClient {
     await slackCall("chat.update", () => this.web.chat.update({ channel: ref.channelId, ts: ref.ts, text, blocks }));
   }
 
-  /** `text` is Slack mrkdwn written by the service (it may carry the configured mention), not trend text. */
-  async postReply(ref: ChatMessageRef, text: string): Promise<ChatMessageRef> {
+  /**
+   * `text` is Slack mrkdwn written by the service (it may carry the configured mention), not trend text; `mentions`
+   * go first, in Slack's syntax (`<@U…>`, `<!subteam^S…>`, `<!here>` for the channel).
+   */
+  async postReply(ref: ChatMessageRef, text: string, mentions: ChatMention[] = []): Promise<ChatMessageRef> {
+    const lead = mentions.map(slackMention).join(" ");
+    const body = lead ? `${lead} ${text}` : text;
     const r = await slackCall("chat.postMessage (reply)", () =>
-      this.web.chat.postMessage({ channel: ref.channelId, thread_ts: ref.ts, text: cut(text, SLACK_LIMITS.messageText), unfurl_links: false, unfurl_media: false }));
+      this.web.chat.postMessage({ channel: ref.channelId, thread_ts: ref.ts, text: cut(body, SLACK_LIMITS.messageText), unfurl_links: false, unfurl_media: false }));
     return refOf(r, ref.channelId, "chat.postMessage (reply)");
   }
 }

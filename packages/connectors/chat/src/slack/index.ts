@@ -3,10 +3,10 @@ import { SlackChatClient } from "./client.ts";
 import { slackInteractions } from "./interactions.ts";
 import { manifest } from "./manifest.ts";
 
-export const slack: ChatConnector = {
+export const slack = {
   manifest,
   client: (ctx) => new SlackChatClient(ctx),
   interactions: slackInteractions,
-};
+} satisfies ChatConnector;
 
 export { CHAT_SETTINGS_DEFAULTS, type ChatSettings } from "./schemas.ts";

@@ -89,11 +89,11 @@ export function parseSlackInteraction(rawBody: Buffer): ChatInteraction | null {
   return null;
 }
 
-export const slackInteractions: ChatInteractions = {
+export const slackInteractions = {
   signingSecretEnv: "SLACK_SIGNING_SECRET",
   verify: verifySlackSignature,
   parse: parseSlackInteraction,
   fromWorkspaceOf: (it, account) => account.team_id === it.teamId,
   // Shown to the presser only, leaving the card as it is (Slack's response to an interaction request).
   privateReply: (text) => ({ response_type: "ephemeral", replace_original: false, text }),
-};
+} satisfies ChatInteractions;

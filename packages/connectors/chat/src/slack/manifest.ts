@@ -11,6 +11,7 @@ export const manifest: ProviderManifest<"chat"> = {
   displayName: "Slack",
   kind: "chat",
   operationName: "Slack",
+  primary: true,
   auth: {
     mode: "oauth2",
     authorizationUrl: "https://slack.com/oauth/v2/authorize",

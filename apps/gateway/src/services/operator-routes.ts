@@ -1,0 +1,52 @@
+import type { ConnectorRegistry } from "@trendgate/connectors";
+import type { EscalationStep, OperatorRoutes, OperatorRoutesBody } from "@trendgate/contracts";
+import { replaceOperatorRoutes, type Db } from "@trendgate/db";
+import { chatSetupOf, escalationSteps } from "@trendgate/operator";
+import { ApiError } from "../http/api-error.ts";
+
+// Operator routing rules over REST: read them with the default route, and replace the whole ordered list (a
+// partial edit of an ordered list is a reorder problem the client solves better). The rules are checked against
+// what they name: a chat provider the account is connected to, webhook subscriptions of the account.
+
+type FieldError = { location: "body"; path: string; message: string; code: string };
+
+export async function readOperatorRoutes(db: Db, registry: ConnectorRegistry, accountId: string, renotifySeconds: number): Promise<OperatorRoutes> {
+  const setup = await chatSetupOf(db, registry, accountId, renotifySeconds);
+  const account = setup ? null : await db.account.findUnique({ where: { id: accountId }, select: { operatorEscalation: true } });
+  return {
+    routes: (setup?.routes ?? []).map((r) => ({
+      id: r.id, position: r.position, name: r.name, match: r.match as OperatorRoutes["routes"][number]["match"], provider: r.provider,
+      channel_id: r.channelId, escalation: escalationSteps(r.escalation), updated_at: r.updatedAt.toISOString(),
+    })),
+    default: {
+      provider: setup?.connection.provider ?? null,
+      channel_id: setup?.channelId ?? null,
+      escalation: setup ? setup.defaultEscalation : escalationSteps(account?.operatorEscalation),
+    },
+  };
+}
+
+export async function writeOperatorRoutes(db: Db, registry: ConnectorRegistry, accountId: string, body: OperatorRoutesBody, renotifySeconds: number): Promise<OperatorRoutes> {
+  const errors: FieldError[] = [];
+  const connected = new Set((await db.connection.findMany({ where: { accountId }, select: { provider: true } })).map((c) => c.provider));
+  const webhooks = new Set((await db.webhookSubscription.findMany({ where: { accountId }, select: { id: true } })).map((w) => w.id));
+  const checkSteps = (steps: EscalationStep[], at: string) => steps.forEach((s, j) => {
+    if (s.type === "notify_webhook" && !webhooks.has(s.webhook_id))
+      errors.push({ location: "body", path: `${at}.${j}.webhook_id`, message: `no webhook subscription ${s.webhook_id} in this account`, code: "not_found" });
+  });
+  body.routes.forEach((r, i) => {
+    if (!registry.find("chat", r.provider)) {
+      const known = registry.ofKind("chat").map((c) => c.manifest.id).join(", ");
+      errors.push({ location: "body", path: `routes.${i}.provider`, message: `not a chat provider (one of: ${known})`, code: "invalid_value" });
+    } else if (!connected.has(r.provider)) {
+      errors.push({ location: "body", path: `routes.${i}.provider`, message: `the account is not connected to ${r.provider}: authorize it first`, code: "not_connected" });
+    }
+    checkSteps(r.escalation, `routes.${i}.escalation`);
+  });
+  checkSteps(body.default_escalation, "default_escalation");
+  if (errors.length) throw new ApiError("validation_failed", errors.map((e) => `${e.path}: ${e.message}`).join("; "), { errors });
+  await replaceOperatorRoutes(db, accountId, body.routes.map((r) => ({
+    name: r.name, match: r.match, provider: r.provider, channelId: r.channel_id, escalation: r.escalation,
+  })), body.default_escalation);
+  return readOperatorRoutes(db, registry, accountId, renotifySeconds);
+}
