@@ -19,7 +19,7 @@ export interface PeerUrls {
 export function fixtureConnector(peer: PeerUrls, auth: Partial<OAuth2Auth> = {}): ChatConnector {
   return {
     manifest: {
-      id: "fixture", displayName: "Fixture Chat", kind: "chat", operationName: "FixtureChat",
+      id: "fixture", displayName: "Fixture Chat", kind: "chat", operationName: "FixtureChat", primary: true,
       auth: {
         mode: "oauth2", authorizationUrl: peer.authorizationUrl, tokenUrl: peer.tokenUrl, revocationUrl: peer.revocationUrl,
         scopes: ["read", "write"], scopeSeparator: " ", pkce: true, clientAuth: "client_secret_basic", env: FIXTURE_ENV, ...auth,
@@ -28,6 +28,7 @@ export function fixtureConnector(peer: PeerUrls, auth: Partial<OAuth2Auth> = {})
       schemas: {},
     },
     client() { throw new Error("the fixture provider has no API"); },
+    parseMention: () => null,
     interactions: { signingSecretEnv: "FIXTURE_SIGNING_SECRET", verify: () => ({ ok: false, reason: "fixture" }), parse: () => null, fromWorkspaceOf: () => false, privateReply: (text) => ({ text }) },
   };
 }

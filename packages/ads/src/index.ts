@@ -18,3 +18,4 @@ export * from "./rollback.ts";
 export * from "./apply.ts";
 export * from "./executor-plan.ts";
 export * from "./executor-results.ts";
+export * from "./approval.ts";

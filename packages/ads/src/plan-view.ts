@@ -18,6 +18,6 @@ export function planView(p: AdsPlanRow, provider: { dryRun: boolean } | undefine
     plan_hash: planHashOf(p), requires_acknowledgement: needsAcknowledgement(p.strictSafety, provider),
     expires_at: p.expiresAt.toISOString(), created_at: p.createdAt.toISOString(),
     run_id: p.runId, results: (p.results as unknown[] | null) ?? null, status_reason: p.statusReason, applied_at: p.appliedAt?.toISOString() ?? null,
-    rollback_of: p.rollbackOf,
+    rollback_of: p.rollbackOf, approved_by: p.approvedBy,
   };
 }

@@ -75,6 +75,7 @@ export const AdsPlanView = z.object({
   results: z.array(z.unknown()).nullable().meta({ description: "Per change: ok, error, the provider's request id, what it made; `review` marks refusals for a person" }),
   status_reason: z.string().nullable(), applied_at: z.string().nullable(),
   rollback_of: z.string().nullable().meta({ description: "The applied plan this plan undoes" }),
+  approved_by: z.string().nullable().meta({ description: "Who approved it from an operator card (`chat:<workspace>/<user>`), when it was applied that way" }),
 }).meta({ id: "AdsPlan" });
 export type AdsPlanView = z.infer<typeof AdsPlanView>;
 
@@ -142,3 +143,11 @@ export const AdsExecutorResults = z.object({
 export const ExecutorKeys = z.object({
   keys: z.array(z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.string() })),
 }).meta({ id: "ExecutorKeys" });
+
+/** POST …/plans/{id}/request-approval: the operator item whose card asks for the plan's approval. */
+export const AdsApprovalRequested = z.object({
+  plan_id: z.string(),
+  plan_hash: z.string().meta({ description: "The hash the card's approve button is bound to" }),
+  item_id: z.string().meta({ description: "The operator item (GET /api/operator/items/{item_id}); its card is posted to the route it matches" }),
+  created: z.boolean().meta({ description: "false when the plan already had its approval item" }),
+}).meta({ id: "AdsApprovalRequested" });

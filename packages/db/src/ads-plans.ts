@@ -67,6 +67,8 @@ export async function lockAdsPlan(tx: Tx, q: { id: string; accountId: string; pr
 }
 
 /** The plan's run is queued (our apply). */
+/** Who approved the plan from an operator card. */
+export const setPlanApprover = (tx: Tx, id: string, approver: string) => tx.adsPlan.update({ where: { id }, data: { approvedBy: approver } });
 export const markPlanApplying = (tx: Tx, id: string, runId: string) => tx.adsPlan.update({ where: { id }, data: { status: "applying", runId } });
 
 /** The plan was issued to a caller's executor, whose results are expected until `executorExpiresAt` (and its report window). */

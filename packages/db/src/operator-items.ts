@@ -81,6 +81,10 @@ export async function insertOperatorItemIfAbsent(tx: Tx, it: NewOperatorItem): P
   return rows.length ? tx.operatorItem.findUnique({ where: { id } }) : null;
 }
 
+/** The account's item with this dedup key, unlocked. */
+export const findOperatorItemByDedupKey = (db: Db | Tx, accountId: string, dedupKey: string): Promise<OperatorItemRow | null> =>
+  db.operatorItem.findUnique({ where: { accountId_dedupKey: { accountId, dedupKey } } });
+
 /** Locks the account's item with this dedup key. */
 export async function lockOperatorItemByDedupKey(tx: Tx, accountId: string, dedupKey: string): Promise<OperatorItemRow | null> {
   const rows = await tx.$queryRawUnsafe<{ id: string }[]>(

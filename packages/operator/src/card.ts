@@ -26,8 +26,26 @@ async function actorNames(db: Db, item: OperatorItemRow): Promise<{ acknowledge?
   return { acknowledge: nameOf("acknowledge", item.acknowledgedBy), resolve: nameOf("resolve", item.resolvedBy) };
 }
 
+/**
+ * An ads-approval item's request (kept on its "opened" history entry) and whether its plan was decided since: applied,
+ * refused, expired... anything but previewed. Undefined for other items.
+ */
+async function approvalOf(db: Db, item: OperatorItemRow): Promise<OperatorCard["approval"]> {
+  if (item.source !== "ads_approval" || !item.adsPlanId) return undefined;
+  const [opened, plan] = await Promise.all([
+    db.operatorItemEvent.findFirst({ where: { itemId: item.id, action: "opened" }, select: { data: true } }),
+    db.adsPlan.findUnique({ where: { id: item.adsPlanId }, select: { status: true, expiresAt: true, approvedBy: true } }),
+  ]);
+  const a = (opened?.data as { approval?: { plan_id: string; plan_hash: string; provider: string; lines: string[] } } | undefined)?.approval;
+  if (!a) return undefined;
+  const decided = !plan ? "deleted"
+    : plan.status !== "previewed" ? `${plan.status}${plan.approvedBy ? ` (approved by ${actorLabel(plan.approvedBy)})` : ""}`
+    : plan.expiresAt.getTime() < Date.now() ? "expired: preview again" : null;
+  return { planId: a.plan_id, planHash: a.plan_hash, provider: a.provider, lines: a.lines, decided };
+}
+
 export async function operatorCard(db: Db, item: OperatorItemRow, settings: OperatorSettings | null): Promise<OperatorCard> {
-  const names = await actorNames(db, item);
+  const [names, approval] = await Promise.all([actorNames(db, item), approvalOf(db, item)]);
   return {
     itemId: item.id,
     version: item.version,
@@ -44,13 +62,13 @@ export async function operatorCard(db: Db, item: OperatorItemRow, settings: Oper
     snoozedUntil: item.snoozedUntil,
     mention: item.severity === "critical" ? settings?.criticalMention ?? null : null,
     judgeable: item.trendId !== null,
+    ...(approval ? { approval } : {}),
   };
 }
 
-/** The threaded reply of a re-notification: service text only (no trend text, so nothing to escape). */
-export function renotifyText(item: OperatorItemRow, settings: OperatorSettings | null): string {
-  const mention = settings?.criticalMention ? `${settings.criticalMention} ` : "";
-  return `${mention}Reminder ${item.renotifyCount}: this critical item is still open and nobody has acknowledged it.`;
+/** The threaded reply of a re-notification: service text only (no trend text, so nothing to escape); the mention goes as the provider renders one. */
+export function renotifyText(item: OperatorItemRow): string {
+  return `Reminder ${item.renotifyCount}: this critical item is still open and nobody has acknowledged it.`;
 }
 
 /** The reply of an escalation's notify step: its message (or the default) and whom it mentions. */

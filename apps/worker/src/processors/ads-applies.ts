@@ -1,4 +1,4 @@
-import { finishRun, readTargets, reconcile, type StoredResult } from "@trendgate/ads";
+import { finishRun, readTargets, reconcile, refreshApprovalCard, type StoredResult } from "@trendgate/ads";
 import type { ChangeResult, EntityTargeting, TargetingChange } from "@trendgate/connector-ads";
 import { baseUrlOf, ProviderError } from "@trendgate/connector-core";
 import { QUEUES, type AdsApplyPayload } from "@trendgate/contracts";
@@ -66,9 +66,10 @@ export function adsApplyHandler(deps: WorkerDeps): OutboxHandler<AdsApplyPayload
       return { plan_id, status: done.status, changes: changes.length, applied: stored.filter((x) => x.ok).length };
     },
     async onFinal(message, outcome, error) {
-      if (outcome !== "failed") return;
       const { plan_id } = message.payload;
-      await failApplyingPlan(db, plan_id, error?.message ?? message.lastError ?? "apply failed");
+      if (outcome === "failed") await failApplyingPlan(db, plan_id, error?.message ?? message.lastError ?? "apply failed");
+      // A plan approved from a chat card: the card now says how its run ended.
+      await dispatchOutbox(deps.queues, await refreshApprovalCard(db, { id: plan_id, accountId: message.accountId }));
     },
   };
 }

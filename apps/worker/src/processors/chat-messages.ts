@@ -130,7 +130,8 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
           return { step: ref.step, channel: reply.channelId, ts: reply.ts };
         }
         if (payload.type === "renotify_item") {
-          const reply = await client.postReply(cardRef, renotifyText(item, setup.settings));
+          const mention = deps.registry.find("chat", target.provider)?.parseMention(setup.settings.criticalMention);
+          const reply = await client.postReply(cardRef, renotifyText(item), mention ? [mention] : []);
           ctx.responded(client.successStatus);
           return { channel: reply.channelId, ts: reply.ts };
         }

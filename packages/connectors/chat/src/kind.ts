@@ -117,4 +117,6 @@ export interface ChatConnector {
   /** A client bound to one connection's access token (and stored account facts); `env`: the provider settings. */
   client(ctx: { baseUrl: string; accessToken: string; account?: Record<string, unknown>; env?: Record<string, string | undefined> }): ChatClient;
   interactions: ChatInteractions;
+  /** The settings' `critical_mention` (in this provider's syntax) as a mention, or null. */
+  parseMention(setting: string | null): ChatMention | null;
 }

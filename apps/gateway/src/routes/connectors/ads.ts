@@ -1,9 +1,10 @@
-import { AdAccountChoiceError, checkMappedEntities, planView, previewPlan, previewRollback, queueApply, resolveAdAccount } from "@trendgate/ads";
+import { AdAccountChoiceError, checkMappedEntities, planHashOf, planView, previewPlan, previewRollback, queueApply, resolveAdAccount } from "@trendgate/ads";
+import { openPlanApproval } from "../../services/ads-approval.ts";
 import type { AdsConnector, TargetingField } from "@trendgate/connector-ads";
 import { baseUrlOf, oauthClientOf } from "@trendgate/connector-core";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import {
-  AdsAccountList, AdsApplyAccepted, AdsApplyRequest, AdsEntitiesQuery, AdsEntityPage, AdsMappingsBody, AdsPlanView, AdsProviderList, AdsRunList,
+  AdsAccountList, AdsApplyAccepted, AdsApplyRequest, AdsApprovalRequested, AdsEntitiesQuery, AdsEntityPage, AdsMappingsBody, AdsPlanView, AdsProviderList, AdsRunList,
   AdsRunsQuery, AdsSelectionBody, IdParam, type AdsSelection,
 } from "@trendgate/contracts";
 import { connectionStates, findAccountPlan, listAdsMappings, listAdsRuns, replaceAdsMappings, saveConnectionSelection, type ConnectionRow } from "@trendgate/db";
@@ -248,6 +249,27 @@ function routesOf(c: AdsConnector): RouteDef[] {
         const rows = await listAdsRuns(deps.db, { accountId: auth.accountId, provider: m.id, status: query.status, beforeRunId: query.cursor, take: query.limit + 1 });
         const page = rows.slice(0, query.limit);
         return { status: 200, body: { data: page.map((p) => planReply(deps, p)), next_cursor: rows.length > query.limit ? page[page.length - 1].runId : null } };
+      },
+    }),
+    defineRoute({
+      method: "post", path: `${base}/plans/{id}/request-approval`, operationId: `request${m.operationName}PlanApproval`, tag: TAG, auth: "apiKey",
+      summary: `Ask the team to approve a previewed ${name} plan from a chat card`,
+      description:
+        "Opens an operator item (source `ads_approval`, routed by the routing rules like any item, event type `ads.approval_requested`) whose " +
+        "chat card lists the plan's changes and an **Approve and apply** button bound to its `plan_hash`. A press applies it exactly as POST …/apply " +
+        "with that hash would (once; a plan that changed, expired or already ran applies nothing and the presser is told why), records the approver " +
+        "on the plan (`approved_by`) and resolves the item. Asking again returns the same item. 409 when the plan is not previewed, expired, or " +
+        "the account has no chat connection.",
+      params: IdParam,
+      responses: {
+        201: { description: "The approval item", schema: AdsApprovalRequested }, 200: { description: "The plan's approval item, opened before", schema: AdsApprovalRequested },
+        404: { description: "No such plan" }, 409: { description: "`conflict`: not previewed, expired, or no chat connection" },
+      },
+      async handler({ deps, auth, params, atomically }) {
+        return atomically(async (tx) => {
+          const r = await openPlanApproval(tx, deps, { accountId: auth.accountId, provider: m.id, planId: params.id });
+          return { status: r.created ? 201 : 200, body: { plan_id: r.plan.id, plan_hash: planHashOf(r.plan), item_id: r.itemId!, created: r.created }, outbox: r.outbox };
+        });
       },
     }),
     defineRoute({

@@ -6,6 +6,7 @@ import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, Cha
 import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
 import { applyActionIn, chatActor, operatorSettings, queueCardRefresh } from "@trendgate/operator";
 import { detectionConfigFrom } from "@trendgate/trends";
+import { approveFromCard } from "../../services/ads-approval.ts";
 import { backtestChat } from "../../services/backtest.ts";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
@@ -54,7 +55,10 @@ function routesOf(connector: ChatConnector): RouteDef[] {
   async function clientOf(deps: GatewayDeps, accountId: string) {
     const { connector, conn } = await connectionOf(deps, accountId);
     const accessToken = await deps.connections.accessToken(conn).catch((err) => providerProblem(deps, conn, err));
-    const client = connector.client({ baseUrl: baseUrlOf(connector.manifest, deps.config.PROVIDER_ENV), accessToken });
+    const client = connector.client({
+      baseUrl: baseUrlOf(connector.manifest, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV,
+      account: (conn.externalAccount ?? {}) as Record<string, unknown>,
+    });
     return { connector, conn, client, call: <T>(p: Promise<T>) => p.catch((err) => providerProblem(deps, conn, err)) };
   }
 
@@ -117,7 +121,13 @@ function routesOf(connector: ChatConnector): RouteDef[] {
               errors: [{ location: "body", path: "channel_id", message: "the bot is not a member of this private channel", code: "bot_not_in_channel" }],
             });
           }
-          await call(client.join(channel.id));
+          // A provider where the app cannot join by itself (Teams: it must be installed in the team) refuses with why.
+          await client.join(channel.id).catch((err) => {
+            if (err instanceof ProviderError && err.kind === "bad_request") {
+              throw new ApiError("bot_not_in_channel", err.message, { errors: [{ location: "body", path: "channel_id", message: err.message, code: "bot_not_in_channel" }] });
+            }
+            return providerProblem(deps, conn, err);
+          });
           joined = true;
         }
         const selection = { channel_id: channel.id, channel_name: channel.name, is_private: channel.isPrivate };
@@ -185,8 +195,8 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       method: "post", path: `${BASE}/interactivity`, operationId: op("chatInteractivity"), tag: TAG, auth: "public", rawBody: true,
       summary: `Button presses on operator cards (${NAME} calls this)`,
       description:
-        `Set this URL as the ${NAME} app's interactivity request URL. The body is ${NAME}'s (\`application/x-www-form-urlencoded\`), ` +
-        `verified with the signing secret (${connector.interactions.signingSecretEnv}): a forged or stale request answers 401 and changes nothing. ` +
+        `Set this URL as the ${NAME} app's interactivity request URL (Slack) or messaging endpoint (Teams). The body is ${NAME}'s own, ` +
+        `verified as ${NAME} signs it (with ${connector.interactions.signingSecretEnv}): a forged or stale request answers 401 and changes nothing. ` +
         "A valid press applies the same action as the REST route; when the card was stale (the item changed meanwhile) nothing changes, " +
         "the answer is a short ephemeral text and the card is refreshed.",
       responses: {
@@ -204,12 +214,19 @@ function routesOf(connector: ChatConnector): RouteDef[] {
 
         const ephemeral = (text: string) => ({ status: 200, body: connector.interactions.privateReply(text) });
         const it = connector.interactions.parse(raw);
-        if (!it) return { status: 200 }; // not one of our buttons: acknowledged, nothing to do
+        if (!it) return { status: 200, body: connector.interactions.appliedReply?.() }; // not one of our buttons: acknowledged, nothing to do
         const item = await findOperatorItem(deps.db, it.itemId);
         const conn = item ? await deps.connections.find(item.accountId, connector.manifest.id) : null;
         // The card's workspace must be the connection's: a press from another workspace names nothing here.
         if (!item || !conn || !connector.interactions.fromWorkspaceOf(it, conn.externalAccount as Record<string, unknown>)) return ephemeral("This item is not available in this workspace.");
 
+        if (it.approve) {
+          const approve = it.approve;
+          return atomically(async (tx) => {
+            const r = await approveFromCard(tx, deps, item, { ...it, approve }, chatActor(it.teamId, it.user.id));
+            return r.text ? { ...ephemeral(r.text), outbox: r.outbox } : { status: 200, body: connector.interactions.appliedReply?.(), outbox: r.outbox };
+          });
+        }
         if (it.feedback) {
           const trend = item.trendId ? await findAccountTrend(deps.db, item.accountId, item.trendId) : null;
           if (!trend) return ephemeral("This item's trend no longer exists.");

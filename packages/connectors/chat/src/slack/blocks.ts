@@ -24,6 +24,8 @@ export const SNOOZE_BUTTON_MINUTES = 60;
 
 export const ACTION_PREFIX = "operator:";
 /** Feedback buttons: `feedback:not_a_trend`, `feedback:useful`. */
+/** The approve button of an ads-approval card. */
+export const APPROVE_ACTION = "ads:approve";
 export const FEEDBACK_PREFIX = "feedback:";
 const FEEDBACK_BUTTONS: { verdict: ChatFeedbackVerdict; text: string }[] = [
   { verdict: "not_a_trend", text: "Not a trend" },
@@ -138,6 +140,22 @@ export function renderCard(card: OperatorCard): { text: string; blocks: CardBloc
       })),
     },
   ];
+  // An ads plan waiting for approval: its changes (service text from the plan, escaped), and the button bound to its hash.
+  if (card.approval) {
+    const a = card.approval;
+    blocks.splice(2, 0, { type: "section", text: { type: "mrkdwn", text: cut(`*Changes*\n${a.lines.map((l) => escapeMrkdwn(l)).join("\n")}`, SLACK_LIMITS.sectionText) } });
+    if (a.decided) {
+      blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: cut(`Plan ${escapeMrkdwn(a.decided)}`, SLACK_LIMITS.contextText) }] });
+    } else {
+      blocks.push({
+        type: "actions", block_id: "ads_approval",
+        elements: [{
+          type: "button", action_id: APPROVE_ACTION, style: "primary", text: { type: "plain_text", text: "Approve and apply", emoji: true },
+          value: JSON.stringify({ item_id: card.itemId, plan_id: a.planId, plan_hash: a.planHash }),
+        }],
+      });
+    }
+  }
   // Feedback on the trend in every state: a resolved item can still turn out to have been noise.
   if (card.judgeable) {
     blocks.push({

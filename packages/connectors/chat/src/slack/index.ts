@@ -2,11 +2,13 @@ import type { ChatConnector } from "../kind.ts";
 import { SlackChatClient } from "./client.ts";
 import { slackInteractions } from "./interactions.ts";
 import { manifest } from "./manifest.ts";
+import { parseSlackMention } from "./schemas.ts";
 
 export const slack = {
   manifest,
   client: (ctx) => new SlackChatClient(ctx),
   interactions: slackInteractions,
+  parseMention: parseSlackMention,
 } satisfies ChatConnector;
 
 export { CHAT_SETTINGS_DEFAULTS, type ChatSettings } from "./schemas.ts";

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { ID_PATTERN } from "@trendgate/contracts";
 import type { ChatFeedbackVerdict, ChatInteraction, ChatInteractions, OperatorAction } from "../kind.ts";
-import { ACTION_PREFIX, FEEDBACK_PREFIX, SNOOZE_BUTTON_MINUTES } from "./blocks.ts";
+import { ACTION_PREFIX, APPROVE_ACTION, FEEDBACK_PREFIX, SNOOZE_BUTTON_MINUTES } from "./blocks.ts";
 
 // Slack's interactivity requests (button presses on our cards). Verification follows
 // https://docs.slack.dev/authentication/verifying-requests-from-slack: X-Slack-Signature is
@@ -63,6 +63,7 @@ export function parseSlackInteraction(rawBody: Buffer): ChatInteraction | null {
 
   for (const a of payload.actions) {
     const id = str(a?.action_id);
+    if (id === APPROVE_ACTION) return approvalOf(payload, a);
     const action = id?.startsWith(ACTION_PREFIX) ? id.slice(ACTION_PREFIX.length) as OperatorAction : undefined;
     const verdict = id?.startsWith(FEEDBACK_PREFIX) ? id.slice(FEEDBACK_PREFIX.length) as ChatFeedbackVerdict : undefined;
     if (!(action && ACTIONS.has(action)) && !(verdict && VERDICTS.has(verdict))) continue;
@@ -87,6 +88,20 @@ export function parseSlackInteraction(rawBody: Buffer): ChatInteraction | null {
     };
   }
   return null;
+}
+
+/** An approve press: the item, the plan and the hash its card showed. */
+function approvalOf(payload: any, a: any): ChatInteraction | null {
+  let value: any;
+  try { value = JSON.parse(str(a.value) ?? ""); } catch { return null; }
+  const itemId = str(value?.item_id);
+  const planId = str(value?.plan_id);
+  const planHash = str(value?.plan_hash);
+  const userId = str(payload.user?.id);
+  const teamId = str(payload.team?.id) ?? str(payload.user?.team_id);
+  if (!itemId || !ID_PATTERN.test(itemId) || !planId || !ID_PATTERN.test(planId) || !planHash || !userId || !teamId) return null;
+  const name = str(payload.user?.username) ?? str(payload.user?.name);
+  return { itemId, approve: { planId, planHash }, user: { id: userId, ...(name ? { name } : {}) }, teamId };
 }
 
 export const slackInteractions = {

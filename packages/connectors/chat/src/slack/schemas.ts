@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ChatMention } from "../kind.ts";
 import { CategoryPath, RECOVERY_WINDOW_MINUTES, SENSITIVITIES, SENSITIVITY_MIN_SEVERITY, Severity, text, TRIGGER_WINDOW_MINUTES } from "@trendgate/contracts";
 
 // The request bodies of the chat routes while Slack is the chat provider: which channel receives operator cards,
@@ -10,6 +11,13 @@ export const SLACK_CHANNEL_ID = /^[CG][A-Z0-9]{8,20}$/;
 
 /** The mentions a critical card may carry: `<!here>`, `<!channel>`, a user `<@U…>` or a user group `<!subteam^S…>`. */
 export const SLACK_MENTION = /^(?:<!here>|<!channel>|<@[UW][A-Z0-9]{2,20}>|<!subteam\^S[A-Z0-9]{2,20}>)$/;
+
+/** A `critical_mention` setting as a mention (`<!here>` and `<!channel>`: the channel). */
+export function parseSlackMention(s: string | null): ChatMention | null {
+  const m = s ? /^<(?:!(here|channel)|@([UW][A-Z0-9]+)|!subteam\^(S[A-Z0-9]+))>$/.exec(s) : null;
+  if (!m) return null;
+  return m[1] ? { kind: "channel", id: "" } : m[2] ? { kind: "user", id: m[2] } : { kind: "group", id: m[3] };
+}
 
 export const ChatSaveChannelBody = z
   .object({
