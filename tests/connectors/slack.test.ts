@@ -8,6 +8,7 @@ import { SLACK_LIMITS } from "../../packages/connectors/chat/src/slack/blocks.ts
 import type { ChatMessageRef, OperatorCard } from "../../packages/connectors/chat/src/kind.ts";
 import { blockKitProblems, startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { SlackSpec } from "../peers/slack-spec.ts";
+import { operatorCardFixture } from "../helpers/chat-card.ts";
 
 const REDIRECT = "https://trendgate.example.com/api/integrations/oauth/callback";
 const SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
@@ -28,24 +29,7 @@ async function providerError(fn: () => Promise<unknown>): Promise<ProviderError>
 
 const chatWith = (accessToken: string, baseUrl = peer.url) => slack.client({ baseUrl, accessToken });
 
-const card = (over: Partial<OperatorCard> = {}): OperatorCard => ({
-  itemId: "op_01kaq3m2b4c5d6e7f8g9h0jkmn",
-  version: 1,
-  state: "open",
-  severity: "high",
-  title: "Heat pumps",
-  category: "energy/heating",
-  summary: "Mentions of heat pumps tripled in the last hour.",
-  velocity: 3.25,
-  briefingUrl: "https://app.trendgate.example.com/trends/tr_01kaq3m2b4c5d6e7f8g9h0jkmn",
-  occurrences: 1,
-  acknowledgedBy: null,
-  resolvedBy: null,
-  snoozedUntil: null,
-  mention: null,
-  judgeable: false,
-  ...over,
-});
+const card = operatorCardFixture;
 
 const buttons = (blocks: any[] | null) => (blocks ?? []).filter((b) => b.type === "actions").flatMap((b) => b.elements);
 

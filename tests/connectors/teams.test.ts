@@ -7,6 +7,8 @@ import { renderCard } from "../../packages/connectors/chat/src/teams/cards.ts";
 import { forgetSigningKeys } from "../../packages/connectors/chat/src/teams/interactions.ts";
 import type { OperatorCard } from "../../packages/connectors/chat/src/kind.ts";
 import { startTeamsServer, type TeamRecord, type TeamsServer } from "../peers/teams-server.ts";
+import { operatorCardFixture } from "../helpers/chat-card.ts";
+import { providerError } from "../helpers/provider.ts";
 
 // The stand-in listens on loopback; provider calls reach private addresses only where OUTBOUND_ALLOWLIST allows.
 process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
@@ -18,37 +20,11 @@ let graphToken: string;
 let marketing: TeamRecord;
 let alertsId: string;
 
-async function providerError(fn: () => Promise<unknown>): Promise<ProviderError> {
-  try {
-    await fn();
-  } catch (e) {
-    if (e instanceof ProviderError) return e;
-    throw e;
-  }
-  throw new Error("expected a ProviderError");
-}
 
 const chat = (accessToken = graphToken, over: Record<string, string> = {}) =>
   teams.client({ baseUrl: ms.graphUrl, accessToken, account: { tenant_id: ms.tenant.id }, env: { ...env, ...over } });
 
-const card = (over: Partial<OperatorCard> = {}): OperatorCard => ({
-  itemId: "op_01kaq3m2b4c5d6e7f8g9h0jkmn",
-  version: 3,
-  state: "open",
-  severity: "high",
-  title: "Heat pumps",
-  category: "energy/heating",
-  summary: "Mentions of heat pumps tripled in the last hour.",
-  velocity: 3.25,
-  briefingUrl: "https://app.trendgate.example.com/trends/tr_01kaq3m2b4c5d6e7f8g9h0jkmn",
-  occurrences: 1,
-  acknowledgedBy: null,
-  resolvedBy: null,
-  snoozedUntil: null,
-  mention: null,
-  judgeable: false,
-  ...over,
-});
+const card = (over: Partial<OperatorCard> = {}): OperatorCard => operatorCardFixture({ version: 3, ...over });
 
 /** Every Action.Execute on a rendered card, wherever it sits. */
 function executes(node: any): any[] {
@@ -240,7 +216,7 @@ describe("cards (Bot Framework Connector)", () => {
     expect(ms.threads.size).toBe(0);
   });
 
-  test("an expired bot token is replaced and the call sent once more; a refused app password is unauthorized", async () => {
+  test("an expired bot token is replaced and the call sent once more; a refused app password is a configuration error, not the tenant's", async () => {
     const ref = await chat().postCard(alertsId, card());
     ms.expireBotTokens();
     await chat().updateCard(ref, card({ version: 4, state: "resolved", resolvedBy: "Ada" }));
@@ -251,12 +227,13 @@ describe("cards (Bot Framework Connector)", () => {
 
     forgetBotTokens();
     const refused = await providerError(() => chat(graphToken, { TEAMS_APP_PASSWORD: "wrong" }).postCard(alertsId, card()));
-    expect(refused).toMatchObject({ kind: "unauthorized", detail: { status: 401, providerCode: "invalid_client" } });
+    // Re-authorizing the tenant would not help: not `unauthorized` (which marks the connection needs_reauth).
+    expect(refused).toMatchObject({ kind: "bad_request", detail: { status: 401, providerCode: "invalid_client" } });
     expect(refused.message).not.toContain("wrong");
 
-    // A Connector that keeps refusing fresh tokens: unauthorized, the cached token dropped.
+    // A Connector that keeps refusing fresh tokens: the same configuration error, the cached token dropped.
     ms.failNext("PUT /teams/v3/conversations/", { status: 401 }, 2);
-    expect(await providerError(() => chat().updateCard(ref, card()))).toMatchObject({ kind: "unauthorized", detail: { status: 401 } });
+    expect(await providerError(() => chat().updateCard(ref, card()))).toMatchObject({ kind: "bad_request", detail: { status: 401 } });
   });
 
   test("a client without TEAMS_APP_ID / TEAMS_APP_PASSWORD says which to set", async () => {

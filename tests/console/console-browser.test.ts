@@ -601,3 +601,91 @@ browser.test("long lists page with Load more: the next page is appended, each ro
   expect(problems).toEqual([]);
   await closeAll(context);
 });
+
+browser.test("routing: a rule with a category and a notify step is added, moved first and saved; a repeat step that is not last is named at its field", async () => {
+  // A Slack connection (stored as the OAuth callback stores it: routes may name only a connected provider), a
+  // subscription for a notify_webhook step, and one rule saved through the API.
+  const { saveAuthorizedConnection } = await import("@trendgate/db");
+  const { sealTokens } = await import("../../packages/connections/src/credentials.ts");
+  const a = await stack.gw.account();
+  await stack.gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
+    accountId: a.accountId, provider: "slack", kind: "chat", credentialsSealed: sealTokens(stack.gw.deps.secrets, { accessToken: `xoxb-${a.accountId}`, tokenType: "bot" }),
+    tokenExpiresAt: null, scopes: ["chat:write", "channels:read"], externalAccount: { team_id: "T0CONSOLE1" },
+  }));
+  const hook = await stack.gw.http.post("/api/integrations/webhooks").set(a.auth).send(webhookBody(receiver.url("/escalated"), { description: "Pager bridge" }));
+  expect(hook.status).toBe(201);
+  const first = { name: "Ads approvals", match: { event_types: ["ads.approval_requested"] }, provider: "slack", channel_id: "C0ADS00001", escalation: [] };
+  expect((await stack.gw.http.put("/api/operator/routes").set(a.auth).send({ routes: [first], default_escalation: [] })).status).toBe(200);
+
+  const { context, page, problems } = await openConsole(a);
+  // Slack's channel list, as the gateway answers it (this stack has no Slack stand-in).
+  await page.route("**/api/integrations/chat/channels?*", (r) => r.fulfill({
+    status: 200, contentType: "application/json",
+    body: JSON.stringify({ data: [
+      { id: "C0ADS00001", name: "ads-approvals", is_private: false, is_member: true },
+      { id: "C0FINANCE01", name: "finance", is_private: false, is_member: true },
+    ], next_cursor: null }),
+  }));
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Routing" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Routing" })).toBeVisibleSoon();
+  await expect(page.getByRole("heading", { name: "1. Ads approvals" })).toBeVisibleSoon();
+
+  // A new rule: name, a category, a severity, an event type, the channel picked from the list, and three steps.
+  await page.getByRole("button", { name: "Add rule" }).click();
+  const editor = page.getByRole("group", { name: "Edit rule 2" });
+  await editor.getByLabel("Name", { exact: true }).fill("Finance desk");
+  await editor.getByLabel("Categories").fill("finance");
+  await editor.getByLabel("Minimum severity").selectOption("medium");
+  await editor.getByRole("checkbox", { name: "trend.detected" }).check();
+  const channel = editor.getByRole("combobox", { name: "Channel", exact: true });
+  await expect(channel).toBeVisibleSoon();
+  await channel.selectOption("C0FINANCE01");
+  await editor.getByRole("button", { name: "Add a notification" }).click();
+  const notify = editor.getByRole("group", { name: /^Step 1:/ });
+  await notify.getByLabel("User id").fill("U0PRIMARY1");
+  await notify.getByLabel("Message (optional)").fill("Finance: still open");
+  await editor.getByRole("button", { name: "Add a wait" }).click();
+  await editor.getByRole("group", { name: /^Step 2:/ }).getByLabel("Minutes").fill("10");
+  await editor.getByRole("button", { name: "Add a webhook notification" }).click();
+  await editor.getByRole("group", { name: /^Step 3:/ }).getByLabel("Webhook subscription").selectOption({ label: "Pager bridge" });
+  // First match wins: the new rule goes before the other.
+  await page.getByRole("button", { name: "Move up rule 2" }).click();
+  await expect(page.getByRole("heading", { name: "1. Finance desk" })).toBeVisibleSoon();
+  await page.getByRole("button", { name: "Save routes" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Saved: 2 rules" })).toBeVisibleSoon();
+
+  const stored = (await stack.gw.http.get("/api/operator/routes").set(a.auth)).body as { routes: Record<string, unknown>[] };
+  expect(stored.routes).toHaveLength(2);
+  expect(stored.routes[0]).toMatchObject({
+    name: "Finance desk", position: expect.any(Number), match: { categories: ["finance"], min_severity: "medium", event_types: ["trend.detected"] },
+    provider: "slack", channel_id: "C0FINANCE01",
+    escalation: [
+      { type: "notify", mentions: [{ kind: "user", id: "U0PRIMARY1" }], message: "Finance: still open" },
+      { type: "wait", minutes: 10 },
+      { type: "notify_webhook", webhook_id: hook.body.id },
+    ],
+  });
+  expect(stored.routes[1]).toMatchObject({ ...first, match: { event_types: ["ads.approval_requested"] } });
+  const summary = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: "1. Finance desk" }) });
+  await expect(summary.getByText("Notify @U0PRIMARY1, then wait 10 min, then notify the webhook Pager bridge")).toBeVisibleSoon();
+  await page.getByRole("button", { name: "Edit rule 1" }).click();
+  await page.waitForLoadState("networkidle");
+  expect(await axeViolations(page)).toEqual([]);
+  await shot(page, "operator-routes");
+
+  // A repeat moved before the last step: the API refuses it (routes.0.escalation.2.type) and the page says so at that
+  // step's Type field; nothing is stored.
+  const saved = page.getByRole("group", { name: "Edit rule 1" });
+  await saved.getByRole("button", { name: "Add a repeat" }).click();
+  await saved.getByRole("group", { name: /^Step 4:/ }).getByRole("button", { name: "Move up step 4" }).click();
+  await page.getByRole("button", { name: "Save routes" }).click();
+  const repeat = saved.getByRole("group", { name: /^Step 3: repeat/ });
+  await expect(repeat.getByText("repeat must be the last step")).toBeVisibleSoon();
+  expect(await repeat.getByLabel("Type").getAttribute("aria-invalid")).toBe("true");
+  await expect(page.getByRole("alert").getByText("routes.0.escalation.2.type", { exact: true })).toBeVisibleSoon();
+  const after = (await stack.gw.http.get("/api/operator/routes").set(a.auth)).body as { routes: { escalation: unknown[] }[] };
+  expect(after.routes[0].escalation).toHaveLength(3);
+  expect(await axeViolations(page)).toEqual([]);
+  expect(problems).toEqual([]);
+  await closeAll(context);
+}, 60_000); // two axe runs over a long form: slower than most

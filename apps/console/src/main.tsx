@@ -10,6 +10,7 @@ import { NotFoundPage, SessionMessage } from "./pages/session.tsx";
 import { OperatorPage } from "./pages/operator.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ReportsPage } from "./pages/reports.tsx";
+import { RoutingPage } from "./pages/routing.tsx";
 import { WebhookDetailPage } from "./pages/webhook-detail.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { useRoute, type Route } from "./router.ts";
@@ -26,6 +27,7 @@ function Page({ route }: { route: Route }) {
     case "webhooks": return id ? <WebhookDetailPage key={id} id={id} /> : <WebhooksPage />;
     case "connections": return id ? <NotFoundPage /> : <ConnectionsPage />;
     case "operator": return id ? <NotFoundPage /> : <OperatorPage />;
+    case "routing": return id ? <NotFoundPage /> : <RoutingPage />;
     case "mutes": return id ? <NotFoundPage /> : <MutesPage />;
     case "ads": return id ? <NotFoundPage /> : <AdsPage />;
     case "reports": return id ? <NotFoundPage /> : <ReportsPage />;

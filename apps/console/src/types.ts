@@ -14,6 +14,7 @@ import type {
   AdsProviderList as AdsProviderListSchema,
   AdsRunList as AdsRunListSchema,
   AdsSelectionBody as AdsSelectionBodySchema,
+  ChatChannelList as ChatChannelListSchema,
   ConsoleAccess as ConsoleAccessSchema,
   CreateFeedbackBody as CreateFeedbackBodySchema,
   CreateMuteBody as CreateMuteBodySchema,
@@ -26,6 +27,8 @@ import type {
   OperatorActionBody as OperatorActionBodySchema,
   OperatorItemList as OperatorItemListSchema,
   OperatorItemWithHistory as OperatorItemWithHistorySchema,
+  OperatorRoutes as OperatorRoutesSchema,
+  OperatorRoutesBody as OperatorRoutesBodySchema,
   QueueDepth as QueueDepthSchema,
   QueuedDelivery as QueuedDeliverySchema,
   RecoverResult as RecoverResultSchema,
@@ -91,6 +94,14 @@ export type SocialConnectionStatus = z.output<typeof SocialConnectionStatusSchem
 export type OperatorItemWithHistory = z.output<typeof OperatorItemWithHistorySchema>;
 export type OperatorItemList = z.output<typeof OperatorItemListSchema>;
 export type OperatorActionBody = z.input<typeof OperatorActionBodySchema>;
+
+// Operator routing rules and escalation (GET/PUT /api/operator/routes) and a chat provider's channels
+export type OperatorRoutes = z.output<typeof OperatorRoutesSchema>;
+export type OperatorRoute = OperatorRoutes["routes"][number];
+export type OperatorRoutesBody = z.input<typeof OperatorRoutesBodySchema>;
+export type EscalationStep = OperatorRoute["escalation"][number];
+export type RouteMatch = OperatorRoute["match"];
+export type ChatChannelList = z.output<typeof ChatChannelListSchema>;
 
 // Mutes
 export type Mute = z.output<typeof MuteSchema>;

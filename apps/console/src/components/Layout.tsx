@@ -10,6 +10,7 @@ const NAV: { section: string; label: string }[] = [
   { section: "webhooks", label: "Webhooks" },
   { section: "connections", label: "Connections" },
   { section: "operator", label: "Operator queue" },
+  { section: "routing", label: "Routing" },
   { section: "mutes", label: "Mutes" },
   { section: "ads", label: "Ads" },
   { section: "reports", label: "Reports" },

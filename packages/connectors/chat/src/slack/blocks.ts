@@ -1,5 +1,6 @@
-import type { ChatFeedbackVerdict, OperatorAction, OperatorCard, OperatorState } from "../kind.ts";
+import type { OperatorAction, OperatorCard, OperatorState } from "../kind.ts";
 import { SLACK_MENTION } from "./schemas.ts";
+import { APPROVE_TEXT, BUTTON_TEXT, CARD_BUTTONS, FEEDBACK_BUTTONS, SNOOZE_BUTTON_MINUTES } from "../buttons.ts";
 
 // An operator card as a Block Kit message (https://docs.slack.dev/reference/block-kit). Trend text is data, not
 // markup: it is escaped (&, <, >) so a title can never carry a mention or a link, and every text is cut to Slack's
@@ -20,17 +21,13 @@ export const SLACK_LIMITS = {
 } as const;
 
 /** Snooze length of the card's Snooze button. */
-export const SNOOZE_BUTTON_MINUTES = 60;
+export { SNOOZE_BUTTON_MINUTES };
 
 export const ACTION_PREFIX = "operator:";
 /** Feedback buttons: `feedback:not_a_trend`, `feedback:useful`. */
 /** The approve button of an ads-approval card. */
 export const APPROVE_ACTION = "ads:approve";
 export const FEEDBACK_PREFIX = "feedback:";
-const FEEDBACK_BUTTONS: { verdict: ChatFeedbackVerdict; text: string }[] = [
-  { verdict: "not_a_trend", text: "Not a trend" },
-  { verdict: "useful", text: "Useful" },
-];
 
 type PlainText = { type: "plain_text"; text: string; emoji?: boolean };
 type Mrkdwn = { type: "mrkdwn"; text: string };
@@ -63,14 +60,6 @@ const SEVERITY: Record<OperatorCard["severity"], { emoji: string; label: string 
 
 const STATE_LABEL: Record<OperatorState, string> = { open: "Open", acknowledged: "Acknowledged", snoozed: "Snoozed", resolved: "Resolved" };
 
-/** Which buttons a card shows in each state (what the state machine allows from there). */
-const BUTTONS: Record<OperatorState, OperatorAction[]> = {
-  open: ["acknowledge", "resolve", "snooze", "mute"],
-  acknowledged: ["resolve", "snooze", "mute"],
-  snoozed: ["acknowledge", "resolve", "reopen", "mute"],
-  resolved: ["reopen"],
-};
-const BUTTON_TEXT: Record<OperatorAction, string> = { acknowledge: "Acknowledge", resolve: "Resolve", snooze: "Snooze 1 h", reopen: "Reopen", mute: "Mute topic 24 h" };
 
 /** The mention a card carries: critical items still open, and only a well-formed mention (never free text). */
 const mentionOf = (card: OperatorCard): string | null =>
@@ -131,7 +120,7 @@ export function renderCard(card: OperatorCard): { text: string; blocks: CardBloc
     {
       type: "actions",
       block_id: "operator_actions",
-      elements: BUTTONS[card.state].map((action, i): Button => ({
+      elements: CARD_BUTTONS[card.state].map((action, i): Button => ({
         type: "button",
         action_id: `${ACTION_PREFIX}${action}`,
         text: { type: "plain_text", text: cut(BUTTON_TEXT[action], SLACK_LIMITS.buttonText), emoji: true },
@@ -150,7 +139,7 @@ export function renderCard(card: OperatorCard): { text: string; blocks: CardBloc
       blocks.push({
         type: "actions", block_id: "ads_approval",
         elements: [{
-          type: "button", action_id: APPROVE_ACTION, style: "primary", text: { type: "plain_text", text: "Approve and apply", emoji: true },
+          type: "button", action_id: APPROVE_ACTION, style: "primary", text: { type: "plain_text", text: APPROVE_TEXT, emoji: true },
           value: JSON.stringify({ item_id: card.itemId, plan_id: a.planId, plan_hash: a.planHash }),
         }],
       });

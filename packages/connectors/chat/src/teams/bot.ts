@@ -38,7 +38,7 @@ async function botToken(s: BotSettings, now = Date.now()): Promise<string> {
     form: new URLSearchParams({ grant_type: "client_credentials", client_id: s.appId, client_secret: s.appPassword, scope: SCOPE }),
   });
   if (res.status !== 200 || typeof res.body?.access_token !== "string") {
-    throw teamsError(res, "bot token", "token", `check ${ENV.appId} and ${ENV.appPassword}`);
+    throw teamsError(res, "bot token", "bot_token", `check ${ENV.appId} and ${ENV.appPassword}`);
   }
   const lifetimeMs = (Number(res.body.expires_in) > 0 ? Number(res.body.expires_in) : 3600) * 1000;
   cache.set(key, { token: res.body.access_token, until: now + Math.max(0, lifetimeMs - EARLY_MS) });
@@ -52,7 +52,7 @@ export const forgetBotTokens = () => cache.clear();
  * One Connector call (`path` below the service URL, e.g. `v3/conversations`); a failure is thrown mapped, with
  * `hint` saying what a person can do about a 403 (the bot is not in the team). A 401 is answered before anything is
  * done, so it is sent once more with a fresh token (a cached one Microsoft no longer takes, e.g. after a key roll);
- * refused again, the app's credentials are wrong: `unauthorized`.
+ * refused again, the app's credentials are wrong: `bad_request` (a configuration error, not the tenant's connection).
  */
 export async function connector(s: BotSettings, what: string, method: "POST" | "PUT", path: string, json: unknown, hint?: string): Promise<ProviderResponse> {
   let res = await send(s, what, method, path, json);

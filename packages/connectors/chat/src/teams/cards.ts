@@ -1,4 +1,5 @@
-import type { ChatFeedbackVerdict, OperatorAction, OperatorCard, OperatorState } from "../kind.ts";
+import type { OperatorCard, OperatorState } from "../kind.ts";
+import { APPROVE_TEXT, BUTTON_TEXT, CARD_BUTTONS, FEEDBACK_BUTTONS, SNOOZE_BUTTON_MINUTES } from "../buttons.ts";
 
 // An operator card as an Adaptive Card 1.4 (https://learn.microsoft.com/adaptive-cards/) with Universal Actions
 // (Action.Execute, https://learn.microsoft.com/microsoftteams/platform/task-modules-and-cards/cards/universal-actions-for-adaptive-cards/overview):
@@ -12,23 +13,11 @@ import type { ChatFeedbackVerdict, OperatorAction, OperatorCard, OperatorState }
 export const TEAMS_LIMITS = { title: 150, summary: 3000, field: 200, approvalLine: 300, approvalLines: 30, messageText: 20_000 } as const;
 
 /** Snooze length of the card's Snooze button (as Slack's card). */
-export const SNOOZE_BUTTON_MINUTES = 60;
+export { SNOOZE_BUTTON_MINUTES };
 export const ACTION_VERB_PREFIX = "operator:";
 export const FEEDBACK_VERB_PREFIX = "feedback:";
 export const APPROVE_VERB = "approve";
 
-/** Which buttons a card shows in each state: the same as Slack's card (slack/blocks.ts), what the state machine allows. */
-const BUTTONS: Record<OperatorState, OperatorAction[]> = {
-  open: ["acknowledge", "resolve", "snooze", "mute"],
-  acknowledged: ["resolve", "snooze", "mute"],
-  snoozed: ["acknowledge", "resolve", "reopen", "mute"],
-  resolved: ["reopen"],
-};
-const BUTTON_TEXT: Record<OperatorAction, string> = { acknowledge: "Acknowledge", resolve: "Resolve", snooze: "Snooze 1 h", reopen: "Reopen", mute: "Mute topic 24 h" };
-const FEEDBACK_BUTTONS: { verdict: ChatFeedbackVerdict; text: string }[] = [
-  { verdict: "not_a_trend", text: "Not a trend" },
-  { verdict: "useful", text: "Useful" },
-];
 const SEVERITY: Record<OperatorCard["severity"], { label: string; color: "Attention" | "Warning" | "Default" }> = {
   critical: { label: "Critical", color: "Attention" }, high: { label: "High", color: "Attention" }, medium: { label: "Medium", color: "Warning" }, low: { label: "Low", color: "Default" },
 };
@@ -88,7 +77,7 @@ export function renderCard(card: OperatorCard): AdaptiveCard {
   body.push({
     type: "ActionSet",
     actions: [
-      ...BUTTONS[card.state].map((action, i) => execute(BUTTON_TEXT[action], `${ACTION_VERB_PREFIX}${action}`,
+      ...CARD_BUTTONS[card.state].map((action, i) => execute(BUTTON_TEXT[action], `${ACTION_VERB_PREFIX}${action}`,
         { ...base, action, ...(action === "snooze" ? { snooze_minutes: SNOOZE_BUTTON_MINUTES } : {}) }, i === 0 ? "positive" : undefined)),
       ...(url ? [{ type: "Action.OpenUrl" as const, title: "Open the briefing", url }] : []),
     ],
@@ -103,7 +92,7 @@ export function renderCard(card: OperatorCard): AdaptiveCard {
     if (a.lines.length > TEAMS_LIMITS.approvalLines) lines.push(rich(run(`… and ${a.lines.length - TEAMS_LIMITS.approvalLines} more`, { isSubtle: true })));
     const items: Element[] = [rich(label(`Ads plan (${cut(a.provider, TEAMS_LIMITS.field)})`)), ...lines];
     if (a.decided) items.push(rich(run(cut(a.decided, TEAMS_LIMITS.field), { weight: "Bolder" })));
-    else items.push({ type: "ActionSet", actions: [execute("Approve and apply", APPROVE_VERB, { ...base, action: "approve", plan_id: a.planId, plan_hash: a.planHash }, "positive")] });
+    else items.push({ type: "ActionSet", actions: [execute(APPROVE_TEXT, APPROVE_VERB, { ...base, action: "approve", plan_id: a.planId, plan_hash: a.planHash }, "positive")] });
     body.push({ type: "Container", separator: true, items });
   }
   return { type: "AdaptiveCard", $schema: "http://adaptivecards.io/schemas/adaptive-card.json", version: "1.4", body, msteams: { width: "Full" } };

@@ -14,7 +14,7 @@ export const RATE_LIMIT: RateLimitRules = { retryAfterHeader: "retry-after" };
 /** 403 codes that mean the grant lacks a permission (Graph) rather than the request addressing something off-limits. */
 const MISSING_PERMISSION = /^(Authorization_RequestDenied|InsufficientPrivileges|Forbidden_ConsentRequired|AccessDenied)$/i;
 
-export type Api = "graph" | "bot" | "token";
+export type Api = "graph" | "bot" | "token" | "bot_token";
 
 /** The error code Microsoft gave, whichever shape it used. */
 export function codeOf(body: any): string | undefined {
@@ -32,6 +32,9 @@ function messageOf(body: any): string | undefined {
 function kindOf(status: number, api: Api, code: string | undefined): ProviderErrorKind {
   if (status === 429) return "rate_limited";
   if (status >= 500 || status === 408) return "unavailable";
+  // The bot's own credentials (our app registration, not the customer's connection) refused: re-authorizing the
+  // tenant cannot fix it, so it is not `unauthorized` (which marks the connection needs_reauth) but a configuration error.
+  if (api === "bot" || api === "bot_token") return status === 429 ? "rate_limited" : status >= 500 ? "unavailable" : status === 404 ? "not_found" : "bad_request";
   if (status === 401) return "unauthorized";
   if (status === 403) return api === "graph" && code && MISSING_PERMISSION.test(code) ? "unauthorized" : "bad_request";
   if (status === 404) return "not_found";
