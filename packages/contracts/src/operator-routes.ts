@@ -8,7 +8,7 @@ import { ESCALATION, OPERATOR_ITEM_SOURCES, SEVERITIES, TREND_EVENT_TYPES, ADS_A
 // matches take the default route: the chat connection's saved channel and settings (POST .../save-channel,
 // PUT .../settings), with `default_escalation`.
 
-const ProviderId = z.string().regex(/^[a-z][a-z0-9_]*$/, "a chat provider id (GET /api/integrations shows them)");
+const ProviderId = text({ min: 1, max: 40, trim: true }).regex(/^[a-z][a-z0-9_]*$/, "a chat provider id (`slack`, `teams`)");
 
 export const RouteMatch = z
   .object({
