@@ -141,3 +141,25 @@ test("an unacknowledged critical item escalates through its steps across a worke
     "acknowledge", "escalation_stopped",
   ]);
 }, 180_000);
+
+test("a reply the chat refuses for good does not silence the steps after it", async () => {
+  const a = await connectedAccount(stack, slack, channel("refused"));
+  expect((await putRoutes(a, {
+    routes: [],
+    default_escalation: [
+      { type: "notify", mentions: [{ kind: "user", id: "U0GONE0001" }] },
+      { type: "notify", mentions: [{ kind: "group", id: "S0NEXT0001" }] },
+    ],
+  })).status).toBe(200);
+  const opened = await publishAndWait(stack, a, event(a.accountId, { severity: "high" }));
+  const it = await posted(stack, a, opened.id);
+  // The card is up; the first reply is refused for good (Slack: the thread's channel was archived meanwhile).
+  slack.inject("chat.postMessage", { error: "is_archived" });
+  const steps = await waitFor(async () => {
+    const h = (await item(stack.gw, a, it.id)).history.filter((x: any) => x.action === "escalated");
+    return h.length === 2 ? h : null;
+  }, { timeoutMs: 30_000 });
+  expect(steps.map((h: any) => [h.data.step, h.data.replied])).toEqual([[0, false], [1, true]]);
+  expect(steps[0].data.error).toContain("is_archived");
+  expect(replies(a.channelId, it.chat.message_ts)).toEqual([expect.stringMatching(/^<!subteam\^S0NEXT0001> /)]);
+});

@@ -2,12 +2,10 @@ import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatClient, ChatMessageRef, OperatorCard } from "@trendgate/connector-chat";
 import { QUEUES, type ChatMessagePayload } from "@trendgate/contracts";
 import {
-  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, hasPendingChatPost, storeChatMessage, trendAnomalousSince, type OperatorItemRow,
+  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, trendAnomalousSince, type OperatorItemRow,
 } from "@trendgate/db";
-import {
-  chatSetupOf, escalationReply, hasCard, operatorCard, renotifyText, stepToTake, SYSTEM_ACTOR, takeEscalationStep, targetOf, type ChatSetup, type ItemTarget,
-} from "@trendgate/operator";
-import { dispatchOutbox } from "@trendgate/queues";
+import { chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, targetOf, type ChatSetup, type ItemTarget } from "@trendgate/operator";
+import { escalationSteps, type EscalationPlan } from "./escalation-steps.ts";
 import { DeferError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import { Pacer } from "../outbox/pacer.ts";
 import type { WorkerDeps } from "./types.ts";
@@ -22,8 +20,6 @@ import type { WorkerDeps } from "./types.ts";
 // needs_reauth; a message that fails for good is shown on the item (chat.delivery_error) and in its history.
 
 type Skipped = { skipped: string };
-/** How long an escalation reply waits for its card's post before looking again. */
-const CARD_WAIT_MS = 2000;
 const skip = (why: string): Skipped => ({ skipped: why });
 
 /** Cards rendered from the same state (dates as instants). */
@@ -34,6 +30,7 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
   const redis = deps.queues.connection;
 
   const pacer = new Pacer(redis, config.QUEUE_PREFIX, config.CHAT_POST_INTERVAL_MS);
+  const escalation = escalationSteps(deps);
   /** One post per interval per channel, fleet-wide; a message that must wait is deferred until its own slot. */
   async function pace(message: { id: string }, connectionId: string, channelId: string) {
     const wait = await pacer.reserve(`chat:${connectionId}:${channelId}`, message.id);
@@ -80,22 +77,13 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       if (!target) return skip(`the ${item.chatProvider} connection its card was posted through is gone`);
 
       // Decide before taking a token or a pacing slot whether there is anything to send.
-      let notify: { text: string; mentions: NonNullable<Parameters<ChatClient["postReply"]>[2]> } | null = null;
+      let notify: Extract<EscalationPlan, { reply: unknown }> | null = null;
       switch (payload.type) {
         case "escalate_item": {
-          const ref = payload.escalation;
-          if (!ref) return skip("no escalation step named");
-          const next = stepToTake(item, ref, target);
-          if ("skip" in next) return skip(next.skip);
-          // A notify step replies under the card: while its post is still on its way, wait for it.
-          if (next.step.type === "notify" && !hasCard(item) && await hasPendingChatPost(db, QUEUES.chatMessages, item.id)) throw new DeferError(CARD_WAIT_MS);
-          if (next.step.type !== "notify" || !hasCard(item)) {
-            // Nothing to say in the chat (a wait, a webhook, a repeat; or no card to reply under yet): take it now.
-            const rows = await db.$transaction((tx) => takeEscalationStep(tx, item.id, ref, target, new Date(), next.step.type === "notify" ? { replied: false, why: "no card yet" } : undefined));
-            await dispatchOutbox(deps.queues, rows).catch((err) => logger.warn({ err: String(err) }, "escalation: next step left to the sweeper"));
-            return { step: ref.step, type: next.step.type };
-          }
-          notify = escalationReply(next.step);
+          const plan = await escalation.plan(item, payload, target);
+          if ("skipped" in plan) return skip(plan.skipped);
+          if ("done" in plan) return plan.done;
+          notify = plan;
           break;
         }
         case "post_item":
@@ -120,18 +108,14 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       else if (!hasCard(item)) await pace(message, target.connection.id, target.channelId!);
       try {
         const client = await clientFor(target);
-        const cardRef = { channelId: item.chatChannelId!, ts: item.chatMessageTs! };
         if (notify) {
-          const reply = await client.postReply(cardRef, notify.text, notify.mentions);
+          const result = await escalation.reply(item, notify, target, client);
           ctx.responded(client.successStatus);
-          const ref = payload.escalation!;
-          const rows = await db.$transaction((tx) => takeEscalationStep(tx, item.id, ref, target, new Date(), { replied: true, reply_ts: reply.ts, mentions: notify.mentions.length }));
-          await dispatchOutbox(deps.queues, rows).catch((err) => logger.warn({ err: String(err) }, "escalation: next step left to the sweeper"));
-          return { step: ref.step, channel: reply.channelId, ts: reply.ts };
+          return result;
         }
         if (payload.type === "renotify_item") {
           const mention = deps.registry.find("chat", target.provider)?.parseMention(setup.settings.criticalMention);
-          const reply = await client.postReply(cardRef, renotifyText(item), mention ? [mention] : []);
+          const reply = await client.postReply({ channelId: item.chatChannelId!, ts: item.chatMessageTs! }, renotifyText(item), mention ? [mention] : []);
           ctx.responded(client.successStatus);
           return { channel: reply.channelId, ts: reply.ts };
         }
@@ -145,15 +129,22 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       }
     },
 
-    /** A message that failed for good is kept in the item's history (the API shows it as chat.delivery_error). */
+    /**
+     * A message that failed for good is kept in the item's history (the API shows it as chat.delivery_error); an
+     * escalation reply that failed moves its chain on without it.
+     */
     async onFinal(message, outcome, error) {
       if (outcome !== "failed" && outcome !== "unknown") return;
       const item = await findOperatorItem(db, message.payload.item_id);
       if (!item) return;
+      const why = error?.message ?? message.lastError ?? outcome;
       await db.$transaction((tx) => appendOperatorItemEvents(tx, [{
         itemId: item.id, accountId: item.accountId, action: outcome === "failed" ? "delivery_failed" : "delivery_unknown", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
-        version: item.version, data: { message_id: message.id, type: message.payload.type, error: error?.message ?? message.lastError ?? outcome },
+        version: item.version, data: { message_id: message.id, type: message.payload.type, error: why },
       }]));
+      const setup = await chatSetupOf(db, deps.registry, item.accountId, config.OPERATOR_RENOTIFY_SECONDS);
+      const target = setup && targetOf(setup, item);
+      if (target) await escalation.failed(item, message.payload, target, why);
     },
   };
 }

@@ -1,0 +1,56 @@
+import type { ChatClient, ChatMention } from "@trendgate/connector-chat";
+import { QUEUES, type ChatMessagePayload } from "@trendgate/contracts";
+import { hasPendingChatPost, type OperatorItemRow } from "@trendgate/db";
+import { escalationReply, hasCard, stepToTake, takeEscalationStep, type ItemTarget, type StepRef } from "@trendgate/operator";
+import { dispatchOutbox } from "@trendgate/queues";
+import { DeferError } from "../outbox/index.ts";
+import type { WorkerDeps } from "./types.ts";
+
+// The chat-messages worker's part of escalation (packages/operator/src/escalation.ts has the rules): an
+// escalate_item job takes its step at once, except a notify step, whose reply under the card the worker posts first
+// (paced like any post). A reply that fails for good still moves the chain on, so one refused mention does not
+// silence the steps after it.
+
+/** How long an escalation reply waits for its card's post before looking again. */
+const CARD_WAIT_MS = 2000;
+
+export type EscalationPlan = { done: Record<string, unknown> } | { skipped: string } | { reply: { text: string; mentions: ChatMention[] }; ref: StepRef };
+
+export function escalationSteps(deps: WorkerDeps) {
+  const { db, logger } = deps;
+
+  /** Takes the step under the item's lock and queues the next one. */
+  async function take(itemId: string, ref: StepRef, target: ItemTarget, notified?: Record<string, unknown>) {
+    const rows = await db.$transaction((tx) => takeEscalationStep(tx, itemId, ref, target, new Date(), notified));
+    await dispatchOutbox(deps.queues, rows).catch((err) => logger.warn({ err: String(err) }, "escalation: next step left to the sweeper"));
+  }
+
+  return {
+    /** What an escalate_item job does: a step taken now, nothing (stale), or a reply to post first. */
+    async plan(item: OperatorItemRow, payload: ChatMessagePayload, target: ItemTarget): Promise<EscalationPlan> {
+      const ref = payload.escalation;
+      if (!ref) return { skipped: "no escalation step named" };
+      const next = stepToTake(item, ref, target);
+      if ("skip" in next) return { skipped: next.skip };
+      // A notify step replies under the card: while its post is still on its way, wait for it.
+      if (next.step.type === "notify" && !hasCard(item) && await hasPendingChatPost(db, QUEUES.chatMessages, item.id)) throw new DeferError(CARD_WAIT_MS);
+      if (next.step.type === "notify" && hasCard(item)) return { reply: escalationReply(next.step), ref };
+      // Nothing to say in the chat (a wait, a webhook, a repeat; or no card to reply under): take it now.
+      await take(item.id, ref, target, next.step.type === "notify" ? { replied: false, why: "no card to reply under" } : undefined);
+      return { done: { step: ref.step, type: next.step.type } };
+    },
+
+    /** Posts a notify step's reply, then takes the step. */
+    async reply(item: OperatorItemRow, plan: Extract<EscalationPlan, { reply: unknown }>, target: ItemTarget, client: ChatClient) {
+      const reply = await client.postReply({ channelId: item.chatChannelId!, ts: item.chatMessageTs! }, plan.reply.text, plan.reply.mentions);
+      await take(item.id, plan.ref, target, { replied: true, reply_ts: reply.ts, mentions: plan.reply.mentions.length });
+      return { step: plan.ref.step, channel: reply.channelId, ts: reply.ts };
+    },
+
+    /** A reply that failed for good: the step counts as taken without it (and says why), so the chain goes on. */
+    async failed(item: OperatorItemRow, payload: ChatMessagePayload, target: ItemTarget, error: string) {
+      if (payload.type !== "escalate_item" || !payload.escalation) return;
+      await take(item.id, payload.escalation, target, { replied: false, error });
+    },
+  };
+}
