@@ -85,10 +85,7 @@ export async function commitTransition(tx: Tx, item: OperatorItemRow, c: CommitI
 export async function afterTransition(tx: Tx, setup: ChatSetup | null, item: OperatorItemRow, now: Date): Promise<OutboxRow[]> {
   const target = setup && targetOf(setup, item);
   const rows = hasCard(item) ? await addOutboxMessages(tx, [chatMessage(item, "update_item", target?.connection.id ?? null)]) : [];
-  if (target && item.state === "open") {
-    if (target.escalation.length && item.renotifyAt) await tx.operatorItem.update({ where: { id: item.id }, data: { renotifyAt: null } });
-    rows.push(...await startEscalation(tx, item, target, now));
-  }
+  if (target && item.state === "open") rows.push(...await startEscalation(tx, item, target, now));
   return rows;
 }
 

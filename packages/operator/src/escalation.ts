@@ -16,11 +16,14 @@ import type { ItemTarget } from "./routing.ts";
 //   wait N min -> the next step after N minutes      notify -> a reply under the card mentioning people
 //   notify_webhook -> operator.escalated to that subscription      repeat K -> back to step 0, at most K times
 
-/** Starts a run from step 0 when the item's route has steps (ending any run in progress). Returns the outbox rows to dispatch. */
+/**
+ * Starts a run from step 0 when the item's route has steps (ending any run in progress); the run replaces the
+ * settings' reminder, so renotify_at is cleared. Returns the outbox rows to dispatch.
+ */
 export async function startEscalation(tx: Tx, item: OperatorItemRow, target: ItemTarget, now: Date): Promise<OutboxRow[]> {
   if (!target.escalation.length) return [];
   const run = newId("esc");
-  const updated = await updateOperatorItem(tx, item.id, { escalationRun: run, escalationStep: 0, escalationRepeats: 0 });
+  const updated = await updateOperatorItem(tx, item.id, { escalationRun: run, escalationStep: 0, escalationRepeats: 0, renotifyAt: null });
   await history(tx, updated, "escalation_started", { run, route_id: target.routeId, steps: target.escalation.length });
   return addOutboxMessages(tx, [escalationMessage(updated, run, 0, target.connection.id, now)]);
 }
@@ -76,13 +79,16 @@ export async function takeEscalationStep(tx: Tx, itemId: string, ref: StepRef, t
       if (repeats < step.times) { repeats++; nextStep = 0; data.repeat = repeats; } else nextStep = target.escalation.length;
       break;
   }
-  await recordAccountEventsIn(tx, [{
-    accountId: item.accountId, type: "operator.escalated",
-    data: {
-      item_id: item.id, trend_id: item.trendId, title: item.title, severity: item.severity, step: ref.step, step_type: step.type, route_id: item.routeId,
-      ...(step.type === "notify_webhook" ? { notify_webhook_id: step.webhook_id } : {}),
-    },
-  }].filter(() => step.type !== "wait"));
+  // A wait tells nobody; every other step is an operator.escalated notice.
+  if (step.type !== "wait") {
+    await recordAccountEventsIn(tx, [{
+      accountId: item.accountId, type: "operator.escalated",
+      data: {
+        item_id: item.id, trend_id: item.trendId, title: item.title, severity: item.severity, step: ref.step, step_type: step.type, route_id: item.routeId,
+        ...(step.type === "notify_webhook" ? { notify_webhook_id: step.webhook_id } : {}),
+      },
+    }]);
+  }
   const done = nextStep >= target.escalation.length;
   const updated = await updateOperatorItem(tx, item.id, { escalationStep: nextStep, escalationRepeats: repeats, ...(done ? { escalationRun: null } : {}) });
   await history(tx, updated, "escalated", data);

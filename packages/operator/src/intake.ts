@@ -92,10 +92,9 @@ async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date, gra
   };
 
   if (opens) {
-    const target = targetOf(setup, { routeId: route?.id ?? null, chatProvider: null });
     const created = await insertOperatorItemIfAbsent(tx, {
       accountId: e.account_id, dedupKey, trendId: e.trend_id, ...figures, routeId: route?.id ?? null,
-      renotifyAt: reminds(target) ? renotifyAtFor("open", e.severity, now, s.renotifyMs) : null,
+      renotifyAt: renotifyAtFor("open", e.severity, now, s.renotifyMs), // cleared when its route escalates instead
     });
     if (created) {
       await appendOperatorItemEvents(tx, [{
@@ -114,9 +113,7 @@ async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date, gra
       change: "reopen", actor: SYSTEM_ACTOR, now, renotifyMs: s.renotifyMs,
       data: { ...eventData, reason: "its trend fired again" }, extra: { ...figures, occurrences: { increment: 1 } },
     });
-    if (!done || !("item" in done)) return null;
-    if (!reminds(targetOf(setup, done.item))) await updateOperatorItem(tx, done.item.id, { renotifyAt: null });
-    return opened(done.item, true);
+    return done && "item" in done ? opened(done.item, true) : null;
   }
 
   const rose = severityRank(e.severity) > severityRank(item.severity as TrendEvent["severity"]);

@@ -43,7 +43,7 @@ export async function openReviewItem(tx: Tx, deps: OperatorDeps, r: ReviewReques
   const item = await insertOperatorItemIfAbsent(tx, {
     accountId: r.accountId, dedupKey: r.dedupKey, trendId: null, severity: r.severity, title: r.title, category: r.category,
     summary: r.summary, velocity: 0, briefingUrl: r.link, routeId: route?.id ?? null, source, adsPlanId: r.adsPlanId ?? null,
-    renotifyAt: target?.escalation.length ? null : renotifyAtFor("open", r.severity, now, setup.settings.renotifyMs),
+    renotifyAt: renotifyAtFor("open", r.severity, now, setup.settings.renotifyMs), // cleared when its route escalates instead
   });
   if (!item || !target) return [];
   await appendOperatorItemEvents(tx, [{ itemId: item.id, accountId: item.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: item.version, data: { ...r.data, route_id: item.routeId } }]);

@@ -58,9 +58,9 @@ export interface ChatSetup {
   defaultEscalation: EscalationStep[];
 }
 
-export function operatorSettings(registry: ConnectorRegistry, stored: unknown, defaultRenotifySeconds: number, provider?: string): OperatorSettings {
-  const connector = provider ? registry.find("chat", provider) : registry.ofKind("chat")[0];
-  const schema = connector?.manifest.schemas.settings;
+/** Settings as `provider`'s schema reads them (each chat provider has its own, e.g. its mention syntax). */
+export function operatorSettings(registry: ConnectorRegistry, stored: unknown, defaultRenotifySeconds: number, provider: string): OperatorSettings {
+  const schema = registry.find("chat", provider)?.manifest.schemas.settings;
   const parsed = schema?.safeParse(stored ?? {});
   const v = View.parse(parsed?.success ? parsed.data : schema?.safeParse({}).data ?? {});
   return {
@@ -90,13 +90,12 @@ export async function chatSetups(db: Db | Tx, registry: ConnectorRegistry, accou
   if (!accountIds.length) return new Map();
   const providers = registry.ofKind("chat").map((c) => c.manifest.id);
   const ids = [...new Set(accountIds)];
-  const [rows, routing] = await Promise.all([
-    db.connection.findMany({
-      where: { accountId: { in: ids }, provider: { in: providers } },
-      select: { id: true, accountId: true, provider: true, status: true, selection: true, settings: true, externalAccount: true },
-    }),
-    operatorRoutesOf(db, ids),
-  ]);
+  const rows = await db.connection.findMany({
+    where: { accountId: { in: ids }, provider: { in: providers } },
+    select: { id: true, accountId: true, provider: true, status: true, selection: true, settings: true, externalAccount: true },
+  });
+  // Routes only for accounts with a chat connection: the fan-out asks for every account of a batch, most have none.
+  const routing = await operatorRoutesOf(db, rows.map((c) => c.accountId));
   const setups = new Map<string, ChatSetup>();
   for (const accountId of ids) {
     const mine = rows.filter((c) => c.accountId === accountId).sort((a, b) => providers.indexOf(a.provider) - providers.indexOf(b.provider));

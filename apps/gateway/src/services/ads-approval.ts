@@ -1,6 +1,6 @@
 import { AdsPlanError, applyApproved, requestApproval } from "@trendgate/ads";
 import type { ChatInteraction } from "@trendgate/connector-chat";
-import { lockAdsPlan, lockOperatorItem, type OperatorItemRow, type OutboxRow, type Tx } from "@trendgate/db";
+import { findAdsPlanById, lockAdsPlan, lockOperatorItem, type OperatorItemRow, type OutboxRow, type Tx } from "@trendgate/db";
 import { afterTransition, chatSetupOf, commitTransition } from "@trendgate/operator";
 import { ApiError, notFound } from "../http/api-error.ts";
 import type { GatewayDeps } from "../deps.ts";
@@ -26,7 +26,7 @@ export async function openPlanApproval(tx: Tx, deps: GatewayDeps, q: { accountId
  * nothing was applied, and the outbox rows to dispatch.
  */
 export async function approveFromCard(tx: Tx, deps: GatewayDeps, item: OperatorItemRow, it: ChatInteraction & { approve: NonNullable<ChatInteraction["approve"]> }, actor: string): Promise<{ text: string | null; outbox: OutboxRow[] }> {
-  const plan = item.source === "ads_approval" && item.adsPlanId === it.approve.planId ? await tx.adsPlan.findUnique({ where: { id: it.approve.planId } }) : null;
+  const plan = item.source === "ads_approval" && item.adsPlanId === it.approve.planId ? await findAdsPlanById(tx, it.approve.planId) : null;
   const connector = plan && deps.registry.find("ads", plan.provider);
   if (!plan || !connector || plan.accountId !== item.accountId) return { text: "This card's plan is not available.", outbox: [] };
   let run;

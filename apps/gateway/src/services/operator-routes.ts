@@ -1,6 +1,6 @@
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import type { EscalationStep, OperatorRoutes, OperatorRoutesBody } from "@trendgate/contracts";
-import { replaceOperatorRoutes, type Db } from "@trendgate/db";
+import { accountWebhookIds, connectionStates, operatorRoutesOf, replaceOperatorRoutes, type Db } from "@trendgate/db";
 import { chatSetupOf, escalationSteps } from "@trendgate/operator";
 import { ApiError } from "../http/api-error.ts";
 
@@ -12,7 +12,8 @@ type FieldError = { location: "body"; path: string; message: string; code: strin
 
 export async function readOperatorRoutes(db: Db, registry: ConnectorRegistry, accountId: string, renotifySeconds: number): Promise<OperatorRoutes> {
   const setup = await chatSetupOf(db, registry, accountId, renotifySeconds);
-  const account = setup ? null : await db.account.findUnique({ where: { id: accountId }, select: { operatorEscalation: true } });
+  // Without a chat connection there is no setup, but the default escalation may be stored already.
+  const stored = setup ? null : (await operatorRoutesOf(db, [accountId])).get(accountId);
   return {
     routes: (setup?.routes ?? []).map((r) => ({
       id: r.id, position: r.position, name: r.name, match: r.match as OperatorRoutes["routes"][number]["match"], provider: r.provider,
@@ -21,15 +22,16 @@ export async function readOperatorRoutes(db: Db, registry: ConnectorRegistry, ac
     default: {
       provider: setup?.connection.provider ?? null,
       channel_id: setup?.channelId ?? null,
-      escalation: setup ? setup.defaultEscalation : escalationSteps(account?.operatorEscalation),
+      escalation: setup ? setup.defaultEscalation : escalationSteps(stored?.defaultEscalation),
     },
   };
 }
 
 export async function writeOperatorRoutes(db: Db, registry: ConnectorRegistry, accountId: string, body: OperatorRoutesBody, renotifySeconds: number): Promise<OperatorRoutes> {
   const errors: FieldError[] = [];
-  const connected = new Set((await db.connection.findMany({ where: { accountId }, select: { provider: true } })).map((c) => c.provider));
-  const webhooks = new Set((await db.webhookSubscription.findMany({ where: { accountId }, select: { id: true } })).map((w) => w.id));
+  const connected = new Set((await connectionStates(db, accountId, { kind: "chat" })).map((c) => c.provider));
+  const named = [body.default_escalation, ...body.routes.map((r) => r.escalation)].flat().flatMap((s) => (s.type === "notify_webhook" ? [s.webhook_id] : []));
+  const webhooks = new Set(await accountWebhookIds(db, accountId, named));
   const checkSteps = (steps: EscalationStep[], at: string) => steps.forEach((s, j) => {
     if (s.type === "notify_webhook" && !webhooks.has(s.webhook_id))
       errors.push({ location: "body", path: `${at}.${j}.webhook_id`, message: `no webhook subscription ${s.webhook_id} in this account`, code: "not_found" });

@@ -175,7 +175,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       body: SettingsBody,
       responses: { 200: { description: "What the settings would have opened", schema: ChatBacktest } },
       async handler({ deps, auth, body, query }) {
-        const settings = operatorSettings(deps.registry, body, deps.config.OPERATOR_RENOTIFY_SECONDS);
+        const settings = operatorSettings(deps.registry, body, deps.config.OPERATOR_RENOTIFY_SECONDS, connector.manifest.id);
         return { status: 200, body: await backtestChat(deps.db, auth.accountId, settings, query.days, detectionConfigFrom(deps.config)) };
       },
     }),
