@@ -295,7 +295,13 @@ function normalEpisodes(r: Rand, spec: SeriesSpec, from: number, to: number) {
   return { factor, extra };
 }
 
-export function buildCorpus(seed = 20261124): CorpusSeries[] {
+/**
+ * The corpus' seed. EVAL_SEED draws another corpus from the same catalogue (other noise, placements and episodes): a
+ * detector change that helps one draw only is fitted to that draw's noise.
+ */
+export const CORPUS_SEED = Number(process.env.EVAL_SEED) || 20261124;
+
+export function buildCorpus(seed = CORPUS_SEED): CorpusSeries[] {
   const rand = prng(seed);
   const specs = catalogue(rand);
   const missing = new Set(Array.from({ length: OUTAGE.hours }, (_, i) => CORPUS_START_MS + (OUTAGE.from + i) * HOUR_MS));

@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { dispersionSummary, SLOT_MINUTES } from "./arrivals.ts";
 import { loadProductionCode } from "./code.ts";
-import { buildCorpus, CORPUS_START_MS, HOUR_MS, OUTAGE, replayTopicOf, type AnomalyKind, type CorpusSeries, type SeriesKind } from "./corpus.ts";
+import { buildCorpus, CORPUS_SEED, CORPUS_START_MS, HOUR_MS, OUTAGE, replayTopicOf, type AnomalyKind, type CorpusSeries, type SeriesKind } from "./corpus.ts";
 import { productionSettings, type ReplayedEvent } from "./production.ts";
 import { labelWindows, normalisedScore, scoreSeries, type Window } from "./scoring.ts";
 import { zscoreReplay, type Alert } from "./zscore.ts";
@@ -15,6 +15,15 @@ import { zscoreReplay, type Alert } from "./zscore.ts";
 const verbose = process.argv.includes("--verbose");
 /** --quick: closed-bucket and 5-minute passes only (the 60 s replay takes most of the time). */
 const quick = process.argv.includes("--quick");
+/** --closed: closed-bucket passes only, no feedback replay (seconds: for iterating on the model itself). */
+const closedOnly = process.argv.includes("--closed");
+/**
+ * --seeds=N: also N other draws of the corpus (same catalogue, other noise and placements), closed-bucket passes: one
+ * draw's score moves by several points with its noise alone, so a change is judged on the spread. 7 by default on a
+ * full run, 0 with --quick or --closed.
+ */
+const seedsArg = process.argv.find((a) => a.startsWith("--seeds="));
+const extraSeeds = seedsArg ? Number(seedsArg.slice("--seeds=".length)) : quick || closedOnly ? 0 : 7;
 const WORKERS = Math.max(1, Number(process.env.EVAL_WORKERS) || Math.min(2, os.availableParallelism()));
 /** False alarms this soon after the account-wide outage are blamed on it. */
 const OUTAGE_BLAME_HOURS = 24;
@@ -151,7 +160,7 @@ function table(rows: string[][]): string {
 }
 
 /** Production replays of every series at every cadence, spread over worker threads (interleaved for a similar load). */
-async function replayAll(root: string, names: string[], intervals: number[], feedback = false): Promise<ReplayedEvent[][][]> {
+async function replayAll(root: string, names: string[], intervals: number[], feedback = false, seed?: number): Promise<ReplayedEvent[][][]> {
   const count = names.length;
   const shares = Array.from({ length: Math.min(WORKERS, count) }, (_, w) => Array.from({ length: count }, (_, i) => i).filter((i) => i % WORKERS === w));
   const parts = await Promise.all(
@@ -160,7 +169,7 @@ async function replayAll(root: string, names: string[], intervals: number[], fee
         new Promise<{ index: number; events: ReplayedEvent[][] }[]>((resolve, reject) => {
           // Workers do not inherit tsx's loader: a tiny ESM entry registers it, then loads the TypeScript worker.
           const entry = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))}; register(); await import(${JSON.stringify(new URL("./replay-worker.ts", import.meta.url).href)});`;
-          const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: { names: indices.map((i) => names[i]), indices, root, intervals, feedback } });
+          const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: { names: indices.map((i) => names[i]), indices, root, intervals, feedback, seed } });
           worker.once("message", resolve);
           worker.once("error", reject);
           worker.once("exit", (code) => code !== 0 && reject(new Error(`replay worker exited with ${code}`)));
@@ -175,21 +184,21 @@ async function replayAll(root: string, names: string[], intervals: number[], fee
 const started = performance.now();
 /** EVAL_SERIES=<regex>: only the series whose name matches (a partial run prints partial totals). */
 const only = process.env.EVAL_SERIES ? new RegExp(process.env.EVAL_SERIES) : undefined;
-const corpus = buildCorpus().filter((s) => !only || only.test(s.name));
+const corpus = buildCorpus(CORPUS_SEED).filter((s) => !only || only.test(s.name));
 const code = await loadProductionCode();
 const settings = productionSettings(code);
 const cadences = [
   { name: "closed-bucket passes (hourly)", seconds: settings.detection.bucketSeconds },
-  { name: "5-minute passes", seconds: 300 },
-  ...(quick ? [] : [{ name: `${settings.intervalSeconds} s passes (production)`, seconds: settings.intervalSeconds }]),
+  ...(closedOnly ? [] : [{ name: "5-minute passes", seconds: 300 }]),
+  ...(quick || closedOnly ? [] : [{ name: `${settings.intervalSeconds} s passes (production)`, seconds: settings.intervalSeconds }]),
 ];
 const replays = await replayAll(code.root, corpus.map((s) => s.name), cadences.map((c) => c.seconds));
 // The last cadence again, with a team judging every delivered detection (feedback moves each topic's evidence bar).
 const judged = cadences.at(-1)!;
-const judgedReplays = await replayAll(code.root, corpus.map((s) => s.name), [judged.seconds], true);
+const judgedReplays = closedOnly ? [] : await replayAll(code.root, corpus.map((s) => s.name), [judged.seconds], true);
 const replaySeconds = (performance.now() - started) / 1000;
 const results = cadences.map((c, k) => evaluate(c.name, corpus, corpus.map((s, i) => scoredOf(s, replays[i][k]))));
-results.push(evaluate(`${judged.name}, simulated feedback`, corpus, corpus.map((s, i) => scoredOf(s, judgedReplays[i][0]))));
+if (!closedOnly) results.push(evaluate(`${judged.name}, simulated feedback`, corpus, corpus.map((s, i) => scoredOf(s, judgedReplays[i][0]))));
 results.push(evaluate("z-score (168 h, z>3, >=20/h), closed hours", corpus, corpus.map((s) => {
   const z = zscoreReplay(s);
   return { alerts: z.alerts, events: new Map([["trend.detected", z.alerts.length]]) };
@@ -266,5 +275,21 @@ console.log(
   ]),
 );
 if (verbose) for (const r of results) console.log(`\n${r.name}:\n${r.perSeries.join("\n")}`);
+if (extraSeeds > 0) {
+  // Other draws: seeds 1..N (the main corpus is CORPUS_SEED), closed-bucket passes, the same scoring.
+  const rows: string[][] = [];
+  const draws: Row[] = [];
+  for (let seed = 1; seed <= extraSeeds; seed++) {
+    const drawn = buildCorpus(seed).filter((s) => !only || only.test(s.name));
+    const replayed = await replayAll(code.root, drawn.map((s) => s.name), [settings.detection.bucketSeconds], false, seed);
+    const r = evaluate(`seed ${seed}`, drawn, drawn.map((s, i) => scoredOf(s, replayed[i][0])));
+    draws.push(r);
+    rows.push([String(seed), `${r.found}/${r.windows}`, String(r.falseAlarms), r.score.toFixed(1)]);
+  }
+  const mean = (f: (r: Row) => number) => draws.reduce((a, r) => a + f(r), 0) / draws.length;
+  rows.push(["mean", `${mean((r) => r.found).toFixed(1)}/${mean((r) => r.windows).toFixed(1)}`, mean((r) => r.falseAlarms).toFixed(1), mean((r) => r.score).toFixed(1)]);
+  console.log(`\nOther draws of the corpus (closed-bucket passes; the tables above are seed ${CORPUS_SEED}):`);
+  console.log(table([["seed", "windows found", "false alarms", "score"], ...rows]));
+}
 const cpu = process.cpuUsage(); // the worker threads' too
 console.log(`\nRuntime: ${((performance.now() - started) / 1000).toFixed(1)} s (production replays ${replaySeconds.toFixed(1)} s on ${WORKERS} worker thread(s); CPU ${((cpu.user + cpu.system) / 1e6).toFixed(0)} s)`);

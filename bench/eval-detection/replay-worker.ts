@@ -5,8 +5,8 @@ import { productionSettings, replayTopic, type Judge } from "./production.ts";
 import { labelWindows } from "./scoring.ts";
 
 // Replays a share of the corpus in a worker thread: passes every minute over weeks of series are CPU-bound.
-const { names, indices, root, intervals, feedback } = workerData as { names: string[]; indices: number[]; root: string; intervals: number[]; feedback: boolean };
-const corpus = new Map(buildCorpus().map((s) => [s.name, s]));
+const { names, indices, root, intervals, feedback, seed } = workerData as { names: string[]; indices: number[]; root: string; intervals: number[]; feedback: boolean; seed?: number };
+const corpus = new Map(buildCorpus(seed).map((s) => [s.name, s]));
 const code = await loadProductionCode(root);
 const settings = productionSettings(code);
 

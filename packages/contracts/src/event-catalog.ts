@@ -13,7 +13,7 @@ export type TrendEventType = (typeof TREND_EVENT_TYPES)[number];
 export const EVENT_CATALOG: Record<TrendEventType, { title: string; summary: string }> = {
   "trend.detected": {
     title: "Trend detected",
-    summary: "A topic became a trend (or a later wave of an open trend, after 6 h quiet, grew more severe than the trend ever was).",
+    summary: "A topic became a trend (or a later wave of an open trend, after 6 h quiet, outgrew it: above a low trend, or two severity levels above a stronger one).",
   },
   "trend.severity_changed": {
     title: "Severity changed",

@@ -64,7 +64,7 @@ marginal hour when it closes; ramps and plateaus within hours.
 
 Events (webhooks, chat, workflow pushes and \`/api/stream\` all get the same stream), one trend per burst:
 - \`trend.detected\`: a topic becomes a trend (its velocity is never negative), or a later wave of an open trend (after 6 h
-  without an anomalous bucket) grows more severe than the trend ever was;
+  without an anomalous bucket) outgrows it (above a \`low\` trend, or two levels above a stronger one);
 - \`trend.severity_changed\`: only once the new severity has held for \`DETECTION_SEVERITY_HOLD_SECONDS\` (30 min);
 - \`trend.velocity_changed\`: velocity moved 50 %, at most once per trend per \`DETECTION_VELOCITY_EVENT_MIN_SECONDS\` (3 h), closed buckets only;
 - \`trend.ended\`: no bucket has been anomalous for 24 h, judged on closed buckets (a second wave before that continues the trend).

@@ -41,12 +41,14 @@ export const COOLING_HOURS = 6;
 export const DORMANCY_HOURS = 24;
 /**
  * The time scales scored: a window (the last bucket, or the last N hours) against the level (median) of the hours
- * before it. The bucket against the last 6 h catches a burst; 3 h against 6 h a ramp; 6 h against a day and 12 h
- * against two days a plateau or a level shift, which a short level would follow before it scores. `window: 0` = one bucket.
+ * before it. The bucket against the last 6 h catches a burst; 3 h against a day a bump or a ramp (a level shorter
+ * than a day is a median of few buckets over part of the daily shape: its error alone was most of a 3 h window's
+ * noise); 6 h against a day and 12 h against two days a plateau or a level shift, which a short level would follow
+ * before it scores. `window: 0` = one bucket.
  */
 export const SCALES = [
   { windowHours: 0, levelHours: RECENT_HOURS },
-  { windowHours: 3, levelHours: RECENT_HOURS },
+  { windowHours: 3, levelHours: 24 },
   { windowHours: 6, levelHours: 24 },
   { windowHours: 12, levelHours: 48 },
 ] as const;

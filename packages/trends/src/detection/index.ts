@@ -10,11 +10,12 @@
  *    median over days of "hour / median of the one-day window centred on it".
  * 2. Recent level: the median of the deseasonalized buckets in the 6 h before a bucket; it follows a drift within a
  *    few hours but is not moved by a single spike.
- * 3. Four time scales are scored (SCALES): the bucket against the last 6 h, 3 h against 6 h, 6 h against a day and
+ * 3. Four time scales are scored (SCALES): the bucket against the last 6 h, 3 h against a day, 6 h against a day and
  *    12 h against two days, each window's sum against the level just before it. A burst shows at the bucket scale; a
- *    ramp, a plateau or a level shift in the longer sums, which count each bucket at most 3 standard deviations above
- *    its one-bucket expectation (one spike cannot set them off). Per scale, growth = the median over the history of
- *    "window mean / level before it" (at least 1): a steady drift moves the expectation with it.
+ *    bump, a ramp, a plateau or a level shift in the longer sums, where a window's largest bucket counts no more above
+ *    its one-bucket expectation than the window's second largest does (one spike cannot set them off; several strong
+ *    hours count whole). Per scale, growth = the median over the history of "window mean / level before it" (at
+ *    least 1): a steady drift moves the expectation with it.
  * 4. Score per scale: z = (actual - expected) / sqrt(d^2 x expected x (1 + estimation error) + (5 % x expected)^2),
  *    d = max(1, robust core, usual-spike tail). The core is 1.4826 x MAD of the history's own surprises (past bursts
  *    and outages do not widen it). The tail: each day's largest surprise (days older than 24 h), the second largest

@@ -26,8 +26,6 @@ const FREQUENT_SPIKE_DISPERSION = 2;
 const FREQUENT_SPIKE_DAYS = 2;
 /** The tail is learnt on history older than this, so an ongoing trend does not teach the model that it is usual. */
 const TAIL_EXCLUDE_HOURS = 24;
-/** Longer windows count a bucket at most this many standard deviations above its expectation. */
-const CLIP_SIGMA = 3;
 /** Windows sampled per scale when fitting (two weeks of hourly buckets). */
 const MAX_WINDOWS = 336;
 /** A longer window is scored only while its last bucket is at least this many standard deviations above the level before the window. */
@@ -65,9 +63,10 @@ export interface Model {
   /** Prefix sums (index i = sum over [from, from + i)) of present y, season and counts. */
   py: Float64Array;
   ps: Float64Array;
-  /** Prefix sums of the clipped y that the longer windows use. */
-  pyClipped: Float64Array;
-  clip: Clip;
+  /** Per bucket: count + 1 minus the one-bucket expectation (-Infinity where missing), for the lone-spike rule. */
+  excess: Float64Array;
+  /** The one-bucket scale's level and growth, which that expectation uses. */
+  one: { levelOf: number; growth: number };
 }
 
 /**
@@ -123,23 +122,26 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
   const tail = new Float64Array(len);
   const starts = new Int32Array(len);
   const scales: ScaleFit[] = [];
-  let clip: Clip | undefined;
-  let [Y, D] = [py, pd];
+  let excess: Float64Array | undefined;
+  let one: Model["one"] | undefined;
   for (const { m, level: r } of cfg.scales) {
     const levelOf = lengths.indexOf(r);
     const lv = levels[levelOf];
-    if (m > 1 && !clip) continue;
+    if (m > 1 && !excess) continue;
     // Windows [w, w + m) wholly inside the history, each with the level just before it; overlapping by half at
     // most (neighbours that share most of their buckets add little but cost a sort each).
     // With short buckets a week is thousands of them: at most MAX_WINDOWS windows keep a fit's cost independent of the width.
+    // Windows start once their level has half its length of history behind it (or in the second half of a short
+    // history): a level of the first few buckets alone is a poor one, and the noise it adds is not the topic's.
     let n = 0;
     const stride = Math.max(Math.ceil(m / 2), Math.ceil(len / MAX_WINDOWS));
-    for (let w = 1; w + m <= len - 1; w += stride) {
+    const first = Math.max(1, Math.min(Math.ceil(r / 2), Math.floor((len - 1 - m) / 2)));
+    for (let w = first; w + m <= len - 1; w += stride) {
       const present = pn[w + m] - pn[w];
       const level = lv.at(w);
       if (!present || Number.isNaN(level)) continue;
       starts[n] = w;
-      ratios[n++] = (D[w + m] - D[w]) / (present * level);
+      ratios[n++] = (pd[w + m] - pd[w]) / (present * level);
     }
     if (n < 3) continue;
     // A steady drift (even exponential) gives a constant ratio; past bursts are a minority the median ignores.
@@ -153,7 +155,8 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
     for (let x = 0; x < n; x++) {
       const w = starts[x];
       const expected = growth * lv.at(w) * (ps[w + m] - ps[w]);
-      residuals[x] = (Y[w + m] - Y[w] - expected) / Math.sqrt(expected * relative);
+      const actual = py[w + m] - py[w] - (m > 1 ? loneSpike(excess!, w, w + m) : 0);
+      residuals[x] = (actual - expected) / Math.sqrt(expected * relative);
       if (!learnsTail || w + m > tailEnd) continue;
       const d = Math.floor(((firstBucket + from + w + m - 1) * cfg.bucketSeconds) / 86_400);
       if (d !== day) { tail[t++] = residuals[x]; day = d; perDay = 0; }
@@ -186,36 +189,38 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
     }
     scales.push({ m, levelOf, levelBuckets: r, growth, dispersion: Math.max(1, core, usual) });
     if (m === 1) {
-      // The longer windows sum counts clipped at CLIP_SIGMA above the one-bucket expectation: they are there for
-      // sustained shifts, and a single spike (the bucket scale's business) must neither trigger them nor, in a
-      // spiky topic, widen their tail so much that a real ramp or plateau cannot show.
-      clip = { levelOf, growth, dispersion: Math.max(1, core) };
-      const pyc = new Float64Array(len + 1);
-      const pdc = new Float64Array(len + 1);
-      for (let i = 0; i < len; i++) {
-        const v = Number.isNaN(y[from + i]) ? 0 : clipped(clip, levels, season, y[from + i], i, 1);
-        pyc[i + 1] = pyc[i] + v;
-        pdc[i + 1] = pdc[i] + v / season[i];
-      }
-      [Y, D] = [pyc, pdc];
+      // The longer windows are there for sustained shifts: a single spike (the bucket scale's business) must neither
+      // trigger them nor, in a spiky topic, widen their tail so much that a real ramp or plateau cannot show. So a
+      // window's largest bucket counts no more above its expectation than the window's second largest does
+      // (loneSpike); a bump of several strong hours counts whole, which a cap per bucket would not allow.
+      one = { levelOf, growth };
+      excess = new Float64Array(len);
+      for (let i = 0; i < len; i++) excess[i] = oneBucketExcess(levels, season, one, y[from + i], i);
     }
   }
   if (!scales.length || scales[0].m !== 1) return undefined;
-  return { from, levels, season, factorError, scales, py, ps, pyClipped: Y, clip: clip! };
+  return { from, levels, season, factorError, scales, py, ps, excess: excess!, one: one! };
 }
 
-interface Clip {
-  levelOf: number;
-  growth: number;
-  dispersion: number;
+/** v (count + 1 of bucket i) minus its one-bucket expectation; -Infinity when missing or without a level. */
+function oneBucketExcess(levels: Levels[], season: Float64Array, one: Model["one"], v: number, i: number): number {
+  const level = levels[one.levelOf].at(i);
+  return Number.isNaN(v) || Number.isNaN(level) ? -Infinity : v - one.growth * level * season[i];
 }
 
-/** v (count + 1 of bucket i, or its observed part) clipped at CLIP_SIGMA above the one-bucket expectation. */
-function clipped(c: Clip, levels: Levels[], season: Float64Array, v: number, i: number, observed: number): number {
-  const level = levels[c.levelOf].at(i);
-  if (Number.isNaN(level)) return v;
-  const expected = c.growth * level * season[i] * observed;
-  return Math.min(v, expected + CLIP_SIGMA * Math.sqrt(c.dispersion ** 2 * expected + (MODEL_ERROR * expected) ** 2));
+/**
+ * How much the largest excess among buckets [a, b) stands above the second largest (or above 0): what a lone spike
+ * adds to the window's sum, taken out of it. `last`, when given, replaces bucket b - 1's excess (a bucket in progress).
+ */
+function loneSpike(excess: Float64Array, a: number, b: number, last?: number): number {
+  let first = -Infinity;
+  let second = -Infinity;
+  for (let t = a; t < b; t++) {
+    const e = t === b - 1 && last !== undefined ? last : excess[t];
+    if (e > first) [first, second] = [e, first];
+    else if (e > second) second = e;
+  }
+  return Number.isFinite(first) ? Math.max(0, first - Math.max(second, 0)) : 0;
 }
 
 /**
@@ -316,14 +321,15 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
     const lastExpected = level * model.season[i];
     const d2 = s.dispersion ** 2;
     const estimation = 1 + model.factorError[i];
-    // A longer window counts only while its last bucket is still above the level before the window: once a burst
-    // is over, the sum that still contains it must not keep the trend alive.
+    const expected = level * (model.ps[i] - model.ps[w]) + lastExpected;
+    const actual = s.m === 1 ? v : model.py[i] - model.py[w] + v - loneSpike(model.excess, w, i + 1, oneBucketExcess(model.levels, model.season, model.one, v, i));
+    // A longer window counts only while its last bucket still runs above the level before the window (by a standard
+    // deviation), and by at least half the window's own excess per bucket: once a burst is over, the sum that still
+    // contains it must not keep the trend alive.
     if (s.m > 1) {
       const lastNoise = d2 * lastExpected * (estimation + levelError(1, s.levelBuckets)) + (MODEL_ERROR * lastExpected) ** 2;
-      if ((v - lastExpected) / Math.sqrt(lastNoise) < LONG_SCALE_GATE) continue;
+      if ((v - lastExpected) / Math.sqrt(lastNoise) < LONG_SCALE_GATE || v - lastExpected < (actual - expected) / s.m / 2) continue;
     }
-    const expected = level * (model.ps[i] - model.ps[w]) + lastExpected;
-    const actual = s.m === 1 ? v : model.pyClipped[i] - model.pyClipped[w] + clipped(model.clip, model.levels, model.season, v, i, 1);
     const noise = d2 * expected * (estimation + levelError(s.m, s.levelBuckets)) + (MODEL_ERROR * expected) ** 2;
     const z = (actual - expected) / Math.sqrt(noise);
     if (z > score) [score, excess] = [z, (actual - expected) / s.m];

@@ -78,12 +78,23 @@ const later = (a: Date | null, b: Date) => (a && a.getTime() >= b.getTime() ? a 
 const higher = (a: PublishedSeverity, b: PublishedSeverity) => (severityRank(b) > severityRank(a) ? b : a);
 
 /**
+ * Whether a later wave of an open trend is announced as a new trend: when it is more severe than the trend ever was,
+ * and the trend never got past `low` (marginal evidence, the likeliest false alarm, must not hide a real burst) or
+ * the wave is two levels above it (medium -> critical). One level above a trend that was clearly real (medium ->
+ * high) is what the same event's echo does by chance: a subscriber must not hear of that trend twice.
+ */
+function laterWaveIsNew(wave: PublishedSeverity, peak: PublishedSeverity): boolean {
+  const above = severityRank(wave) - severityRank(peak);
+  return above >= 2 || (above === 1 && peak === "low");
+}
+
+/**
  * The next state of a topic's trend after assessment `a` made at `now` (the time of the pass), or null when there is
  * nothing to record (no trend, none starting). A trend opens once per burst and lives until it is over (isOver): a
  * second wave before that continues it.
  * - trend.detected: the topic becomes a trend (none before, or the previous one ended), or a later wave of an open
- *   trend (after COOLING_HOURS quiet) becomes more severe than the trend's peak severity: a small trend left open
- *   must not hide the real burst that follows it, while a second wave like the first continues the trend;
+ *   trend (after COOLING_HOURS quiet) outgrows the trend's peak (laterWaveIsNew): a small trend left open must not hide
+ *   the real burst that follows it, while a second wave like the first continues the trend;
  * - trend.severity_changed: the severity differs from the published one and every assessment since it first differed
  *   gave that same severity for at least severityHoldSeconds (a severity that flickers publishes nothing);
  * - trend.velocity_changed: the velocity moved by velocityEventStep since the last published one, at most once per
@@ -105,7 +116,7 @@ export function decide(state: TrendState | undefined, a: Assessment, rules: Even
   const velocity = a.velocity;
   const quietBefore = state?.lastAnomalousBucket && a.bucketStart.getTime() - state.lastAnomalousBucket.getTime() > COOLING_MS;
   const waveStart = quietBefore ? a.bucketStart : (state?.waveStart ?? null);
-  if (!state || state.status === "ended" || (waveStart && severityRank(severity) > severityRank(state.peakSeverity ?? state.severity))) {
+  if (!state || state.status === "ended" || (waveStart && laterWaveIsNew(severity, state.peakSeverity ?? state.severity))) {
     const v = detectionVelocity(a);
     return {
       status: "active", event: "trend.detected", stage, velocity: v,
