@@ -39,10 +39,11 @@ const jsonOrNull = (v: object | null) => (v === null ? Prisma.DbNull : (v as Pri
 export const findAccountWebhook = (db: Db | Tx, accountId: string, id: string) =>
   db.webhookSubscription.findFirst({ where: { id, accountId } });
 
-/** A page of the account's subscriptions, newest first. */
 /** Which of these ids are subscriptions of the account. */
 export const accountWebhookIds = async (db: Db | Tx, accountId: string, ids: string[]): Promise<string[]> =>
   ids.length ? (await db.webhookSubscription.findMany({ where: { accountId, id: { in: ids } }, select: { id: true } })).map((w) => w.id) : [];
+
+/** A page of the account's subscriptions, newest first. */
 
 export const listWebhookSubscriptions = (db: Db, accountId: string, page: IdPage) =>
   db.webhookSubscription.findMany({ where: { accountId, ...page.after }, orderBy: { id: "desc" }, take: page.take });

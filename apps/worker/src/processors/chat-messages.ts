@@ -142,6 +142,7 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
         itemId: item.id, accountId: item.accountId, action: outcome === "failed" ? "delivery_failed" : "delivery_unknown", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
         version: item.version, data: { message_id: message.id, type: message.payload.type, error: why },
       }]));
+      if (message.payload.type !== "escalate_item") return; // only an escalation step has a chain to move on
       const setup = await chatSetupOf(db, deps.registry, item.accountId, config.OPERATOR_RENOTIFY_SECONDS);
       const target = setup && targetOf(setup, item);
       if (target) await escalation.failed(item, message.payload, target, why);

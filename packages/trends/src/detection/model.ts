@@ -311,6 +311,7 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
   // the rest of an hour tends to run low (arrivals bunch, they do not add), so the alert must hold even then.
   const rest = observed < 1 && !Number.isNaN(expectedY) ? (1 - observed) * expectedY : 0;
   const v = y[j] + Math.max(0, rest - one.dispersion * Math.sqrt(rest));
+  const lastExcess = oneBucketExcess(model.levels, model.season, model.one, v, i); // the longer windows' lone-spike rule
   let score = -Infinity;
   let excess = 0;
   for (const s of model.scales) {
@@ -322,7 +323,7 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
     const d2 = s.dispersion ** 2;
     const estimation = 1 + model.factorError[i];
     const expected = level * (model.ps[i] - model.ps[w]) + lastExpected;
-    const actual = s.m === 1 ? v : model.py[i] - model.py[w] + v - loneSpike(model.excess, w, i + 1, oneBucketExcess(model.levels, model.season, model.one, v, i));
+    const actual = s.m === 1 ? v : model.py[i] - model.py[w] + v - loneSpike(model.excess, w, i + 1, lastExcess);
     // A longer window counts only while its last bucket still runs above the level before the window (by a standard
     // deviation), and by at least half the window's own excess per bucket: once a burst is over, the sum that still
     // contains it must not keep the trend alive.
