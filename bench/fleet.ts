@@ -3,7 +3,7 @@
 // 1-process number of the same run:
 // (a) webhook deliveries/s: BENCH_FLEET_DELIVERIES (12,000) queued deliveries to one subscription on a local
 //     receiver (bench/servers/receiver.ts), drained by processes running only `webhook-deliveries`;
-// (b) detection: one pass over BENCH_FLEET_TOPICS (10000,100000) active topics x a week of hourly buckets, as shard
+// (b) detection: one pass over BENCH_FLEET_TOPICS (10000,100000) active topics x the default history of hourly buckets, as shard
 //     jobs of BENCH_FLEET_SHARD_TOPICS (2,000, DETECTION_SHARD_TOPICS) topics on `trend-detection`: cold (no series
 //     cache: the pass builds it) then warm (the next pass).
 // Timing starts once every process has its queue's worker connected (start-up is not counted).
@@ -155,7 +155,7 @@ export async function benchFleet() {
     return rows;
   }
 
-  // (b) Detection: topics of a bench account, seeded as bench/trends.ts does (a week of hourly buckets ending with the
+  // (b) Detection: topics of a bench account, seeded as bench/trends.ts does (the default history of hourly buckets ending with the
   // last closed hour, 1 % bursting in it: every topic is above the volume floor, so every topic is assessed).
   async function detection() {
     const dq = queues.get(QUEUES.trendDetection);
@@ -225,7 +225,7 @@ export async function benchFleet() {
 
   /**
    * Topics and their buckets in a few statements (generate_series), hour-major as ingestion writes them (a topic's
-   * week lies on 169 heap pages), then VACUUM (ANALYZE) as autovacuum would: the passes then find hint bits set and
+   * history lies on one heap page per hour), then VACUUM (ANALYZE) as autovacuum would: the passes then find hint bits set and
    * statistics current, as on a live database, whichever process count comes first.
    */
   async function seed(accountId: string, topics: number) {

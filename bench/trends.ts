@@ -1,7 +1,7 @@
 // Trend benchmarks: (1) signal ingestion: signals/s accepted by POST /api/signals (batches of 100, the full gateway
 // path), signals/s stored by a worker (signals rows + topic buckets) and, for comparison, by bare batched inserts of
-// the same rows; (2) detection: one pass over 10,000 active topics with a week of hourly history each (the default
-// baseline), timed end to end (queries, assessment, writes):
+// the same rows; (2) detection: one pass over 10,000 active topics with the default history (eight days) of
+// hourly buckets each, timed end to end (queries, assessment, writes):
 // the first pass (cold: every topic's series read from topic_buckets and cached in topic_series) and the next one (warm:
 // the cache plus the buckets within LATE_HOURS), then as shard jobs on two workers.
 import { createAccount, createApiKey, createDb, insertSignalBatches } from "@trendgate/db";
@@ -61,7 +61,7 @@ export async function benchTrends() {
   const bareSeconds = (performance.now() - b0) / 1000;
   const bareStored = await db.signal.count({ where: { accountId: bare.id } });
 
-  // 2. detection over TOPICS topics x one week of hourly buckets, plus a burst on 1 % of them
+  // 2. detection over TOPICS topics x the default history of hourly buckets, plus a burst on 1 % of them
   const det = await createAccount(db, "bench detection", "bench");
   // The passes must not straddle an hour: past it, the seeded last closed bucket is history and no topic is a
   // candidate. Seeding and the four passes take well under two minutes for 10,000 topics, so with less than that
@@ -72,14 +72,14 @@ export async function benchTrends() {
     await new Promise((res) => setTimeout(res, left + 1000));
   }
   const last = new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR);
-  const weeks = DEFAULT_DETECTION_CONFIG.baselineHours; // hourly buckets
+  const historyHours = DEFAULT_DETECTION_CONFIG.baselineHours; // hourly buckets
   await db.$pool.query(`INSERT INTO topics (id, account_id, key, name, category, created_at, last_seen_at)
     SELECT 'top_b' || $1 || '_' || g, $1, 'topic ' || g || '|bench/detect', 'topic ' || g, 'bench/detect', now(), now() FROM generate_series(1, $2) g`, [det.id, TOPICS]);
   const seedStart = performance.now();
   await db.$pool.query(`INSERT INTO topic_buckets (topic_id, bucket_start, count)
     SELECT 'top_b' || $1 || '_' || g, $3::timestamptz - h * interval '1 hour',
            CASE WHEN h = 0 AND g % 100 = 0 THEN 400 ELSE 90 + (g * 7 + h * 13) % 21 END
-      FROM generate_series(1, $2) g, generate_series(0, $4) h`, [det.id, TOPICS, last, weeks]);
+      FROM generate_series(1, $2) g, generate_series(0, $4) h`, [det.id, TOPICS, last, historyHours]);
   const seedSeconds = (performance.now() - seedStart) / 1000;
   const detectOptions = { ...DEFAULT_DETECTION_CONFIG, publicBaseUrl: "http://localhost:3000", velocityEventStep: 0.2 };
   const d0 = performance.now();
@@ -112,7 +112,7 @@ export async function benchTrends() {
   console.log(`stored by one worker: ${fmt(workerRate)} signals/s vs bare batched insert ${fmt(bareRate)}/s (${fmt(bareRate ? (100 * workerRate) / bareRate : 0)} %; bare: ${fmt(bareStored)} rows in statements of ${fmt(INGEST_MERGE_SIGNALS)}, one at a time)`);
   // The per-job path this replaced cannot run beside it; its rate was measured on this box before the change.
   console.log(`targets: >= 50 % of the bare insert (${fmt(bareRate ? (100 * workerRate) / bareRate : 0)} %); >= 5x the per-job path's ${fmt(INGEST_BEFORE)}/s measured before (2026-11-24): ${fmt(workerRate / INGEST_BEFORE, 1)}x`);
-  console.log(`\n## Detection: ${fmt(TOPICS)} active topics x ${weeks + 1} hourly buckets (${fmt(TOPICS * (weeks + 1))} bucket rows, seeded in ${fmt(seedSeconds, 1)} s)`);
+  console.log(`\n## Detection: ${fmt(TOPICS)} active topics x ${historyHours + 1} hourly buckets (${fmt(TOPICS * (historyHours + 1))} bucket rows, seeded in ${fmt(seedSeconds, 1)} s)`);
   console.log(`one pass in one process, cold (series cache built): ${fmt(detectSeconds, 1)} s (${fmt((detectSeconds * 1e6) / TOPICS)} us per topic), ${fmt(stats.trends)} trends, ${fmt(stats.events)} events published (read ${fmt(stats.ms.read)} ms, assess ${fmt(stats.ms.assess)} ms, write ${fmt(stats.ms.write)} ms)`);
   console.log(`the next pass, warm (series cache read): ${fmt(warmSeconds, 1)} s (${fmt((warmSeconds * 1e6) / TOPICS)} us per topic), ${fmt(warmStats.trends)} trends, ${fmt(warmStats.events)} events published (read ${fmt(warmStats.ms.read)} ms, assess ${fmt(warmStats.ms.assess)} ms, write ${fmt(warmStats.ms.write)} ms)`);
   console.log(`the same pass as ${shards} shard jobs on two worker processes: ${fmt(shardedSeconds, 1)} s`);

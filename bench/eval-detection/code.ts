@@ -9,6 +9,7 @@ type Detection = typeof import("../../packages/trends/src/detection/index.ts");
 type Decide = typeof import("../../packages/trends/src/engine/decide.ts");
 type Triggers = typeof import("../../packages/connectors/webhook/src/triggers.ts");
 type Vocabulary = typeof import("../../packages/contracts/src/vocabulary.ts");
+type Config = typeof import("../../packages/config/src/index.ts");
 
 export interface ProductionCode {
   root: string;
@@ -20,6 +21,8 @@ export interface ProductionCode {
   triggerFires: Triggers["triggerFires"];
   /** Feedback's evidence bar for a net count of detections judged not a trend (1 in a checkout without feedback). */
   evidenceBarFor: Vocabulary["evidenceBarFor"];
+  /** That checkout's configuration loader: its defaults (pass interval, history) are part of what it runs. */
+  loadConfig: Config["loadConfig"];
 }
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -31,6 +34,7 @@ export async function loadProductionCode(root = process.env.EVAL_CODE_ROOT || RE
   const decide = (await load("packages/trends/src/engine/decide.ts")) as Decide;
   const triggers = (await load("packages/connectors/webhook/src/triggers.ts")) as Triggers;
   const vocabulary = (await load("packages/contracts/src/vocabulary.ts").catch(() => ({}))) as Partial<Vocabulary>;
+  const config = (await load("packages/config/src/index.ts")) as Config;
   return {
     root: resolved,
     assessNow: detection.assessNow,
@@ -40,5 +44,6 @@ export async function loadProductionCode(root = process.env.EVAL_CODE_ROOT || RE
     DEFAULT_EVENT_RULES: decide.DEFAULT_EVENT_RULES,
     triggerFires: triggers.triggerFires,
     evidenceBarFor: vocabulary.evidenceBarFor ?? (() => 1),
+    loadConfig: config.loadConfig,
   };
 }

@@ -19,11 +19,14 @@ const quick = process.argv.includes("--quick");
 const closedOnly = process.argv.includes("--closed");
 /**
  * --seeds=N: also N other draws of the corpus (same catalogue, other noise and placements), closed-bucket passes: one
- * draw's score moves by several points with its noise alone, so a change is judged on the spread. 7 by default on a
- * full run, 0 with --quick or --closed.
+ * draw's score moves by several points with its noise alone (a standard deviation of about 3.4 over 24 draws), so a
+ * change is judged on the spread. 23 by default on a full run (24 draws with the main one), 0 with --quick or --closed.
+ * EVAL_BASE_ROOT=<dir>: replays every draw with that checkout too and prints the paired difference per draw, which
+ * has a third of the spread of the scores themselves.
  */
 const seedsArg = process.argv.find((a) => a.startsWith("--seeds="));
-const extraSeeds = seedsArg ? Number(seedsArg.slice("--seeds=".length)) : quick || closedOnly ? 0 : 7;
+const extraSeeds = seedsArg ? Number(seedsArg.slice("--seeds=".length)) : quick || closedOnly ? 0 : 23;
+const baseRoot = process.env.EVAL_BASE_ROOT;
 const WORKERS = Math.max(1, Number(process.env.EVAL_WORKERS) || Math.min(2, os.availableParallelism()));
 /** False alarms this soon after the account-wide outage are blamed on it. */
 const OUTAGE_BLAME_HOURS = 24;
@@ -276,20 +279,33 @@ console.log(
 );
 if (verbose) for (const r of results) console.log(`\n${r.name}:\n${r.perSeries.join("\n")}`);
 if (extraSeeds > 0) {
-  // Other draws: seeds 1..N (the main corpus is CORPUS_SEED), closed-bucket passes, the same scoring.
+  // Other draws: seeds 1..N (the main corpus is CORPUS_SEED), closed-bucket passes, the same scoring; the main draw's
+  // closed-bucket row joins them in the summary.
+  const closedOf = (root: string, seed: number, drawn: CorpusSeries[]) =>
+    replayAll(root, drawn.map((s) => s.name), [settings.detection.bucketSeconds], false, seed).then((replayed) => evaluate(`seed ${seed}`, drawn, drawn.map((s, i) => scoredOf(s, replayed[i][0]))));
   const rows: string[][] = [];
-  const draws: Row[] = [];
+  const draws: Row[] = [results[0]];
+  const diffs: number[] = [];
+  const mainBase = baseRoot ? await closedOf(baseRoot, CORPUS_SEED, corpus) : undefined;
+  if (mainBase) diffs.push(results[0].score - mainBase.score);
+  const row = (label: string, r: Row, base?: Row) => [label, `${r.found}/${r.windows}`, String(r.falseAlarms), r.score.toFixed(1), ...(base ? [`${base.score.toFixed(1)} (${base.falseAlarms})`, (r.score - base.score).toFixed(1)] : [])];
+  rows.push(row(`${CORPUS_SEED} (main)`, results[0], mainBase));
   for (let seed = 1; seed <= extraSeeds; seed++) {
     const drawn = buildCorpus(seed).filter((s) => !only || only.test(s.name));
-    const replayed = await replayAll(code.root, drawn.map((s) => s.name), [settings.detection.bucketSeconds], false, seed);
-    const r = evaluate(`seed ${seed}`, drawn, drawn.map((s, i) => scoredOf(s, replayed[i][0])));
+    const r = await closedOf(code.root, seed, drawn);
+    const base = baseRoot ? await closedOf(baseRoot, seed, drawn) : undefined;
+    if (base) diffs.push(r.score - base.score);
     draws.push(r);
-    rows.push([String(seed), `${r.found}/${r.windows}`, String(r.falseAlarms), r.score.toFixed(1)]);
+    rows.push(row(String(seed), r, base));
   }
-  const mean = (f: (r: Row) => number) => draws.reduce((a, r) => a + f(r), 0) / draws.length;
-  rows.push(["mean", `${mean((r) => r.found).toFixed(1)}/${mean((r) => r.windows).toFixed(1)}`, mean((r) => r.falseAlarms).toFixed(1), mean((r) => r.score).toFixed(1)]);
-  console.log(`\nOther draws of the corpus (closed-bucket passes; the tables above are seed ${CORPUS_SEED}):`);
-  console.log(table([["seed", "windows found", "false alarms", "score"], ...rows]));
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / Math.max(1, xs.length - 1));
+  const scores = draws.map((r) => r.score);
+  rows.push(["mean", `${mean(draws.map((r) => r.found)).toFixed(1)}/${mean(draws.map((r) => r.windows)).toFixed(1)}`, mean(draws.map((r) => r.falseAlarms)).toFixed(1), mean(scores).toFixed(1), ...(baseRoot ? ["", mean(diffs).toFixed(2)] : [])]);
+  console.log(`\nAll ${draws.length} draws of the corpus, closed-bucket passes (the tables above are the main draw, seed ${CORPUS_SEED}):`);
+  console.log(table([["seed", "windows found", "false alarms", "score", ...(baseRoot ? [`score of ${baseRoot} (false alarms)`, "difference"] : [])], ...rows]));
+  console.log(`Score over the draws: mean ${mean(scores).toFixed(1)}, sd ${sd(scores).toFixed(1)}, ${Math.min(...scores).toFixed(1)} to ${Math.max(...scores).toFixed(1)}; ${scores.filter((s) => s >= 85).length} of ${scores.length} draws at 85 or more.`);
+  if (diffs.length) console.log(`Paired difference against ${baseRoot}: mean ${mean(diffs).toFixed(2)} (standard error ${(sd(diffs) / Math.sqrt(diffs.length)).toFixed(2)}), better on ${diffs.filter((d) => d > 0).length}, worse on ${diffs.filter((d) => d < 0).length} of ${diffs.length} draws.`);
 }
 const cpu = process.cpuUsage(); // the worker threads' too
 console.log(`\nRuntime: ${((performance.now() - started) / 1000).toFixed(1)} s (production replays ${replaySeconds.toFixed(1)} s on ${WORKERS} worker thread(s); CPU ${((cpu.user + cpu.system) / 1e6).toFixed(0)} s)`);

@@ -1,5 +1,4 @@
 import type { TrendEvent } from "@trendgate/contracts";
-import { loadConfig } from "../../packages/config/src/index.ts";
 import type { ProductionCode } from "./code.ts";
 
 // Replays one topic through what production does, pass by pass: mentions land in 5-minute batches (as the social
@@ -58,7 +57,7 @@ export interface Settings {
 export function productionSettings(code: ProductionCode, env: Record<string, string | undefined> = process.env): Settings {
   const pick = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("DETECTION_") || k === "SOCIAL_POLL_INTERVAL_SECONDS"));
   // Secrets the schema requires but detection never reads.
-  const c = loadConfig({ ...pick, ADMIN_TOKEN: "eval-detection-placeholder-token", ENCRYPTION_KEY: Buffer.alloc(32).toString("base64") });
+  const c = code.loadConfig({ ...pick, ADMIN_TOKEN: "eval-detection-placeholder-token", ENCRYPTION_KEY: Buffer.alloc(32).toString("base64") });
   return {
     detection: { bucketSeconds: c.DETECTION_BUCKET_SECONDS, baselineHours: c.DETECTION_BASELINE_HOURS, minMentionsPerHour: c.DETECTION_MIN_MENTIONS_PER_HOUR, dailySeasonality: true },
     rules: {

@@ -101,7 +101,7 @@ export const ConfigSchema = z.object({
   TREND_ROUTING_CACHE_MS: int(0, 60_000).default(2000),
   DETECTION_BUCKET_SECONDS: int(60, 86_400).default(3600),
   DETECTION_INTERVAL_SECONDS: int(1, 86_400).default(60),
-  DETECTION_BASELINE_HOURS: int(6, 24 * 60).default(168),
+  DETECTION_BASELINE_HOURS: int(6, 24 * 60).default(192),
   DETECTION_MIN_MENTIONS_PER_HOUR: z.coerce.number().min(0).default(20),
   DETECTION_SEVERITY_HOLD_SECONDS: int(0, 86_400).default(1800),
   DETECTION_VELOCITY_EVENT_MIN_SECONDS: int(0, 86_400).default(10_800),

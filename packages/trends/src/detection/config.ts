@@ -1,10 +1,14 @@
 // Detection settings are expressed in time (hours, mentions per hour), never in buckets, so that any bucket width
-// behaves the same: a week of history is a week whether buckets are 5 minutes or an hour.
+// behaves the same: eight days of history are eight days whether buckets are 5 minutes or an hour.
 
 export interface DetectionConfig {
   /** Bucket width in seconds; buckets are aligned to UTC multiples of it. */
   bucketSeconds: number;
-  /** History used for the baseline, in hours (a week by default). Shorter history is used as far as it goes. */
+  /**
+   * History used for the baseline, in hours: a week and a day by default. A topic's usual spikes are learnt on history
+   * older than a day, so with eight days a weekly habit (Saturday and Sunday evenings) has both of last weekend's days
+   * in it on either day of this one. Shorter history is used as far as it goes.
+   */
   baselineHours: number;
   /** A bucket whose rate (projected to an hour) is below this never fires, whatever its score. */
   minMentionsPerHour: number;
@@ -14,7 +18,7 @@ export interface DetectionConfig {
 
 export const DEFAULT_DETECTION_CONFIG: DetectionConfig = Object.freeze({
   bucketSeconds: 3600,
-  baselineHours: 24 * 7,
+  baselineHours: 24 * 8,
   minMentionsPerHour: 20,
   dailySeasonality: true,
 });

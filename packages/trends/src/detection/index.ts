@@ -4,7 +4,8 @@
  *
  * Method. Signals are summed into fixed, UTC-aligned buckets (1 hour by default); a topic's missing buckets count 0,
  * but buckets in which the whole account had no data (an outage: `missing`) are left out of everything. Only the
- * buckets before the assessed one are its history: at most `baselineHours` (a week), less if the topic is younger.
+ * buckets before the assessed one are its history: at most `baselineHours` (a week and a day), less if the topic is
+ * younger.
  * Counts are handled as count + 1, so silent buckets need no special case.
  * 1. Daily shape (once history covers two days, for buckets of at most an hour): each hour of day gets a factor, the
  *    median over days of "hour / median of the one-day window centred on it".
@@ -20,7 +21,9 @@
  *    d = max(1, robust core, usual-spike tail). The core is 1.4826 x MAD of the history's own surprises (past bursts
  *    and outages do not widen it). The tail: each day's largest surprise (days older than 24 h), the second largest
  *    day taken, against the same quantile of the largest of that many normal surprises: a topic spiking on two days or
- *    more scores its usual spike near 1-2, one past burst does not widen it. anomalyScore = the highest z.
+ *    more scores its usual spike near 1-2, one past burst does not widen it (eight days of history keep both of last
+ *    weekend's days in that tail on either day of this one). The 5 % model error is 15 % until every hour of day has
+ *    been seen on two days: a young topic's first evening peak is not news. anomalyScore = the highest z.
  * 5. Severity (SEVERITY_THRESHOLDS): below 4.5 none, 4.5 low, 7 medium, 10 high, 20 critical; always "none" when the
  *    bucket's rate is below `minMentionsPerHour` (20 by default). With less than 6 h of history a bucket is not scored.
  * 6. A bucket in progress (at least 5 minutes in) is scored as the closed bucket it becomes if the rest of it arrives

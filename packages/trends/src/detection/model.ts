@@ -35,6 +35,11 @@ const LONG_SCALE_GATE = 1;
  * volume this, not the Poisson noise, is what a misfit of a few percent must be compared with.
  */
 const MODEL_ERROR = 0.05;
+/**
+ * The model's relative error until its daily shape is known (every hour of day seen on two days): a topic a day or
+ * two old rises through its usual evening peak for the first time, which its level cannot yet tell from news.
+ */
+const YOUNG_MODEL_ERROR = 0.15;
 
 /**
  * Relative variance that the level's own estimation error adds to a window of m buckets: the level is a median of
@@ -67,6 +72,8 @@ export interface Model {
   excess: Float64Array;
   /** The one-bucket scale's level and growth, which that expectation uses. */
   one: { levelOf: number; growth: number };
+  /** Relative error of the model itself: MODEL_ERROR, or YOUNG_MODEL_ERROR before the daily shape is known. */
+  modelError: number;
 }
 
 /**
@@ -199,7 +206,8 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
     }
   }
   if (!scales.length || scales[0].m !== 1) return undefined;
-  return { from, levels, season, factorError, scales, py, ps, excess: excess!, one: one! };
+  const shapeKnown = !cfg.bucketsPerHour || (shape !== undefined && Math.min(...shape.samples) >= 2);
+  return { from, levels, season, factorError, scales, py, ps, excess: excess!, one: one!, modelError: shapeKnown ? MODEL_ERROR : YOUNG_MODEL_ERROR };
 }
 
 /** v (count + 1 of bucket i) minus its one-bucket expectation; -Infinity when missing or without a level. */
@@ -328,10 +336,10 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
     // deviation), and by at least half the window's own excess per bucket: once a burst is over, the sum that still
     // contains it must not keep the trend alive.
     if (s.m > 1) {
-      const lastNoise = d2 * lastExpected * (estimation + levelError(1, s.levelBuckets)) + (MODEL_ERROR * lastExpected) ** 2;
+      const lastNoise = d2 * lastExpected * (estimation + levelError(1, s.levelBuckets)) + (model.modelError * lastExpected) ** 2;
       if ((v - lastExpected) / Math.sqrt(lastNoise) < LONG_SCALE_GATE || v - lastExpected < (actual - expected) / s.m / 2) continue;
     }
-    const noise = d2 * expected * (estimation + levelError(s.m, s.levelBuckets)) + (MODEL_ERROR * expected) ** 2;
+    const noise = d2 * expected * (estimation + levelError(s.m, s.levelBuckets)) + (model.modelError * expected) ** 2;
     const z = (actual - expected) / Math.sqrt(noise);
     if (z > score) [score, excess] = [z, (actual - expected) / s.m];
   }

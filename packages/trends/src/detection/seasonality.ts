@@ -64,7 +64,7 @@ export function dailyShape(y: Float64Array, from: number, to: number, firstBucke
  * Weekend level against weekdays, on the hours with the daily shape taken out: a least-squares fit of the log of each
  * day's median on (1, day, is-weekend), so a growing or shrinking topic (the day term) is not mistaken for a weekly
  * rhythm, and medians keep a trend on one day from making one. Days with fewer than 12 hours of data are left out.
- * With a week of history there is one weekend to learn from, hence only this two-level rhythm.
+ * With about a week of history there is one weekend to learn from, hence only this two-level rhythm.
  */
 function weekendFactor(hourly: Float64Array, h0: number, factors: Float64Array): number {
   // Each calendar day's deseasonalized hours, then its median.
