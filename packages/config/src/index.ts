@@ -1,6 +1,9 @@
 import { z } from "zod";
 
+import { DETECTION_DEFAULTS } from "./detection-defaults.ts";
+
 export * from "./retry-schedules.ts";
+export * from "./detection-defaults.ts";
 
 // All configuration comes from the environment, validated once at start-up. `.env.example` documents each variable.
 const url = (protocols: string[]) =>
@@ -99,10 +102,10 @@ export const ConfigSchema = z.object({
   // How long the fan-out reuses an account's chat and workflow connections (which exist, their settings and selection)
   // when routing trend events: a connection made, changed or removed applies to events within this long.
   TREND_ROUTING_CACHE_MS: int(0, 60_000).default(2000),
-  DETECTION_BUCKET_SECONDS: int(60, 86_400).default(3600),
+  DETECTION_BUCKET_SECONDS: int(60, 86_400).default(DETECTION_DEFAULTS.bucketSeconds),
   DETECTION_INTERVAL_SECONDS: int(1, 86_400).default(60),
-  DETECTION_BASELINE_HOURS: int(6, 24 * 60).default(192),
-  DETECTION_MIN_MENTIONS_PER_HOUR: z.coerce.number().min(0).default(20),
+  DETECTION_BASELINE_HOURS: int(6, 24 * 60).default(DETECTION_DEFAULTS.baselineHours),
+  DETECTION_MIN_MENTIONS_PER_HOUR: z.coerce.number().min(0).default(DETECTION_DEFAULTS.minMentionsPerHour),
   DETECTION_SEVERITY_HOLD_SECONDS: int(0, 86_400).default(1800),
   DETECTION_VELOCITY_EVENT_MIN_SECONDS: int(0, 86_400).default(10_800),
   DETECTION_SHARD_TOPICS: int(100, 1_000_000).default(2000),

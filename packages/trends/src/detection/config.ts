@@ -1,3 +1,5 @@
+import { DETECTION_DEFAULTS } from "@trendgate/config";
+
 // Detection settings are expressed in time (hours, mentions per hour), never in buckets, so that any bucket width
 // behaves the same: eight days of history are eight days whether buckets are 5 minutes or an hour.
 
@@ -16,12 +18,7 @@ export interface DetectionConfig {
   dailySeasonality: boolean;
 }
 
-export const DEFAULT_DETECTION_CONFIG: DetectionConfig = Object.freeze({
-  bucketSeconds: 3600,
-  baselineHours: 24 * 8,
-  minMentionsPerHour: 20,
-  dailySeasonality: true,
-});
+export const DEFAULT_DETECTION_CONFIG: DetectionConfig = Object.freeze({ ...DETECTION_DEFAULTS, dailySeasonality: true });
 
 /** The recent level is the median of this much time before a bucket: follows a drift, outvotes one spike. */
 export const RECENT_HOURS = 6;
