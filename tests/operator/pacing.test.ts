@@ -22,7 +22,16 @@ test("a second post to a channel within the interval is held (not failed, no att
   const first = await posted(stack, a, (await publishAndWait(stack, a, event(a.accountId))).id);
   const second = await publishAndWait(stack, a, event(a.accountId));
   const queue = stack.gw.deps.queues.get(QUEUES.chatMessages);
-  const held = await waitFor(async () => (await queue.getJobs(["delayed"])).find((j) => j.data.attempt === 1));
+  // The second item's post, held: the first item may have a delayed job of its own (its reminder), so pick by subject.
+  const heldOf = async () => {
+    for (const j of await queue.getJobs(["delayed"])) {
+      if (j.data.attempt !== 1) continue;
+      const message = await stack.gw.deps.db.outboxMessage.findUnique({ where: { id: j.data.message_id } });
+      if (message?.subjectId === second.id) return j;
+    }
+    return undefined;
+  };
+  const held = await waitFor(heldOf);
   expect(slack.messages(a.channelId).map((m) => m.ts)).toEqual([first.chat.message_ts]);
   const row = await stack.gw.deps.db.outboxMessage.findUniqueOrThrow({ where: { id: held.data.message_id } });
   expect(row).toMatchObject({ subjectId: second.id, status: "pending", attempts: 0 });
