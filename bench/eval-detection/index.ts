@@ -1,6 +1,7 @@
-// `npm run eval:detection [-- --verbose] [-- --quick]`: replays the labelled synthetic corpus through production's
-// detection path (production.ts) at three pass cadences and scores every notification a `trend_detected` subscriber
-// receives with NAB's standard profile, next to a plain z-score baseline (see README.md here). EVAL_CODE_ROOT=<dir>
+// `npm run eval:detection [-- --verbose] [-- --quick]`: replays the labelled synthetic corpus and five real series of
+// social volume through production's detection path (production.ts) at three pass cadences and scores every
+// notification a `trend_detected` subscriber receives with NAB's standard profile, next to a plain z-score baseline
+// (see README.md here). EVAL_CODE_ROOT=<dir>
 // replays another checkout's detector (e.g. a git worktree of an older commit) to compare before and after.
 import os from "node:os";
 import { performance } from "node:perf_hooks";
@@ -9,6 +10,7 @@ import { dispersionSummary, SLOT_MINUTES } from "./arrivals.ts";
 import { loadProductionCode } from "./code.ts";
 import { buildCorpus, CORPUS_SEED, CORPUS_START_MS, HOUR_MS, OUTAGE, replayTopicOf, type AnomalyKind, type CorpusSeries, type SeriesKind } from "./corpus.ts";
 import { productionSettings, type ReplayedEvent } from "./production.ts";
+import { REAL_COLUMNS, realVolumeRows } from "./real-volume.ts";
 import { labelWindows, normalisedScore, scoreSeries, type Window } from "./scoring.ts";
 import { zscoreReplay, type Alert } from "./zscore.ts";
 
@@ -278,6 +280,16 @@ console.log(
   ]),
 );
 if (verbose) for (const r of results) console.log(`\n${r.name}:\n${r.perSeries.join("\n")}`);
+
+// Real social volume (real-volume/): the same replay and subscriber, scored on NAB's own windows and probation.
+{
+  const baseCode = baseRoot ? await loadProductionCode(baseRoot) : undefined;
+  const base = baseCode && { label: baseRoot!, code: baseCode, settings: productionSettings(baseCode) };
+  const real = realVolumeRows(code, settings, cadences, undefined, base);
+  console.log("\nReal social volume: NAB realTweets, five series (AAPL, CRM, FB, IBM, UPS), 16 labelled windows; NAB windows and probation:");
+  console.log(table([REAL_COLUMNS, ...real.rows]));
+  if (verbose) console.log(`\n${real.detail.join("\n")}`);
+}
 if (extraSeeds > 0) {
   // Other draws: seeds 1..N (the main corpus is CORPUS_SEED), closed-bucket passes, the same scoring; the main draw's
   // closed-bucket row joins them in the summary.

@@ -13,7 +13,7 @@ export interface Alert {
 
 export const ZSCORE = { historyBuckets: 168, threshold: 3, minCount: 20, minHistory: 24 } as const;
 
-export function zscoreReplay(series: CorpusSeries): { alerts: Alert[] } {
+export function zscoreReplay(series: { counts: readonly number[]; startMs: number }): { alerts: Alert[] } {
   const { counts } = series;
   const alerts: Alert[] = [];
   let firing = false;

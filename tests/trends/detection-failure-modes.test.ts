@@ -66,11 +66,17 @@ describe("a small topic spiking every two or three days, at sizes that vary", ()
     return assessSeries(series(noisy(7, m)));
   };
 
-  it("its next spike, no larger than its largest recent one, does not alert", () => {
-    const as = withSpike(145);
+  it("a rise to four times its base, within its week's spread, does not alert", () => {
+    const as = withSpike(60);
     expect(as[at].severity).toBe("none");
-    // From its third spike on: the second (125) has one spike before it, and one past spike is not yet a habit.
-    expect(onsets(as).filter((i) => i > spikes[1])).toEqual([]);
+  });
+
+  it("its next spike, ten times its base, alerts though no larger than its largest recent one", () => {
+    // Six standard deviations above its week and over four times its usual day's peak: the z-score floor. On real social
+    // volume such spikes on a topic that spikes every few days are labelled news as often as not; a plain z-score
+    // catches them, and the detector must not lose to it.
+    const as = withSpike(145);
+    expect(as[at].isTrend).toBe(true);
   });
 
   it("a spike several times its largest recent one still alerts", () => {

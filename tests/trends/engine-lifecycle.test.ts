@@ -36,7 +36,7 @@ test("detected_at is the instant of detection, assessed_bucket the bucket's star
   expect(trend.summary).toMatch(/in the first 38 minutes/);
 });
 
-test("a trend ends once, with a trend.ended carrying its id, 24 h after its last anomalous hour", async () => {
+test("a trend ends once, with a trend.ended carrying its id, 12 h after its last anomalous hour", async () => {
   const a = await gw.account();
   const burst = Math.floor(Date.now() / HOUR) * HOUR - 28 * HOUR;
   await seed(gw, a.accountId, "Chips", burst - 24 * HOUR, [...Array<number>(24).fill(100), 500, ...Array<number>(27).fill(100)]);
@@ -51,15 +51,15 @@ test("a trend ends once, with a trend.ended carrying its id, 24 h after its last
   expect(events.map((e) => e.type)).toEqual(["trend.detected", "trend.ended"]);
   expect(events[1].trend_id).toBe(events[0].trend_id);
   expect(events[1].summary).toMatch(/has ended/);
-  // The burst hour was the last anomalous one; the closed hour starting 25 h after it is the first past 24 h, judged
-  // once it has closed: at the pass 26 h after the burst hour began.
-  expect(ended).toEqual([26]);
+  // The burst hour was the last anomalous one; the closed hour starting 13 h after it is the first past 12 h, judged
+  // once it has closed: at the pass 14 h after the burst hour began.
+  expect(ended).toEqual([14]);
   const row = await gw.deps.db.trend.findFirstOrThrow({ where: { accountId: a.accountId } });
   expect(row).toMatchObject({ status: "ended", stage: "dormant" });
   // What the trigger and recovery windows read: the last pass that found it anomalous (the burst hour's, a pass
   // after it), and when it ended.
   expect(row.lastAnomalousAt).toEqual(new Date(burst + HOUR + 2 * MIN));
-  expect(row.endedAt).toEqual(new Date(burst + 26 * HOUR + 2 * MIN));
+  expect(row.endedAt).toEqual(new Date(burst + 14 * HOUR + 2 * MIN));
 
   // A new burst in the last complete hour: the new trend.detected says when the topic's trend last ended.
   await insertSignals(gw.deps.db, a.accountId, [signal({ id: "Chips-back", topic: "Chips", category: "tech/ai", count: 1400, observed_at: new Date(burst + 27 * HOUR + 30 * MIN).toISOString() })]);

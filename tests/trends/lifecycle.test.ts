@@ -59,12 +59,11 @@ describe("one trend per burst", () => {
     expect(state?.status).toBe("active");
   });
 
-  it("ends with one trend.ended once no bucket has been anomalous for 24 hours, judged on closed buckets", () => {
+  it("ends with one trend.ended once no bucket has been anomalous for 12 hours, judged on closed buckets", () => {
     const mentions = [...history, ...steady(Array<number>(DAYS * 24 + 40).fill(100)).filter((t) => t >= TEN), ...clump(TEN + 5 * MIN, 120)];
     const lifecycle = replay(mentions, TEN, TEN + 27 * HOUR, 5 * MIN).events.filter((e) => /detected|ended/.test(e));
-    // The 10:00 hour was the last anomalous one: the closed 11:00 hour of the next day is the first dormant one past
-    // 24 h after it.
-    expect(lifecycle).toEqual(["10:10 trend.detected", "12:00 trend.ended"]);
+    // The 10:00 hour was the last anomalous one: the closed 23:00 hour is the first dormant one past 12 h after it.
+    expect(lifecycle).toEqual(["10:10 trend.detected", "00:00 trend.ended"]);
   });
 
   it("a second wave within 6 h continues the trend (a change event, not a second detection)", () => {

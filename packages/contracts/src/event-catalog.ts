@@ -25,7 +25,7 @@ export const EVENT_CATALOG: Record<TrendEventType, { title: string; summary: str
   },
   "trend.ended": {
     title: "Trend ended",
-    summary: "No bucket of the trend has been anomalous for 24 h: close what trend.detected opened. Its figures are the closing ones.",
+    summary: "No bucket of the trend has been anomalous for 12 h: close what trend.detected opened. Its figures are the closing ones.",
   },
 };
 

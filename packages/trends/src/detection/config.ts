@@ -36,10 +36,11 @@ export const NEW_TOPIC_DISPERSION = 3;
 /** A topic counts as cooling for this long after its last anomalous bucket. */
 export const COOLING_HOURS = 6;
 /**
- * A trend ends this long after its last anomalous bucket. A news event comes back within a day (the evening after,
- * the next morning): that second wave continues the trend a subscriber already has, instead of opening a new one.
+ * A trend ends this long after its last anomalous bucket. A news event comes back the same day: that second wave
+ * continues the trend a subscriber already has. Longer (24 h) let a weak trend opened one evening swallow the burst
+ * of the next one; on real social volume a burst the next day is usually news of its own.
  */
-export const DORMANCY_HOURS = 24;
+export const DORMANCY_HOURS = 12;
 /**
  * The time scales scored: a window (the last bucket, or the last N hours) against the level (median) of the hours
  * before it. The bucket against the last 6 h catches a burst; 3 h against a day a bump or a ramp (a level shorter
@@ -53,6 +54,9 @@ export const SCALES = [
   { windowHours: 6, levelHours: 24 },
   { windowHours: 12, levelHours: 48 },
 ] as const;
+/** The z-score floor compares a bucket with the mean and spread of this much history before it, once it has FLOOR_MIN_HOURS. */
+export const FLOOR_HOURS = 168;
+export const FLOOR_MIN_HOURS = 24;
 /** "How spiky is this topic normally" is learnt once the history covers this much time. */
 export const TAIL_MIN_HOURS = 48;
 
@@ -65,6 +69,10 @@ export interface Resolved extends DetectionConfig {
   minHistoryBuckets: number;
   coolingBuckets: number;
   tailMinBuckets: number;
+  floorBuckets: number;
+  floorMinBuckets: number;
+  /** 24 hours in buckets (the floor's daily maxima). */
+  dayBuckets: number;
   /** The scales in buckets: the one-bucket scale first; duplicates (long buckets) removed. */
   scales: { m: number; level: number }[];
   /** minMentionsPerHour per bucket. */
@@ -115,6 +123,9 @@ function resolve(config: Partial<DetectionConfig>): Resolved {
     minHistoryBuckets: buckets(MIN_HISTORY_HOURS, b, recentBuckets),
     coolingBuckets: buckets(COOLING_HOURS, b, 1),
     tailMinBuckets: buckets(TAIL_MIN_HOURS, b, 1),
+    floorBuckets: buckets(FLOOR_HOURS, b, 2),
+    floorMinBuckets: buckets(FLOOR_MIN_HOURS, b, 2),
+    dayBuckets: buckets(24, b, 1),
     scales,
     minPerBucket: (cfg.minMentionsPerHour * b) / 3600,
     bucketsPerHour: cfg.dailySeasonality && b <= 3600 && 3600 % b === 0 ? 3600 / b : 0,

@@ -24,6 +24,9 @@
  *    more scores its usual spike near 1-2, one past burst does not widen it (eight days of history keep both of last
  *    weekend's days in that tail on either day of this one). The 5 % model error is 15 % until every hour of day has
  *    been seen on two days: a young topic's first evening peak is not news. anomalyScore = the highest z.
+ *    The z-score floor (model.ts, FLOOR_Z): a bucket at least 6 standard deviations above the mean of the week before
+ *    it (from 24 h of history), and at least four times the median of its daily maxima, scores at least `low` whatever the
+ *    model makes of it: on real social volume the model's usual-spike tail excused spikes people label as news.
  * 5. Severity (SEVERITY_THRESHOLDS): below 4.5 none, 4.5 low, 7 medium, 10 high, 20 critical; always "none" when the
  *    bucket's rate is below `minMentionsPerHour` (20 by default). With less than 6 h of history a bucket is not scored.
  * 6. A bucket in progress (at least 5 minutes in) is scored as the closed bucket it becomes if the rest of it arrives

@@ -30,6 +30,10 @@ export interface TrendState {
   waveStart: Date | null;
   /** The highest severity published for the trend (null for a trend recorded before this was kept). */
   peakSeverity: PublishedSeverity | null;
+  /** The largest excess (count over baseline in one bucket) of the current wave; null for a trend recorded before this was kept. */
+  wavePeakExcess: number | null;
+  /** The same for the wave before the current one (null during the first wave). */
+  priorWavePeakExcess: number | null;
 }
 
 export interface EventRules {
@@ -77,15 +81,21 @@ function isOver(state: TrendState, a: Assessment): boolean {
 const later = (a: Date | null, b: Date) => (a && a.getTime() >= b.getTime() ? a : b);
 const higher = (a: PublishedSeverity, b: PublishedSeverity) => (severityRank(b) > severityRank(a) ? b : a);
 
+/** A later wave is a new burst when its largest excess is this many times the wave before it's: clearly stronger (a
+ * second wave as large as the first is the same news coming back). */
+const LARGER_WAVE = 1.5;
+
 /**
  * Whether a later wave of an open trend is announced as a new trend: when it is more severe than the trend ever was,
  * and the trend never got past `low` (marginal evidence, the likeliest false alarm, must not hide a real burst) or
- * the wave is two levels above it (medium -> critical). One level above a trend that was clearly real (medium ->
- * high) is what the same event's echo does by chance: a subscriber must not hear of that trend twice.
+ * the wave is two levels above it (medium -> critical); or when its largest excess (count over baseline in one
+ * bucket) is over LARGER_WAVE times the largest of the wave before it: a burst clearly bigger than what the trend has
+ * shown is news even at the same severity. One level above a trend that was clearly real (medium -> high) with no larger excess is what
+ * the same event's echo does by chance: a subscriber must not hear of that trend twice.
  */
-function laterWaveIsNew(wave: PublishedSeverity, peak: PublishedSeverity): boolean {
+function laterWaveIsNew(wave: PublishedSeverity, peak: PublishedSeverity, size: number, priorWave: number | null): boolean {
   const above = severityRank(wave) - severityRank(peak);
-  return above >= 2 || (above === 1 && peak === "low");
+  return above >= 2 || (above === 1 && peak === "low") || (!!priorWave && size > LARGER_WAVE * priorWave);
 }
 
 /**
@@ -116,17 +126,20 @@ export function decide(state: TrendState | undefined, a: Assessment, rules: Even
   const velocity = a.velocity;
   const quietBefore = state?.lastAnomalousBucket && a.bucketStart.getTime() - state.lastAnomalousBucket.getTime() > COOLING_MS;
   const waveStart = quietBefore ? a.bucketStart : (state?.waveStart ?? null);
-  if (!state || state.status === "ended" || (waveStart && laterWaveIsNew(severity, state.peakSeverity ?? state.severity))) {
-    const v = detectionVelocity(a);
+  const v = detectionVelocity(a);
+  const size = Math.max(0, a.current - a.baseline);
+  const priorWave = quietBefore ? (state?.wavePeakExcess ?? null) : (state?.priorWavePeakExcess ?? null);
+  const wavePeak = Math.max(size, quietBefore ? 0 : (state?.wavePeakExcess ?? 0));
+  if (!state || state.status === "ended" || (waveStart && laterWaveIsNew(severity, state.peakSeverity ?? state.severity, size, priorWave))) {
     return {
       status: "active", event: "trend.detected", stage, velocity: v,
       state: {
         status: "active", severity, publishedVelocity: v, pendingSeverity: null, pendingSince: null, velocityEventAt: null,
-        lastAnomalousBucket: a.bucketStart, waveStart: null, peakSeverity: severity,
+        lastAnomalousBucket: a.bucketStart, waveStart: null, peakSeverity: severity, wavePeakExcess: size, priorWavePeakExcess: null,
       },
     };
   }
-  const seen = { ...state, lastAnomalousBucket: later(state.lastAnomalousBucket, a.bucketStart), waveStart };
+  const seen = { ...state, lastAnomalousBucket: later(state.lastAnomalousBucket, a.bucketStart), waveStart, wavePeakExcess: wavePeak, priorWavePeakExcess: priorWave };
   if (severity !== state.severity) {
     if (state.pendingSeverity !== severity || !state.pendingSince) {
       return { status: "active", state: { ...seen, pendingSeverity: severity, pendingSince: now }, stage, velocity };

@@ -79,6 +79,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
         sentiment: topic.sentiment,
         detectedAt: detected || !row ? now : row.detectedAt, bucketStart: a.bucketStart, observed: a.observed,
         lastAnomalousBucket: d.state.lastAnomalousBucket, waveStart: d.state.waveStart, peakSeverity: d.state.peakSeverity,
+        wavePeakExcess: d.state.wavePeakExcess, priorWavePeakExcess: d.state.priorWavePeakExcess,
         lastAnomalousAt: a.isTrend ? now : (row?.lastAnomalousAt ?? null),
         endedAt: d.event === "trend.ended" ? now : (row?.endedAt ?? null),
       });
