@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { QUEUES, WorkflowPushSent } from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
-import { startStack, trendEvent, type Stack } from "../helpers/stack.ts";
+import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
 import { startN8nServer, type N8nServer } from "../peers/n8n-server.ts";
 
 const BASE = "/api/integrations/workflow";
@@ -411,6 +411,42 @@ describe("n8n as it really behaves", () => {
     await new Promise((r) => setTimeout(r, 1100)); // the worker's connection cache
     const e = await execution(a, await pushOne(a, 2));
     expect(e).toMatchObject({ status: "failed", attempts: [expect.objectContaining({ response_status: 403, error_message: expect.stringContaining("push_auth") })] });
+    expect(at(path)).toBe(1);
+  });
+
+  test("push_auth's header name follows the webhook custom headers' rule: a header the service sets itself or a name that is not an HTTP token answers 422 naming push_auth.name, and changes nothing", async () => {
+    const a = await stack.gw.account();
+    await connect(a);
+    const path = `named-${Math.random().toString(36).slice(2, 10)}`;
+    const wf = n8n.addWorkflow({ name: "Named", webhook: { path, headerAuth: { name: "Authorization", value: "Bearer hdr-t0ken" } } });
+    const select = (name: string) => http().put(`${BASE}/selection`).set(a.auth)
+      .send({ workflow_id: wf.id, workflow_name: wf.name, api_base_url: n8n.url, auto_push: false, push_auth: { type: "header", name, value: "Bearer hdr-t0ken" } });
+    const before = await stack.gw.deps.db.connection.findFirstOrThrow({ where: { accountId: a.accountId, provider: "n8n" } });
+    for (const name of [
+      "Host", "Content-Length", "transfer-encoding", "Connection", "Cookie", // hop-by-hop and framing: Content-Length: 5 desynchronised a receiver
+      "X-Trendgate-Event-Id", "webhook-signature", "Webhook-Id", "X-Webhook-Signature", // our own event id and signature
+      "Bad Name", "X-N8N:Auth", "X-Auth\r\nInjected", "", "Ünicode", "X-(Auth)", // not RFC 9110 tokens
+    ]) {
+      const res = await select(name);
+      expect({ name, status: res.status, code: res.body.code }).toEqual({ name, status: 422, code: "validation_failed" });
+      expect(res.body.errors).toEqual([expect.objectContaining({ path: "push_auth.name" })]);
+    }
+    // Nothing saved, nothing asked of n8n for a refused body.
+    expect(await stack.gw.deps.db.connection.findFirstOrThrow({ where: { accountId: a.accountId, provider: "n8n" } })).toEqual(before);
+
+    // A webhook subscription refuses the same names the same way (one rule for both).
+    for (const name of ["Content-Length", "X-Trendgate-Event-Id", "Bad Name"]) {
+      const hook = await http().post("/api/integrations/webhooks").set(a.auth)
+        .send(webhookBody("https://hooks.example.com/in", { headers: { [name]: "v" } }));
+      expect(hook.status).toBe(422);
+      expect(hook.body.errors.map((e: any) => e.path)).toEqual([`headers.${name}`]);
+    }
+
+    // Authorization (n8n's usual Header Auth name) is the user's to give, and pushes carry it.
+    const ok = await select("Authorization");
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ authentication: "header", push_auth: { type: "header", name: "Authorization" } });
+    expect((await execution(a, await pushOne(a))).status).toBe("succeeded");
     expect(at(path)).toBe(1);
   });
 

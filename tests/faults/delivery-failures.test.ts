@@ -131,7 +131,8 @@ test("attempt batches written at once over the same subscriptions never deadlock
     return {
       execution: {
         id: newId("exe"), accountId, subscriptionId: sub, deliveryId: newId("msg"), attempt: 1, trigger: "trend_event", outcome: ok ? "succeeded" : gone ? "failed" : "retrying",
-        requestUrl: "https://hooks.example.com/", requestHeaders: {}, requestBodyBytes: 100, responseStatus: ok ? 204 : gone ? 410 : 500, responseBody: "",
+        // The URL each attempt went to: the subscription's own (a 410 disables only the URL that answered).
+        requestUrl: `https://hooks.example.com/${subs.indexOf(sub)}`, requestHeaders: {}, requestBodyBytes: 100, responseStatus: ok ? 204 : gone ? 410 : 500, responseBody: "",
         responseBodyTruncated: false, durationMs: 3, errorClass: ok ? null : gone ? "http_410" : "http_5xx", errorMessage: ok ? null : "HTTP 500", nextRetryAt: null,
       },
       delivery: { status: ok ? "succeeded" : gone ? "failed" : "pending", attempts: 1, nextAttemptAt: new Date(), lastError: null },

@@ -1,3 +1,4 @@
+import net from "node:net";
 import { spawn, type ChildProcess } from "node:child_process";
 import { QUEUES } from "@trendgate/contracts";
 import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
@@ -54,6 +55,38 @@ describe("when Postgres is unreachable", () => {
     expect(status.status).toBe(503);
     expect(status.body.checks.postgres.status).toBe("down");
     expect(status.body.checks.redis.status).toBe("up");
+    const res = await gw.http.get("/api/keys").set("Authorization", `Bearer tg_aaaaaaaaaaaa_${"A".repeat(43)}`);
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe("service_unavailable");
+    expect(res.headers["retry-after"]).toBe("5");
+  });
+});
+
+describe("while Postgres is starting up", () => {
+  // What a starting (or recovering) Postgres answers every new connection: FATAL 57P03, then it closes. A socket that
+  // speaks that much of the wire protocol: "N" to an SSL request, the ErrorResponse to the startup message.
+  let server: net.Server;
+  let gw: TestGateway;
+  beforeAll(async () => {
+    server = net.createServer((socket) => {
+      socket.on("error", () => {});
+      socket.on("data", (chunk) => {
+        if (chunk.length === 8 && chunk.readInt32BE(4) === 80877103) return void socket.write("N"); // SSLRequest
+        const field = (type: string, text: string) => Buffer.concat([Buffer.from(type), Buffer.from(text), Buffer.from([0])]);
+        const body = Buffer.concat([field("S", "FATAL"), field("V", "FATAL"), field("C", "57P03"), field("M", "the database system is starting up"), Buffer.from([0])]);
+        const head = Buffer.alloc(5);
+        head.write("E");
+        head.writeInt32BE(body.length + 4, 1);
+        socket.end(Buffer.concat([head, body]));
+      });
+    });
+    const port = await freePort();
+    await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+    gw = await startGateway({ DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/trendgate_test` });
+  });
+  afterAll(async () => { await gw.close(); await new Promise((r) => server.close(r)); });
+
+  test("authenticated requests answer 503 with Retry-After, not 500", async () => {
     const res = await gw.http.get("/api/keys").set("Authorization", `Bearer tg_aaaaaaaaaaaa_${"A".repeat(43)}`);
     expect(res.status).toBe(503);
     expect(res.body.code).toBe("service_unavailable");

@@ -162,6 +162,22 @@ describe("retries and failures", () => {
     expect(last?.failedReason).toBe("attempt 4 failed: http_5xx: HTTP 503; no retry (final)");
   });
 
+  test("a late 410 from the URL a subscription had before an edit does not disable it", async () => {
+    // The old endpoint answers 410 after 1.5 s; the owner moves the subscription to a working URL meanwhile.
+    const s = await subscribe();
+    const moved = `${s.path}-moved`;
+    rx.setResponder((r) => r.path === s.path ? { status: 410, delayMs: 1500 } : { status: 204 });
+    await stack.gw.http.post(`${BASE}/${s.id}/test`).set(s.auth);
+    await waitFor(async () => rx.on(s.path).length === 1);
+    expect((await stack.gw.http.patch(`${BASE}/${s.id}`).set(s.auth).send({ url: rx.url(moved) })).status).toBe(200);
+    await waitFor(async () => (await executions(s)).data.some((e: { response_status: number | null }) => e.response_status === 410));
+    rx.setResponder(() => ({ status: 204 }));
+    expect((await stack.gw.http.get(`${BASE}/${s.id}`).set(s.auth)).body).toMatchObject({ status: "active" });
+    // The next event goes to the new URL.
+    await stack.gw.http.post(`${BASE}/${s.id}/test`).set(s.auth);
+    await waitFor(async () => rx.on(moved).length === 1);
+  });
+
   test("410 Gone disables the subscription and tells the account", async () => {
     const s = await subscribe();
     rx.setResponder((r) => r.path === s.path ? { status: 410 } : { status: 204 });

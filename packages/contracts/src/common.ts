@@ -23,6 +23,28 @@ export const text = (opts: { min?: number; max: number; trim?: boolean }) => {
 export const HttpHeaderName = z.string().check(storableText).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "an HTTP header name (letters, digits, - and a few symbols)");
 export const HttpHeaderValue = z.string().check(storableText).regex(/^[\x20-\x7e]{1,2000}$/, "1-2000 printable ASCII characters (no line breaks)");
 
+/**
+ * Headers a user may not have us send: those every outbound request carries (signature, event, content), and
+ * hop-by-hop ones an HTTP client decides. Compared in lower case; `x-webhook-`, `webhook-` and `x-trendgate-` are prefixes.
+ */
+export const RESERVED_HEADERS = [
+  "host", "content-length", "content-type", "content-encoding", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
+  "trailer", "expect", "user-agent", "proxy-authorization", "proxy-connection", "cookie",
+] as const;
+export const RESERVED_HEADER_PREFIXES = ["webhook-", "x-webhook-", "x-trendgate-"] as const;
+/** Whether a header name is one the service sets itself (RESERVED_HEADERS, RESERVED_HEADER_PREFIXES). */
+export const isReservedHeader = (name: string) => {
+  const n = name.toLowerCase();
+  return (RESERVED_HEADERS as readonly string[]).includes(n) || RESERVED_HEADER_PREFIXES.some((p) => n.startsWith(p));
+};
+/**
+ * The name of a header a user gives us to send (a webhook's custom headers, a workflow push's header credential): an
+ * HTTP token (RFC 9110 tchar) that is not reserved.
+ */
+export const SendableHeaderName = HttpHeaderName
+  .refine((n) => !isReservedHeader(n),
+    { message: `a header the service sets itself (${RESERVED_HEADERS.join(", ")}, ${RESERVED_HEADER_PREFIXES.map((p) => `${p}*`).join(", ")})` });
+
 // ---- Instants ------------------------------------------------------------------------------------------------------
 // ISO 8601 instants (UTC, `Z`) between 1970-01-01 and 9999-12-31 (Postgres and JavaScript agree on every instant in between;
 // year 0000 and six-digit years are refused instead of failing in the database).

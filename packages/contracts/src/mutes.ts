@@ -14,7 +14,8 @@ export const CreateMuteBody = z
     category: CategoryPath.optional().meta({ description: "A category and its sub-categories (`tech` mutes `tech/ai`)" }),
     duration_minutes: z.number().int().min(1).max(365 * 24 * 60).optional().meta({ description: "Muted from now for this long" }),
     until: futureInstant.optional().meta({ description: "Muted from now until this instant (instead of duration_minutes)" }),
-    rrule: RRule.optional().meta({ description: "Muted in each occurrence of this rule (UTC), for window_minutes each; with until, only until then" }),
+    rrule: RRule.optional().meta({ description: "Muted in each occurrence of this rule (UTC), for window_minutes each; with until, only until then. " +
+      "Expanded with a bound: a rule with no occurrence in the next 5 years (or none found within the bound) answers 422 naming rrule" }),
     window_minutes: z.number().int().min(1).max(7 * 24 * 60).optional().meta({ description: "How long each occurrence of rrule mutes" }),
     reason: text({ max: 500, trim: true }).optional(),
   })

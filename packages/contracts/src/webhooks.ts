@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { decimalInt, documentedEnum, HttpHeaderName, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, text, Timestamp } from "./common.ts";
+import { decimalInt, documentedEnum, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, SendableHeaderName, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
 import { DELIVERY_MODES, SEVERITIES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, OPERATIONAL_EVENT_TYPES, RECOVERY_WINDOW_MINUTES, SENSITIVITIES, TRIGGER_TYPES, TRIGGER_WINDOW_MINUTES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
 import { WebhookFilter } from "./webhook-filter.ts";
@@ -27,20 +27,9 @@ export const OperationalPayload = z
   .meta({ id: "OperationalPayload" });
 export type OperationalPayload = z.infer<typeof OperationalPayload>;
 
-/**
- * Headers a subscription may not set: those every delivery carries (signature, event, content), and hop-by-hop ones an
- * HTTP client decides. Compared in lower case; `x-webhook-` and `webhook-` are prefixes.
- */
-export const RESERVED_HEADERS = [
-  "host", "content-length", "content-type", "content-encoding", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
-  "trailer", "expect", "user-agent", "proxy-authorization", "proxy-connection", "cookie",
-] as const;
-const RESERVED_PREFIXES = ["webhook-", "x-webhook-", "x-trendgate-"];
 export const MAX_CUSTOM_HEADERS = 10;
-const HeaderName = HttpHeaderName
-  .refine((n) => !(RESERVED_HEADERS as readonly string[]).includes(n.toLowerCase()) && !RESERVED_PREFIXES.some((p) => n.toLowerCase().startsWith(p)),
-    { message: `a header the service sets itself (${RESERVED_HEADERS.join(", ")}, ${RESERVED_PREFIXES.map((p) => `${p}*`).join(", ")})` });
-export const CustomHeaders = z.record(HeaderName, HttpHeaderValue)
+// Names: SendableHeaderName (./common.ts), the rule a workflow push's header credential follows too.
+export const CustomHeaders = z.record(SendableHeaderName, HttpHeaderValue)
   .refine((h) => Object.keys(h).length <= MAX_CUSTOM_HEADERS, { message: `at most ${MAX_CUSTOM_HEADERS} headers` })
   .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, { message: "each header once (names are case-insensitive)" })
   .meta({ description: "Sent with every delivery, e.g. an API gateway's `Authorization`. Stored sealed; only the names are shown back" });

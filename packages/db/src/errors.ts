@@ -5,8 +5,10 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 
 export function isDbUnavailable(err: unknown): boolean {
-  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
-    if (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_CODES.has(e.errorCode)) return true;
+  // Prisma 7 puts the adapter's error under meta.driverAdapterError (a query that failed as a whole, e.g. P2039).
+  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause ?? e.meta?.driverAdapterError, depth++) {
+    // The driver adapter carries the server's SQLSTATE as originalCode (57P03 while Postgres starts up).
+    if ([e.code, e.errorCode, e.originalCode].some((c) => UNAVAILABLE_CODES.has(c))) return true;
     if (e.name === "DriverAdapterError" && /connect|terminat|timeout/i.test(String(e.message) + JSON.stringify(e.cause ?? ""))) return true;
     if (/Can't reach database server|Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message))) return true;
   }
@@ -39,6 +41,13 @@ function hasCode(err: unknown, codes: Set<string>): boolean {
  * request's own read and its write. For the caller it is as if it had come a moment later: not found.
  */
 export const isDbRecordGone = (err: unknown) => hasCode(err, new Set(["P2025"]));
+
+/**
+ * A row a write referred to was gone when it ran (a foreign-key violation: Prisma P2003, Postgres 23503): a concurrent
+ * request deleted the parent (a subscription, a connection) between the request's own read and its insert. For the
+ * caller, as isDbRecordGone: not found.
+ */
+export const isDbReferenceGone = (err: unknown) => hasCode(err, new Set(["P2003", "23503"]));
 
 /**
  * A concurrent request won a race this one also ran: a unique row created at the same instant (P2002, 23505), or

@@ -24,7 +24,7 @@ export interface AttemptRecord {
   };
   /** The delivery's new state. */
   delivery: { status: "pending" | "succeeded" | "failed"; attempts: number; nextAttemptAt: Date; lastError: string | null };
-  /** 410 Gone: disable the subscription now. */
+  /** 410 Gone: disable the subscription now, if it still has the URL that answered (execution.requestUrl). */
   disableReason?: string;
 }
 
@@ -76,15 +76,19 @@ WITH v AS (
 SELECT count(*)::int AS failing FROM webhook_subscriptions WHERE id = ANY($20::text[]) AND failing_since IS NOT NULL`;
 
 const DISABLE_IF = `(l.gone IS NOT NULL OR (NOT l.any_ok AND s.failing_since < now() - $5 * interval '1 second'))`;
+// A 410 counts only from the URL the subscription still has: a late answer from the URL it had before an edit (a
+// request in flight while the owner moved the endpoint) is an ordinary failure, never a reason to disable the new one.
+// In the locking statement itself, so the check is made again on the row's latest version once its lock is granted.
+const GONE = `CASE WHEN s.url = v.gone_url THEN v.gone END`;
 const SUBSCRIPTIONS_SQL = `
 WITH v AS (
-  SELECT * FROM unnest($1::text[], $2::bool[], $3::text[], $4::text[]) AS v(id, any_ok, gone, event_id)
+  SELECT * FROM unnest($1::text[], $2::bool[], $3::text[], $4::text[], $6::text[]) AS v(id, any_ok, gone, event_id, gone_url)
 ), l AS (
-  SELECT s.id, s.status AS old_status, v.any_ok, v.gone, v.event_id
+  SELECT s.id, s.status AS old_status, v.any_ok, ${GONE} AS gone, v.event_id
     FROM webhook_subscriptions s JOIN v ON v.id = s.id
-   WHERE (v.gone IS NOT NULL AND s.status = 'active')
-      OR (v.gone IS NULL AND v.any_ok AND s.failing_since IS NOT NULL)
-      OR (v.gone IS NULL AND NOT v.any_ok AND (s.failing_since IS NULL OR (s.status = 'active' AND s.failing_since < now() - $5 * interval '1 second')))
+   WHERE (${GONE} IS NOT NULL AND s.status = 'active')
+      OR (${GONE} IS NULL AND v.any_ok AND s.failing_since IS NOT NULL)
+      OR (${GONE} IS NULL AND NOT v.any_ok AND (s.failing_since IS NULL OR (s.status = 'active' AND s.failing_since < now() - $5 * interval '1 second')))
    ORDER BY s.id
    FOR NO KEY UPDATE OF s
 ), upd AS (
@@ -116,11 +120,11 @@ export async function recordAttempts(db: Db, records: AttemptRecord[], disableAf
   const rs = [...records].sort((a, b) => (a.execution.deliveryId < b.execution.deliveryId ? -1 : a.execution.deliveryId > b.execution.deliveryId ? 1 : 0));
   const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  const subs = new Map<string, { anyOk: boolean; gone: string | null }>();
+  const subs = new Map<string, { anyOk: boolean; gone: string | null; goneUrl: string | null }>();
   for (const r of rs) {
-    const s = subs.get(r.execution.subscriptionId) ?? { anyOk: false, gone: null };
+    const s = subs.get(r.execution.subscriptionId) ?? { anyOk: false, gone: null, goneUrl: null };
     s.anyOk ||= r.execution.outcome === "succeeded";
-    s.gone ??= r.disableReason ?? null;
+    if (r.disableReason && !s.gone) [s.gone, s.goneUrl] = [r.disableReason, r.execution.requestUrl];
     subs.set(r.execution.subscriptionId, s);
   }
   const ids = [...subs.keys()];
@@ -135,6 +139,7 @@ export async function recordAttempts(db: Db, records: AttemptRecord[], disableAf
   if (failing === 0 && [...subs.values()].every((s) => s.anyOk && !s.gone)) return []; // SUBSCRIPTIONS_SQL would change nothing
   const { rows } = await db.$pool.query<DisabledSubscription>({ name: "tg_record_subscriptions", text: SUBSCRIPTIONS_SQL, values: [
     ids, ids.map((id) => subs.get(id)!.anyOk), ids.map((id) => subs.get(id)!.gone), ids.map(() => newId("evt")), disableAfterSeconds,
+    ids.map((id) => subs.get(id)!.goneUrl),
   ] });
   return rows;
 }

@@ -1,4 +1,5 @@
 import type { Db, Tx } from "./client.ts";
+import { isDbReferenceGone } from "./errors.ts";
 import type { Prisma } from "./generated/client.ts";
 import { newId } from "./ids.ts";
 
@@ -286,11 +287,26 @@ export function findPendingDeliveries(db: Db, f: PendingDeliveryFilter, limit: n
   return db.webhookDelivery.findMany({ where: { ...where, status: "pending" }, take: limit, orderBy: { createdAt: "asc" } });
 }
 
-/** A test delivery (trigger `test`), due now. */
-export async function createTestDelivery(db: Db | Tx, d: { id: string; accountId: string; subscriptionId: string; payload: unknown; velocity: number }): Promise<void> {
-  await db.webhookDelivery.create({
-    data: { id: d.id, accountId: d.accountId, subscriptionId: d.subscriptionId, trigger: "test", payload: d.payload as Prisma.InputJsonValue, velocity: d.velocity, nextAttemptAt: new Date() },
-  });
+/**
+ * A test delivery (trigger `test`), due now, for the account's subscription; false (nothing written) when the
+ * subscription is gone. A test racing a DELETE of its subscription: the subscription's row is held (FOR KEY SHARE,
+ * which a DELETE waits for) for the rest of the caller's transaction, so the insert finds it there, or a DELETE that
+ * committed first leaves no row to hold and the answer is false. Outside a transaction the lock ends at once: a
+ * foreign-key violation from a DELETE in between also answers false (inside one, the transaction is then aborted: the
+ * caller must throw, e.g. not found).
+ */
+export async function createTestDelivery(db: Db | Tx, d: { id: string; accountId: string; subscriptionId: string; payload: unknown; velocity: number }): Promise<boolean> {
+  const held = await db.$queryRaw<{ id: string }[]>`SELECT id FROM webhook_subscriptions WHERE id = ${d.subscriptionId} AND account_id = ${d.accountId} FOR KEY SHARE`;
+  if (held.length === 0) return false;
+  try {
+    await db.webhookDelivery.create({
+      data: { id: d.id, accountId: d.accountId, subscriptionId: d.subscriptionId, trigger: "test", payload: d.payload as Prisma.InputJsonValue, velocity: d.velocity, nextAttemptAt: new Date() },
+    });
+  } catch (err) {
+    if (isDbReferenceGone(err)) return false;
+    throw err;
+  }
+  return true;
 }
 
 export const findDelivery = (db: Db | Tx, id: string) => db.webhookDelivery.findUnique({ where: { id } });

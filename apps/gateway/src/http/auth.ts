@@ -81,17 +81,21 @@ export class Authenticator {
   }
 
   /**
-   * authenticate() for a request from `address`: a key verified recently by this process passes at once; anything
-   * else first checks the address is not over its failed-authentication limit, and every failure counts against it.
+   * authenticate() for a request from `address`: a key verified recently by this process passes at once. A valid key
+   * always passes: every client behind one NAT or proxy shares an address, and one misconfigured neighbour must not
+   * lock the others out. A failure counts against the address; over its limit, a failure answers 429 (the guesser
+   * learns nothing more, and a key space of 2^258 leaves nothing to find).
    */
   async authenticateFrom(header: string | undefined, address: string): Promise<AuthContext> {
     const failures = this.opts.failures;
     if (!failures || this.isCachedValid(header)) return this.authenticate(header);
-    await failures.assertAllowed(address);
     try {
       return await this.authenticate(header);
     } catch (err) {
-      if (err instanceof ApiError && err.code === "unauthorized") await failures.recordFailure(address);
+      if (err instanceof ApiError && err.code === "unauthorized") {
+        await failures.assertAllowed(address);
+        await failures.recordFailure(address);
+      }
       throw err;
     }
   }

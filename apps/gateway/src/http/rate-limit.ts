@@ -56,9 +56,8 @@ export class RateLimits {
 
 /**
  * Failed authentications per client address (brute force, credential stuffing), counted in Redis so every gateway
- * instance shares the count. Over AUTH_FAILURES_PER_MINUTE, the address gets 429 with Retry-After, and its keys are
- * not even looked at, until the minute is over. Requests with a key this process verified recently skip the check
- * (see Authenticator), so legitimate traffic pays nothing for it.
+ * instance shares the count. Over AUTH_FAILURES_PER_MINUTE, the address's failures answer 429 with Retry-After until
+ * the minute is over; its valid API keys still pass (see Authenticator), and the admin token is not even compared.
  */
 export class AuthFailureLimiter {
   private readonly limiter: RateLimiterRedis;

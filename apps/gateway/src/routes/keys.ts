@@ -33,7 +33,7 @@ export const keyRoutes = [
         if ((await countActiveKeysLocked(tx, auth.accountId)) >= max)
           throw new ApiError("api_key_limit_reached", `The account already has ${max} active API keys (the most it may hold); revoke one first`);
         const { row, key } = await createApiKey(tx, auth.accountId, body.name, body.expires_at ? new Date(body.expires_at) : null);
-        return { status: 201, body: { ...toApiKey(row), key }, headers: { Location: `/api/keys/${row.id}` } };
+        return { status: 201, body: { ...toApiKey(row), key }, headers: { Location: `/api/keys/${row.id}`, "Cache-Control": "no-store" } }; // shown once: no cache keeps it
       });
     },
   }),
@@ -80,7 +80,7 @@ export const keyRoutes = [
         const r = await rotateApiKey(tx, auth.accountId, params.id, body.grace_period_seconds);
         if (!r) throw notFound("Active API key");
         oldPrefix = r.old.prefix;
-        return { status: 201, body: { ...toApiKey(r.row), key: r.key, previous_key: toApiKey(r.old) }, headers: { Location: `/api/keys/${r.row.id}` } };
+        return { status: 201, body: { ...toApiKey(r.row), key: r.key, previous_key: toApiKey(r.old) }, headers: { Location: `/api/keys/${r.row.id}`, "Cache-Control": "no-store" } };
       });
       await deps.authenticator.invalidate(oldPrefix);
       return reply;

@@ -109,7 +109,7 @@ export const webhookRoutes = [
           ...sealedHeaders(deps, body.headers ?? null), bodyTemplate: body.body_template ?? null, secretCiphertext: deps.secrets.seal(secret),
           sensitivity: body.sensitivity, triggerWindowMinutes: body.trigger_window_minutes, recoveryWindowMinutes: body.recovery_window_minutes,
         });
-        return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}` } };
+        return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}`, "Cache-Control": "no-store" } }; // shown once: no cache keeps it
       });
     },
   }),
@@ -188,7 +188,8 @@ export const webhookRoutes = [
   defineRoute({
     method: "post", path: `${BASE}/{webhook_id}/test`, operationId: "testWebhook", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Send the deterministic test payload to the webhook's URL",
-    description: "Queues a delivery whose body is the same every time for this subscription (category `test/webhook`), sent with `X-Webhook-Test: true`. It is signed, retried and recorded like any delivery; follow it in the executions.",
+    description: "Queues a delivery whose body is the same every time for this subscription (category `test/webhook`), sent with `X-Webhook-Test: true`. It is signed, retried and recorded like any delivery; follow it in the executions. " +
+      "A subscription deleted meanwhile (a DELETE racing the test) answers 404 and queues nothing.",
     params: WebhookIdParam,
     responses: { 202: { description: "Queued", schema: QueuedDelivery } },
     async handler({ deps, auth, params, atomically }) {
@@ -196,7 +197,8 @@ export const webhookRoutes = [
       const payload = testPayload(sub);
       const id = newId("msg");
       const reply = await atomically(async (tx) => {
-        await createTestDelivery(tx, { id, accountId: sub.accountId, subscriptionId: sub.id, payload, velocity: payload.velocity });
+        // Deleted since findOwn (a DELETE racing this test): not found, and the transaction writes nothing.
+        if (!(await createTestDelivery(tx, { id, accountId: sub.accountId, subscriptionId: sub.id, payload, velocity: payload.velocity }))) throw notFound("Webhook");
         return { status: 202, body: { delivery_id: id, webhook_id: sub.id, status: "queued" } };
       });
       await enqueueDelivery(deps.queues, { delivery_id: id, webhook_id: sub.id, attempt: 1, trigger: "test", body: serializePayload(payload) })
@@ -251,7 +253,7 @@ export const webhookRoutes = [
       const until = body.grace_period_seconds > 0 ? new Date(Date.now() + body.grace_period_seconds * 1000) : null;
       return atomically(async (tx) => {
         await saveWebhookSecret(tx, sub.id, { secretCiphertext: deps.secrets.seal(secret), previousSecretCiphertext: until ? sub.secretCiphertext : null, previousSecretExpiresAt: until });
-        return { status: 200, body: { secret, previous_secret_expires_at: iso(until) } };
+        return { status: 200, body: { secret, previous_secret_expires_at: iso(until) }, headers: { "Cache-Control": "no-store" } };
       });
     },
   }),

@@ -104,7 +104,7 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       }
 
       // Posts and replies take a pacing slot first, before a token or a card is made (a deferred message costs little).
-      if (payload.type === "renotify_item" || notify) await pace(message, target.connection.id, item.chatChannelId!);
+      if (payload.type === "renotify_item" || notify) await pace(message, target.connection.id, notify?.card.channelId ?? item.chatChannelId!);
       else if (!hasCard(item)) await pace(message, target.connection.id, target.channelId!);
       try {
         const client = await clientFor(target);

@@ -1,6 +1,6 @@
 import type { ChatClient, ChatMention } from "@trendgate/connector-chat";
 import { QUEUES, type ChatMessagePayload } from "@trendgate/contracts";
-import { hasPendingChatPost, type OperatorItemRow } from "@trendgate/db";
+import { findOperatorItem, hasPendingChatPost, type OperatorItemRow } from "@trendgate/db";
 import { escalationReply, hasCard, stepToTake, takeEscalationStep, type ItemTarget, type StepRef } from "@trendgate/operator";
 import { dispatchOutbox } from "@trendgate/queues";
 import { DeferError } from "../outbox/index.ts";
@@ -14,7 +14,8 @@ import type { WorkerDeps } from "./types.ts";
 /** How long an escalation reply waits for its card's post before looking again. */
 const CARD_WAIT_MS = 2000;
 
-export type EscalationPlan = { done: Record<string, unknown> } | { skipped: string } | { reply: { text: string; mentions: ChatMention[] }; ref: StepRef };
+/** A reply plan names the card it goes under (read after the post it may have waited for). */
+export type EscalationPlan = { done: Record<string, unknown> } | { skipped: string } | { reply: { text: string; mentions: ChatMention[] }; ref: StepRef; card: { channelId: string; ts: string } };
 
 export function escalationSteps(deps: WorkerDeps) {
   const { db, logger } = deps;
@@ -32,9 +33,13 @@ export function escalationSteps(deps: WorkerDeps) {
       if (!ref) return { skipped: "no escalation step named" };
       const next = stepToTake(item, ref, target);
       if ("skip" in next) return { skipped: next.skip };
-      // A notify step replies under the card: while its post is still on its way, wait for it.
-      if (next.step.type === "notify" && !hasCard(item) && await hasPendingChatPost(db, QUEUES.chatMessages, item.id)) throw new DeferError(CARD_WAIT_MS);
-      if (next.step.type === "notify" && hasCard(item)) return { reply: escalationReply(next.step), ref };
+      // A notify step replies under the card: while its post is still on its way, wait for it. Asked before the item
+      // is read again: a post that completes between an earlier read and this question has written its card by now.
+      if (next.step.type === "notify" && !hasCard(item)) {
+        if (await hasPendingChatPost(db, QUEUES.chatMessages, item.id)) throw new DeferError(CARD_WAIT_MS);
+        item = (await findOperatorItem(db, item.id)) ?? item;
+      }
+      if (next.step.type === "notify" && hasCard(item)) return { reply: escalationReply(next.step), ref, card: { channelId: item.chatChannelId!, ts: item.chatMessageTs! } };
       // Nothing to say in the chat (a wait, a webhook, a repeat; or no card to reply under): take it now.
       await take(item.id, ref, target, next.step.type === "notify" ? { replied: false, why: "no card to reply under" } : undefined);
       return { done: { step: ref.step, type: next.step.type } };
@@ -42,7 +47,7 @@ export function escalationSteps(deps: WorkerDeps) {
 
     /** Posts a notify step's reply, then takes the step. */
     async reply(item: OperatorItemRow, plan: Extract<EscalationPlan, { reply: unknown }>, target: ItemTarget, client: ChatClient) {
-      const reply = await client.postReply({ channelId: item.chatChannelId!, ts: item.chatMessageTs! }, plan.reply.text, plan.reply.mentions);
+      const reply = await client.postReply(plan.card, plan.reply.text, plan.reply.mentions);
       await take(item.id, plan.ref, target, { replied: true, reply_ts: reply.ts, mentions: plan.reply.mentions.length });
       return { step: plan.ref.step, channel: reply.channelId, ts: reply.ts };
     },

@@ -1,5 +1,5 @@
 import { JOB_PAYLOADS, QUEUES, type TrendEvent } from "@trendgate/contracts";
-import { accountRoutedSubscriptions, markTrendEventsDispatched, recordSuppressions, unendedMutes, type RoutedSubscription } from "@trendgate/db";
+import { accountRoutedSubscriptions, isDbUnavailable, markTrendEventsDispatched, recordSuppressions, unendedMutes, type RoutedSubscription } from "@trendgate/db";
 import { chatSetups, intakeTrendEvents, type ChatSetup } from "@trendgate/operator";
 import { dispatchOutbox } from "@trendgate/queues";
 import { mutesHolding, type MuteRule } from "@trendgate/trends";
@@ -49,28 +49,35 @@ export const trendEvents: ProcessorFactory = {
         }
         await recordSuppressions(db, held);
         const deliveries = await routeToWebhooks(deps, events, subsOf, now);
-        await markTrendEventsDispatched(db, events.map((e: TrendEvent) => e.id));
-        // Operator queue, after the webhooks and never failing their job: idempotent per event and item; messages it
-        // committed but could not queue are queued by the outbox sweeper.
+        // Dispatch is one unit: the events count as dispatched only once their webhook firings, operator items and
+        // workflow pushes exist. A database outage fails the job (retried, and the sweeper routes undispatched events
+        // again; each part is idempotent per event); any other failure of the operator queue or the workflow is
+        // logged, so one broken integration does not hold back the others. Queueing what was committed may fail too:
+        // the outbox sweeper queues it.
+        const unlessOutage = (what: string) => (err: unknown) => {
+          if (isDbUnavailable(err)) throw err;
+          logger.warn({ err: String(err) }, what);
+        };
         let operatorItems = 0;
         try {
           const setups = await routes(chatRoutes, events, (ids) => chatSetups(db, deps.registry, ids, config.OPERATOR_RENOTIFY_SECONDS));
           const r = await intakeTrendEvents(db, deps, events, new Date(), setups);
           operatorItems = r.changed;
-          await dispatchOutbox(queues, r.outbox);
+          await dispatchOutbox(queues, r.outbox).catch((err) => logger.warn({ err: String(err) }, "operator messages left to the sweeper"));
         } catch (err) {
-          logger.warn({ err: String(err) }, "operator intake failed for this event batch");
+          unlessOutage("operator intake failed for this event batch")(err);
         }
-        // The selected workflow (n8n) gets each event once, as its default_event; never failing this job either.
+        // The selected workflow (n8n) gets each event once, as its default_event.
         let workflowPushes = 0;
         try {
           const targets = await routes(workflowRoutes, events, (ids) => workflowTargets(db, deps.registry, ids));
           const rows = await queueTrendEventPushes(db, deps.registry, events, targets);
           workflowPushes = rows.length;
-          await dispatchOutbox(queues, rows);
+          await dispatchOutbox(queues, rows).catch((err) => logger.warn({ err: String(err) }, "workflow pushes left to the sweeper"));
         } catch (err) {
-          logger.warn({ err: String(err) }, "workflow pushes not queued for this event batch");
+          unlessOutage("workflow pushes not queued for this event batch")(err);
         }
+        await markTrendEventsDispatched(db, events.map((e: TrendEvent) => e.id));
         return { events: events.length, muted: held.length, deliveries, operator_items: operatorItems, workflow_pushes: workflowPushes };
       },
     };

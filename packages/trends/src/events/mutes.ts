@@ -8,45 +8,177 @@ import type { MuteRow } from "@trendgate/db";
 
 export type MuteRule = Pick<MuteRow, "id" | "topic" | "category" | "startsAt" | "endsAt" | "rrule" | "windowMinutes">;
 
-// A rule is parsed once per text and start, not once per event it is checked against (a batch holds thousands).
-const parsed = new Map<string, rrule.RRule | rrule.RRuleSet>();
-function ruleOf(text: string, startsAt: Date) {
-  const key = `${startsAt.toISOString()} ${text}`;
-  let rule = parsed.get(key);
-  if (!rule) {
-    rule = rrule.rrulestr(text.replace(/^RRULE:/, ""), { dtstart: startsAt });
-    if (parsed.size >= 1000) parsed.clear();
-    parsed.set(key, rule);
+// ---- Expanding a recurring rule, with bounds -------------------------------------------------------------------------
+// The rrule library (2.8.1) walks a rule period by period from its start and stops only on an occurrence past what was
+// asked, past UNTIL, after COUNT occurrences, or after the year 9999: its iterator callback, `count` and `until` are
+// consulted on occurrences only. A rule that never produces one (FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30) so walks ~2.9
+// million days: 10-40 s of the only thread. Every expansion here goes through `walk`, which counts the library's own
+// reads of the rule's options (it reads `interval` twice a period, `bymonth` once a day it filters, `tzid` once an
+// occurrence it emits) and stops it after RULE_BOUNDS.steps of them or RULE_BOUNDS.ms milliseconds, whichever comes
+// first; a rule whose next occurrence is not found within that is treated as never occurring. The one loop the count
+// cannot reach, FREQ=HOURLY whose INTERVAL never lands on a BYHOUR hour (it spins forever inside one step), is refused
+// before the library is asked. (The library is pinned in package.json; tests/gateway/mute-rrule-bounds.test.ts fails if
+// a version reads its options otherwise.)
+
+/** How far a rule is expanded: a new rule needs an occurrence within `horizonYears`; a walk stops at `steps` or `ms`. */
+export const RULE_BOUNDS = { horizonYears: 5, steps: 50_000, ms: 50 } as const;
+
+type Options = rrule.RRule["options"];
+// What each counted read costs: a period does more work than a day or an occurrence.
+const METERED: [keyof Options, number][] = [["interval", 4], ["bymonth", 1], ["tzid", 1]];
+
+const OUT_OF_BOUNDS = new Error("rrule expansion out of bounds");
+const budget = { steps: 0, deadline: 0, reads: 0, timedOut: false };
+function tick(weight: number) {
+  budget.steps -= weight;
+  if (budget.steps < 0) throw OUT_OF_BOUNDS;
+  if ((++budget.reads & 255) === 0 && performance.now() > budget.deadline) {
+    budget.timedOut = true;
+    throw OUT_OF_BOUNDS;
   }
-  return rule;
+}
+
+/** The parsed options, starting at `dtstart`, with the reads the library makes per period, day and occurrence counted. */
+function metered(options: Options, dtstart: Date): Options {
+  const o = { ...options, dtstart };
+  for (const [key, weight] of METERED) {
+    const value = o[key];
+    Object.defineProperty(o, key, { enumerable: true, get: () => (tick(weight), value) });
+  }
+  return o;
+}
+
+interface Expansion {
+  /** Carries the library's methods; its options are set for each walk. */
+  readonly rule: rrule.RRule;
+  /** As the library parsed them from the text and the mute's start (BYHOUR, BYDAY... filled in from the start). */
+  readonly options: Options;
+  /**
+   * Whether a walk may start at any occurrence instead of the mute's start and find the same occurrences from there
+   * on: not with COUNT (it counts from the start), nor with BYSETPOS on weeks (a walk's first week is cut at its start).
+   */
+  readonly resumable: boolean;
+  /** The latest occurrence seen (of a resumable rule): walks start there. */
+  seen: Date | null;
+  /** For every instant in [from, next], the first occurrence at or after it is `next` (null: none, or out of bounds). */
+  known: { from: number; next: Date | null } | null;
+}
+
+const END_OF_TIME = new Date(8.64e15);
+
+/** The first occurrence at or after `at`, walking from `from` (the mute's start or one of its occurrences). */
+function walk(e: Expansion, from: Date, at: Date): { next: Date | null; stopped?: undefined } | { stopped: "steps" | "time" } {
+  e.rule.options = metered(e.options, from);
+  Object.assign(budget, { steps: RULE_BOUNDS.steps, deadline: performance.now() + RULE_BOUNDS.ms, reads: 0, timedOut: false });
+  let next: Date | null = null;
+  try {
+    e.rule.between(from, END_OF_TIME, true, (d) => {
+      if (d < at) { // kept by the library until the walk ends: at most one per step
+        if (e.resumable && (!e.seen || d > e.seen)) e.seen = d;
+        return true;
+      }
+      next = d;
+      return false;
+    });
+    return { next };
+  } catch (err) {
+    if (err === OUT_OF_BOUNDS) return { stopped: budget.timedOut ? "time" : "steps" };
+    throw err;
+  }
+}
+
+// RFC 5545's ranges (the library accepts out-of-range values silently); a signed range excludes 0.
+const RANGES: Record<string, [number, number]> = {
+  BYHOUR: [0, 23], BYMINUTE: [0, 59], BYSECOND: [0, 59], BYMONTH: [1, 12], BYMONTHDAY: [-31, 31], BYYEARDAY: [-366, 366],
+  BYWEEKNO: [-53, 53], BYSETPOS: [-366, 366], INTERVAL: [1, 1_000_000],
+};
+const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+
+function parse(text: string, startsAt: Date): { problem: string } | { expansion: Expansion } {
+  const body = text.replace(/^RRULE:/, "");
+  for (const part of body.split(";")) {
+    const [name, values = ""] = part.split("=");
+    const range = RANGES[name];
+    const list = values.split(",");
+    if (range && (list.some((v) => !/^[+-]?\d+$/.test(v) || +v < range[0] || +v > range[1] || (+v === 0 && range[0] < 0)) || (name === "INTERVAL" && list.length > 1))) {
+      return { problem: `${name} must be within ${range[0]}..${range[1]}` };
+    }
+  }
+  let rule: rrule.RRule;
+  try {
+    rule = new rrule.RRule({ ...rrule.RRule.parseString(body), dtstart: startsAt }, true);
+  } catch (err) {
+    return { problem: `not a valid RRULE: ${(err as Error).message}` };
+  }
+  const o = rule.options;
+  if (!(o.freq >= rrule.RRule.YEARLY && o.freq <= rrule.RRule.HOURLY)) return { problem: "FREQ must be YEARLY, MONTHLY, WEEKLY, DAILY or HOURLY" };
+  // Each step adds INTERVAL hours: from the start hour it reaches only the hours congruent to it modulo gcd(INTERVAL, 24).
+  if (o.freq === rrule.RRule.HOURLY && o.byhour?.length) {
+    const step = gcd(o.interval, 24), start = startsAt.getUTCHours();
+    if (!o.byhour.some((h) => (((h - start) % step) + step) % step === 0)) {
+      return { problem: `from ${start}:00 UTC, every ${o.interval} hours never reaches a BYHOUR hour` };
+    }
+  }
+  const resumable = !o.count && !(o.freq === rrule.RRule.WEEKLY && o.bysetpos?.length);
+  return { expansion: { rule, options: o, resumable, seen: null, known: null } };
+}
+
+// A rule is parsed once per text and start, not once per event it is checked against (a batch holds thousands).
+const parsed = new Map<string, ReturnType<typeof parse>>();
+function parsedRule(text: string, startsAt: Date) {
+  const key = `${startsAt.toISOString()} ${text}`;
+  let p = parsed.get(key);
+  if (!p) {
+    p = parse(text, startsAt);
+    if (parsed.size >= 1000) parsed.clear();
+    parsed.set(key, p);
+  }
+  return p;
+}
+
+/**
+ * The first occurrence at or after `at` of a mute's rule (`text`, counted from `startsAt`): null when there is none, or
+ * none is found within RULE_BOUNDS (the rule is then treated as never occurring). Every occurrence is computed here.
+ * Checks at later and later instants (the worker's) mostly cost nothing: an answer holds until its occurrence, and a
+ * walk starts at the latest occurrence seen, not at the mute's start. A rule whose walk from its start to `at` takes
+ * more than the bound (hourly for years) reads as not occurring for a check or a few, each going further, until then.
+ */
+export function nextOccurrence(text: string, startsAt: Date, at: Date): Date | null {
+  const p = parsedRule(text, startsAt);
+  if ("problem" in p) return null;
+  const e = p.expansion, t = at.getTime(), k = e.known;
+  if (k && k.from <= t && (k.next === null || t <= k.next.getTime())) return k.next;
+  if (e.resumable && k?.next && k.next.getTime() <= t && (!e.seen || k.next > e.seen)) e.seen = k.next;
+  const seen = e.seen;
+  const from = e.resumable && seen && seen.getTime() <= t ? seen : startsAt;
+  const w = walk(e, from, at);
+  if (w.stopped === undefined) {
+    e.known = { from: t, next: w.next };
+    return w.next;
+  }
+  // Out of bounds without getting any further than the walk before: never, from here on. (A slow moment, e.g. a
+  // GC pause, is not the rule's doing: only the step count decides that.)
+  if (w.stopped === "steps" && e.seen === seen && from === (seen ?? startsAt)) e.known = { from: t, next: null };
+  return null;
 }
 
 /** Whether the mute holds events back at `now`: inside [starts_at, ends_at), and for a rule, inside an occurrence's window. */
 export function isMuteActive(m: MuteRule, now: Date): boolean {
   if (now < m.startsAt || (m.endsAt && now >= m.endsAt)) return false;
   if (!m.rrule) return true;
-  const last = ruleOf(m.rrule, m.startsAt).before(now, true);
-  return !!last && now.getTime() < last.getTime() + (m.windowMinutes ?? 0) * 60_000;
+  // An occurrence in (now - window, now]: the first one after now - window is not after now.
+  const next = nextOccurrence(m.rrule, m.startsAt, new Date(now.getTime() - (m.windowMinutes ?? 0) * 60_000 + 1));
+  return next !== null && next <= now;
 }
 
 /** The rule text, checked as the library reads it: a message when it cannot be used, else null. */
-const RANGES: Record<string, [number, number]> = { BYHOUR: [0, 23], BYMINUTE: [0, 59], BYSECOND: [0, 59], BYMONTH: [1, 12], BYMONTHDAY: [-31, 31] };
-
 export function ruleProblem(text: string, startsAt: Date): string | null {
-  // The library accepts out-of-range values silently; RFC 5545 does not.
-  for (const part of text.replace(/^RRULE:/, "").split(";")) {
-    const [name, values] = part.split("=");
-    const range = RANGES[name];
-    if (range && values.split(",").some((v) => !/^-?\d+$/.test(v) || +v < range[0] || +v > range[1] || +v === 0 && name === "BYMONTHDAY")) {
-      return `${name} must be within ${range[0]}..${range[1]}`;
-    }
-  }
-  try {
-    const rule = rrule.rrulestr(text.replace(/^RRULE:/, ""), { dtstart: startsAt });
-    return rule.after(startsAt, true) ? null : "the rule has no occurrence from now on";
-  } catch (err) {
-    return `not a valid RRULE: ${(err as Error).message}`;
-  }
+  const p = parsedRule(text, startsAt);
+  if ("problem" in p) return p.problem;
+  const next = nextOccurrence(text, startsAt, startsAt);
+  const horizon = new Date(startsAt);
+  horizon.setUTCFullYear(horizon.getUTCFullYear() + RULE_BOUNDS.horizonYears);
+  return next && next <= horizon ? null : `the rule has no occurrence in the next ${RULE_BOUNDS.horizonYears} years (or none found within the expansion bound)`;
 }
 
 const matches = (m: MuteRule, e: Pick<TrendEvent, "trend_name" | "category">) =>

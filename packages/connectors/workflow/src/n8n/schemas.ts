@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { HttpHeaderName, HttpHeaderValue, OutboundUrl, text } from "@trendgate/contracts";
+import { HttpHeaderValue, OutboundUrl, SendableHeaderName, text } from "@trendgate/contracts";
 
 // Request bodies of the n8n workflow connector, validated by the gateway and documented in OpenAPI.
 
@@ -29,7 +29,9 @@ export const N8nSelectionBody = z
     push_auth: z.discriminatedUnion("type", [
       z.object({
         type: z.literal("header"),
-        name: HttpHeaderName,
+        // The rule a webhook's custom headers follow: an HTTP token, and not a header the service sets itself
+        // (Host, Content-Length, Transfer-Encoding, our signature and event-id headers…).
+        name: SendableHeaderName,
         value: HttpHeaderValue,
       }).strict(),
       z.object({ type: z.literal("basic"), username: text({ min: 1, max: 200 }).refine((u) => !u.includes(":"), "no colon"), password: text({ min: 1, max: 2000 }) }).strict(),
