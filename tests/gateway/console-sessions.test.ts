@@ -142,8 +142,12 @@ test("frame-ancestors: settings validate each origin and are kept per account", 
   const bad = await gw.http.put("/api/console/settings").set(a.auth).send({ frame_ancestors: ["https://app.example.com", "https://x.example.com/path", "javascript:alert(1)"] });
   expect(bad.status).toBe(422);
   expect(bad.body.errors.map((e: any) => e.path)).toEqual(["frame_ancestors.1", "frame_ancestors.2"]);
-  const ok = await gw.http.put("/api/console/settings").set(a.auth).send({ frame_ancestors: ["https://app.example.com", "http://localhost:5173"] });
-  expect(ok.body).toEqual({ frame_ancestors: ["https://app.example.com", "http://localhost:5173"] });
+  // A wildcard over a whole top-level domain, a port no TCP connection can use, and port 0: refused, each by its index.
+  const wide = await gw.http.put("/api/console/settings").set(a.auth).send({ frame_ancestors: ["https://*.com", "https://app.example.com:99999", "https://app.example.com:0"] });
+  expect(wide.status).toBe(422);
+  expect(wide.body.errors.map((e: any) => e.path)).toEqual(["frame_ancestors.0", "frame_ancestors.1", "frame_ancestors.2"]);
+  const ok = await gw.http.put("/api/console/settings").set(a.auth).send({ frame_ancestors: ["https://app.example.com", "http://localhost:5173", "https://*.example.com:8443"] });
+  expect(ok.body).toEqual({ frame_ancestors: ["https://app.example.com", "http://localhost:5173", "https://*.example.com:8443"] });
   const b = await gw.account();
   expect((await gw.http.get("/api/console/settings").set(b.auth)).body).toEqual({ frame_ancestors: [] });
 });

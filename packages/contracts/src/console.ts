@@ -52,10 +52,16 @@ export const ConsoleAccess = z
   .meta({ id: "ConsoleAccess" });
 
 /** An origin that may frame the console: scheme, host and optional port, nothing else (CSP frame-ancestors source). */
-export const FrameAncestor = text({ max: 200, trim: true }).regex(
-  /^https:\/\/(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*(:\d{1,5})?$|^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/,
-  "an origin such as https://app.example.com (https, or http only for localhost; no path)",
-);
+export const FrameAncestor = text({ max: 200, trim: true })
+  .regex(
+    /^https:\/\/(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*(:\d{1,5})?$|^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/,
+    "an origin such as https://app.example.com (https, or http only for localhost; no path)",
+  )
+  // A port is 1-65535; a wildcard covers one organisation's subdomains (*.example.com), never a whole top-level
+  // domain (*.com would let any site on it frame the console).
+  .refine((o) => { const port = /:(\d+)$/.exec(o)?.[1]; return port === undefined || (Number(port) >= 1 && Number(port) <= 65535); }, "the port must be 1-65535")
+  .refine((o) => !o.startsWith("https://*.") || o.replace(/:\d+$/, "").slice("https://*.".length).split(".").length >= 2,
+    "a wildcard needs at least two labels after it (https://*.example.com)");
 
 export const ConsoleSettings = z
   .object({
