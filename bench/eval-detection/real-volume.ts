@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { ProductionCode } from "./code.ts";
 import { replayTopic, type ReplayedEvent, type ReplayTopic, type Settings } from "./production.ts";
 import { zscoreReplay } from "./zscore.ts";
-import { normalisedScore, probationLength, scaledSigmoid, STANDARD_PROFILE, type Window } from "./scoring.ts";
+import { normalisedScore, scoreSeries, type Window } from "./scoring.ts";
 
 // Real social volume: NAB's realTweets series (tweets per 5 minutes mentioning a company, about two months each, with
 // labelled anomaly windows; MIT, real-volume/LICENSE-NAB.txt). Each series is one topic, tracked from its first row:
@@ -96,43 +96,21 @@ export interface RealScore {
 
 /**
  * NAB's standard-profile score of the alert instants (ms) on one real series: each lands on the last row at or before
- * it; rows in probation are not scored; the earliest detection in a window scores, later ones count nothing; one
- * outside every window costs A_FP x scaledSigmoid of its distance past the preceding window's end.
+ * it, then scoreSeries (scoring.ts, the corpus's scorer) scores the rows on the series' own windows.
  */
 export function scoreReal(series: RealSeries, alertsMs: readonly number[]): RealScore {
-  const p = STANDARD_PROFILE;
   const n = series.times.length;
-  const probation = probationLength(n);
-  const rows = alertsMs.map((ms) => lastRowAtOrBefore(series.times, ms)).filter((r) => r >= probation).sort((a, b) => a - b);
-  const windows = series.windows.map((w) => ({ w, first: null as number | null, count: 0 }));
-  const fps: number[] = [];
-  let raw = 0;
-  for (const row of rows) {
-    const inside = windows.find((x) => row >= x.w.start && row <= x.w.end);
-    if (inside) {
-      inside.count++;
-      if (inside.first === null) inside.first = row;
-      continue;
-    }
-    let previous: Window | undefined;
-    for (const w of series.windows) if (w.end < row && (!previous || w.end > previous.end)) previous = w;
-    const position = previous ? (row - previous.end) / (previous.end - previous.start + 1) : 3;
-    raw += p.fpWeight * scaledSigmoid(position);
-    fps.push(row);
-  }
-  for (const x of windows) {
-    if (x.first === null) raw -= p.fnWeight;
-    else raw += (p.tpWeight * scaledSigmoid(-(x.w.end - x.first + 1) / (x.w.end - x.w.start + 1))) / scaledSigmoid(-1);
-  }
+  const s = scoreSeries(n, series.windows, alertsMs.map((ms) => lastRowAtOrBefore(series.times, ms)));
   const burstsRepeated = series.labels.filter((l) => alertsMs.filter((a) => a >= l && a < l + 12 * 3_600_000).length > 1).length;
   const stamp = (row: number) => new Date(series.times[row]).toISOString().slice(5, 16).replace("T", " ");
   const detail = [
-    ...windows.map((x) => `[${stamp(x.w.start)}..${stamp(x.w.end)}] ${x.first === null ? "MISS" : `hit ${stamp(x.first)} x${x.count}`}`),
-    fps.length ? `false alarms: ${fps.map(stamp).join(", ")}` : "no false alarm",
+    ...s.windows.map((w) => `[${stamp(w.window.start)}..${stamp(w.window.end)}] ${w.detection === null ? "MISS" : `hit ${stamp(w.detection)} x${w.detections}`}`),
+    s.falsePositives.length ? `false alarms: ${s.falsePositives.map((f) => stamp(f.row)).join(", ")}` : "no false alarm",
   ].join("\n  ");
   return {
-    name: series.name, windows: windows.length, found: windows.filter((x) => x.first !== null).length, falseAlarms: fps.length, raw,
-    repeats: windows.reduce((a, x) => a + Math.max(0, x.count - 1), 0), burstsRepeated, days: (series.times[n - 1] - series.times[0]) / 86_400_000, detail,
+    name: series.name, windows: s.windows.length, found: s.windows.filter((w) => w.detection !== null).length, falseAlarms: s.falsePositives.length,
+    raw: s.raw, repeats: s.windows.reduce((a, w) => a + Math.max(0, w.detections - 1), 0), burstsRepeated,
+    days: (series.times[n - 1] - series.times[0]) / 86_400_000, detail,
   };
 }
 

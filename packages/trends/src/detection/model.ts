@@ -369,22 +369,25 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
   }
   // The plain z-score as a floor: what has arrived so far (no projection: counts only grow, so a bucket in progress
   // already this far out is at least as far out closed) against the mean and standard deviation of the history.
-  const floor = floorZ(model, y, i, y[j]);
-  if (floor !== undefined && FLOOR_SCALE * floor.z > score) [score, excess] = [FLOOR_SCALE * floor.z, floor.excess];
+  const floor = floorZ(model, y, i, y[j], score / FLOOR_SCALE);
+  if (floor) [score, excess] = [FLOOR_SCALE * floor.z, floor.excess];
   return Number.isFinite(score) ? { baseline, score, excess } : undefined;
 }
 
 /**
  * The plain z-score of v (count + 1 of bucket i of the model) against the mean and standard deviation of the
- * floorBuckets present buckets before it; undefined with fewer than floorMinBuckets of them or no spread.
+ * floorBuckets present buckets before it, when it exceeds `above` and v is FLOOR_BEYOND times the usual daily peak;
+ * undefined otherwise, with fewer than floorMinBuckets of them, or no spread.
  */
-function floorZ(model: Model, y: Float64Array, i: number, v: number): { z: number; excess: number } | undefined {
+function floorZ(model: Model, y: Float64Array, i: number, v: number, above: number): { z: number; excess: number } | undefined {
   const a = Math.max(0, i - model.floorBuckets);
   const n = model.pn[i] - model.pn[a];
   if (n < model.floorMinBuckets) return undefined;
   const mean = (model.py[i] - model.py[a]) / n;
   const sd = Math.sqrt(Math.max(0, (model.pq[i] - model.pq[a]) / n - mean * mean));
-  if (!(sd > 0)) return undefined;
+  const z = (v - mean) / sd;
+  // Only a z that would raise the score is worth the week's scan for its daily maxima (most buckets stop here).
+  if (!(sd > 0) || !(z > above)) return undefined;
   // The topic's usual spike: the median of its daily maxima over the floor's history.
   const maxima: number[] = [];
   for (let end = i; end - model.dayBuckets >= a; end -= model.dayBuckets) {
@@ -395,5 +398,5 @@ function floorZ(model: Model, y: Float64Array, i: number, v: number): { z: numbe
   maxima.sort((x, y) => x - y);
   const usual = maxima[(maxima.length - 1) >> 1];
   if (v < FLOOR_BEYOND * usual) return undefined;
-  return { z: (v - mean) / sd, excess: v - mean };
+  return { z, excess: v - mean };
 }
