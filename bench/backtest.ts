@@ -66,7 +66,7 @@ export async function benchBacktest() {
   await db.$disconnect();
 
   const line = (name: string, r: { seconds: number; json: Record<string, unknown> }, what: string) =>
-    console.log(`${name}: ${fmt(r.seconds, 2)} s (${fmt(r.json.events_replayed as number)} events replayed, ${what}) ${r.seconds < TARGET_SECONDS ? "✓" : "✗"} target < ${TARGET_SECONDS} s`);
+    console.log(`${name}: ${fmt(r.seconds, 2)} s (${fmt(r.json.events_replayed as number)} events replayed${r.json.truncated ? `, TRUNCATED: ${r.json.truncated_reason}` : ""}, ${what}) ${r.seconds < TARGET_SECONDS ? "✓" : "✗"} target < ${TARGET_SECONDS} s`);
   console.log(`\n## Backtest: ${fmt(TOPICS)} topics x ${DAYS} days (${fmt(rowCount ?? 0)} stored trend events; ${fmt(TOPICS * (DAYS + 7) * 24)} bucket rows; seeded in ${fmt(seedSeconds, 1)} s)`);
   line("webhook preview, trend_detected", plain, `${fmt(plain.json.deliveries as number)} deliveries`);
   const suppressed = windowed.json.suppressed as Record<string, number>;

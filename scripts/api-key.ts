@@ -1,17 +1,17 @@
 // npm run api-key -- create --name NAME [--account ACCOUNT_ID] [--plan free|pro|enterprise] [--expires-in-days N]
 // npm run api-key -- list --account ACCOUNT_ID
-// npm run api-key -- revoke --id KEY_ID
+// npm run api-key -- revoke --id KEY_ID [--keep-sessions]
 // `create` without --account makes a new account. The new key is printed alone on the last line.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { ConfigSchema } from "@trendgate/config";
-import { createAccount, createApiKey, createDb } from "@trendgate/db";
+import { createAccount, createApiKey, createDb, revokeKeyConsoleSessions } from "@trendgate/db";
 
 if (fs.existsSync(".env")) process.loadEnvFile(".env");
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { name: { type: "string" }, account: { type: "string" }, plan: { type: "string" }, "expires-in-days": { type: "string" }, id: { type: "string" } },
+  options: { name: { type: "string" }, account: { type: "string" }, plan: { type: "string" }, "expires-in-days": { type: "string" }, id: { type: "string" }, "keep-sessions": { type: "boolean" } },
 });
 const fail = (msg: string): never => { process.stderr.write(msg + "\n"); process.exit(64); };
 const db = createDb(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/trendgate");
@@ -50,17 +50,20 @@ try {
       const id = values.id ?? fail("--id is required");
       const r = await db.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
       const key = await db.apiKey.findUnique({ where: { id } });
-      if (r.count && key) { // tell running gateways to drop the key from their caches now, as the API's revoke does
+      // The console sessions the key created end with it, as with the API's DELETE /api/keys/{id}.
+      const sessions = key && !values["keep-sessions"] ? await revokeKeyConsoleSessions(db, key.accountId, key.id) : [];
+      if ((r.count || sessions.length) && key) { // tell running gateways to drop them from their caches now, as the API's revoke does
         const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { lazyConnect: true, maxRetriesPerRequest: 1 });
-        await redis.connect().then(() => redis.publish(`${process.env.QUEUE_PREFIX ?? "trendgate"}:auth:invalidate`, key.prefix))
-          .catch(() => console.log("Redis unreachable: gateways stop accepting the key within AUTH_CACHE_SECONDS"));
+        const channel = `${process.env.QUEUE_PREFIX ?? "trendgate"}:auth:invalidate`;
+        await redis.connect().then(async () => { for (const v of [key.prefix, ...sessions]) await redis.publish(channel, v); })
+          .catch(() => console.log("Redis unreachable: gateways stop accepting the key and its sessions within AUTH_CACHE_SECONDS"));
         redis.disconnect();
       }
-      console.log(r.count ? `revoked ${id}` : `no active key ${id}`);
+      console.log(`${r.count ? `revoked ${id}` : `no active key ${id}`}${sessions.length ? `; ended ${sessions.length} console session(s)` : ""}`);
       break;
     }
     default:
-      fail("usage: npm run api-key -- create --name NAME [--account ID] [--plan P] [--expires-in-days N] | list --account ID | revoke --id KEY_ID");
+      fail("usage: npm run api-key -- create --name NAME [--account ID] [--plan P] [--expires-in-days N] | list --account ID | revoke --id KEY_ID [--keep-sessions]");
   }
 } finally {
   await db.$disconnect();

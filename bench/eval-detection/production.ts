@@ -113,16 +113,15 @@ export function replayTopic(code: ProductionCode, settings: Settings, topic: Rep
     const slotMs = slots.length ? bucketMs / slots.length : bucketMs;
     const landed = Math.min(slots.length, Math.floor(elapsedMs / slotMs));
     let partial = 0;
-    let seen = false; // a mention ingested since the bucket began (the topic's last_seen_at)
+    let seen = false; // a mention ingested since the last closed bucket began (the topic's last_seen_at)
     for (let j = 0; j < landed; j++) {
       partial += slots[j];
       if (slots[j] > 0) seen = true;
     }
-    const before = slotsOf(current - 1);
-    if (before.length && before[before.length - 1] > 0) seen = true; // the previous bucket's last batch lands as this one begins
+    if (slotsOf(current - 1).some((n) => n > 0)) seen = true;
     const lastClosed = topic.missing.has((current - 1) * bucketMs) ? 0 : count(current - 1);
-    // The shard read's selection: an active trend, or a mention this bucket and the volume floor reached by the last
-    // closed bucket or by the bucket in progress (once PARTIAL_MIN_SECONDS in).
+    // The shard read's selection: an active trend, or a mention since the last closed bucket began and the volume
+    // floor reached by that bucket or by the bucket in progress (once PARTIAL_MIN_SECONDS in).
     const floorReached =
       seen &&
       (lastClosed >= cfg.minPerBucket || (elapsedMs >= code.PARTIAL_MIN_SECONDS * 1000 && partial >= cfg.minPerBucket * observed));

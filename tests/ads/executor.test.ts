@@ -212,7 +212,7 @@ test("Meta: whole-spec steps carry the merged spec, and their rollback writes ba
   const plan = (await gw.http.post(`${M}/preview`).set(a.auth)).body;
   const issued = (await gw.http.post(`${M}/executor/plans`).set(a.auth).send({ plan_id: plan.id })).body;
   const [step] = issued.plan.steps;
-  expect(step.request.url).toBe(`${meta.url}/v25.0/${set.id}`);
+  expect(step.request.url).toBe(`${meta.url}/v27.0/${set.id}`);
   expect(step.request.body.targeting).toEqual({ ...prior, flexible_spec: [{ interests: [...prior.flexible_spec[0].interests, { id: "6009000000001", name: "Quantum computing" }] }] });
   expect(step.dry_run.body.execution_options).toEqual(["validate_only"]);
   expect(step.rollback).toHaveLength(1);

@@ -1,14 +1,18 @@
 // Every provider's vendor API version is one pin in its manifest (apiVersion), read through pinnedVersion only.
-// This suite goes red on the day a pin passes the sunset its vendor documents, so the pin is moved before the vendor
-// stops answering it; and it checks that each configurable pin's variable is honoured and validated where it is read.
+// This suite goes red 90 days before the sunset a pin's vendor documents, so the pin is moved while the vendor still
+// answers it; and it checks that each configurable pin's variable is honoured and validated where it is read.
 import { oauthClientOf, pinnedVersion, type ApiVersionPin, type ProviderManifest } from "@trendgate/connector-core";
 import { CONNECTORS } from "@trendgate/connectors";
 
 const pinned = CONNECTORS.map((c) => c.manifest).filter((m): m is ProviderManifest & { apiVersion: ApiVersionPin } => !!m.apiVersion);
 const configurable = pinned.filter((m) => m.apiVersion.env);
 const today = () => new Date().toISOString().slice(0, 10);
-/** The pins whose documented sunset is before `day` (YYYY-MM-DD). */
-const pastSunset = (day: string) => pinned.filter((m) => m.apiVersion.sunset !== null && m.apiVersion.sunset < day).map((m) => m.id);
+/** `day` (YYYY-MM-DD) plus `n` days. */
+const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+/** Days before its sunset a pin goes red (Meta's Marketing API may end a version 90 days after its successor ships). */
+const LEAD_DAYS = 90;
+/** Whether a pin is due to move on `day`: its sunset is not more than LEAD_DAYS ahead (null: none published). */
+const dueToMove = (sunset: string | null, day: string) => sunset !== null && addDays(day, LEAD_DAYS) >= sunset;
 /** Another version of the same shape as `v` (v25 -> v26, 202608 -> 202609, v1.3 -> v1.4). */
 const another = (v: string) => v.replace(/\d+$/, (n) => String(Number(n) + 1).padStart(n.length, "0"));
 
@@ -27,20 +31,26 @@ describe.each(pinned.map((m) => [m.id, m] as const))("%s", (_id, m) => {
     expect(pinnedVersion(m, {})).toBe(m.apiVersion.default);
   });
 
-  test("today is not past its documented sunset (move the pin, and the table in docs/connectors.md, before it is)", () => {
+  test(`its documented sunset is more than ${LEAD_DAYS} days away (else move the pin, and the table in docs/connectors.md)`, () => {
     const { sunset } = m.apiVersion;
-    if (sunset === null) return;
-    expect({ provider: m.id, today: today(), pastSunset: today() > sunset, sunset }).toEqual({ provider: m.id, today: today(), pastSunset: false, sunset });
+    const due = dueToMove(sunset, today());
+    expect({ provider: m.id, version: m.apiVersion.default, sunset, today: today(), dueToMove: due }).toEqual({ provider: m.id, version: m.apiVersion.default, sunset, today: today(), dueToMove: false });
   });
 });
 
-test("the sunset check does fail once a pin's date has passed", () => {
+test(`the guard flags a pin ${LEAD_DAYS - 1} days before its sunset and passes one ${LEAD_DAYS + 1} days before`, () => {
+  expect(dueToMove("2027-02-23", "2026-11-26")).toBe(true); // 89 days before
+  expect(dueToMove("2027-02-23", "2026-11-25")).toBe(true); // 90
+  expect(dueToMove("2027-02-23", "2026-11-24")).toBe(false); // 91
+  expect(dueToMove("2027-02-23", "2027-02-24")).toBe(true); // past it
+  expect(dueToMove(null, "2099-01-01")).toBe(false);
+  // And for every dated pin, on its own date.
   const dated = pinned.filter((m) => m.apiVersion.sunset !== null);
-  expect(dated.length).toBeGreaterThan(0);
-  const last = dated.map((m) => m.apiVersion.sunset!).sort().at(-1)!;
-  const dayAfter = new Date(Date.parse(`${last}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-  expect(pastSunset(dayAfter).sort()).toEqual(dated.map((m) => m.id).sort());
-  expect(pastSunset(last)).not.toContain(dated.find((m) => m.apiVersion.sunset === last)!.id);
+  expect(dated.map((m) => m.id)).toContain("meta_ads");
+  for (const m of dated) {
+    const sunset = m.apiVersion.sunset!;
+    expect({ provider: m.id, at89: dueToMove(sunset, addDays(sunset, -89)), at91: dueToMove(sunset, addDays(sunset, -91)) }).toEqual({ provider: m.id, at89: true, at91: false });
+  }
 });
 
 describe.each(configurable.map((m) => [m.id, m] as const))("%s override", (_id, m) => {
@@ -72,9 +82,9 @@ test("Meta's OAuth dialog and token endpoint name the same Graph version as its 
     if (!("client" in r)) throw new Error(`missing ${r.missing.join(", ")}`);
     return [r.client.authorizationUrl, r.client.tokenUrl];
   };
-  expect(at(env)).toEqual(["https://www.facebook.com/v25.0/dialog/oauth", "https://graph.facebook.com/v25.0/oauth/access_token"]);
+  expect(at(env)).toEqual(["https://www.facebook.com/v27.0/dialog/oauth", "https://graph.facebook.com/v27.0/oauth/access_token"]);
   expect(at({ ...env, META_ADS_API_VERSION: "v26.0" })).toEqual(["https://www.facebook.com/v26.0/dialog/oauth", "https://graph.facebook.com/v26.0/oauth/access_token"]);
   // An explicit URL override still wins (tests, proxies).
   expect(at({ ...env, META_ADS_API_VERSION: "v26.0", META_ADS_AUTHORIZE_URL: "http://127.0.0.1:1/dialog" })[0]).toBe("http://127.0.0.1:1/dialog");
-  expect(() => at({ ...env, META_ADS_API_VERSION: "26" })).toThrow(/^META_ADS_API_VERSION must look like v25\.0/);
+  expect(() => at({ ...env, META_ADS_API_VERSION: "26" })).toThrow(/^META_ADS_API_VERSION must look like v27\.0/);
 });

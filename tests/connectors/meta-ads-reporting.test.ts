@@ -39,7 +39,7 @@ async function all(it: AsyncIterable<ReportRow[]>): Promise<{ rows: ReportRow[];
   return { rows, pages };
 }
 
-const insightCalls = () => server.requests.filter((r) => /\/insights$/.test(r.path) || /^\/v25\.0\/\d+$/.test(r.path));
+const insightCalls = () => server.requests.filter((r) => /\/insights$/.test(r.path) || /^\/v27\.0\/\d+$/.test(r.path));
 const fail = (p: Promise<unknown>) => p.then(() => { throw new Error("expected a failure"); }, (e: unknown) => e as ProviderError);
 
 /** Campaign 900 with ad sets 910 and 920; ad 911 in 910, ads 921 and 922 in 920. */
@@ -72,7 +72,7 @@ test("account(): the ad account's currency and time zone, read from Meta", async
   seedAccounts();
   await expect(reporting().account(`act_${YEN}`)).resolves.toEqual({ currency: "JPY", time_zone: "Asia/Tokyo" });
   await expect(reporting().account(ACCOUNT)).resolves.toEqual({ currency: "USD", time_zone: "America/Los_Angeles" });
-  const reads = server.requests.filter((r) => r.path === `/v25.0/act_${YEN}`);
+  const reads = server.requests.filter((r) => r.path === `/v27.0/act_${YEN}`);
   expect(reads.map((r) => [r.query.fields, r.auth])).toEqual([["currency,timezone_name", "header"]]);
 });
 
@@ -246,8 +246,8 @@ describe("async report runs", () => {
     // The lifecycle as Meta saw it: one POST with the query, status reads, result pages (no sync GET).
     const calls = insightCalls().map((r) => `${r.method} ${r.path.replace(run.id, "<run>")}`);
     expect(calls).toEqual([
-      `POST /v25.0/act_${ACCOUNT}/insights`, "GET /v25.0/<run>", "GET /v25.0/<run>", "GET /v25.0/<run>", "GET /v25.0/<run>",
-      "GET /v25.0/<run>/insights", "GET /v25.0/<run>/insights",
+      `POST /v27.0/act_${ACCOUNT}/insights`, "GET /v27.0/<run>", "GET /v27.0/<run>", "GET /v27.0/<run>", "GET /v27.0/<run>",
+      "GET /v27.0/<run>/insights", "GET /v27.0/<run>/insights",
     ]);
     expect(run.params).toMatchObject({ level: "ad", time_increment: "1", time_range: { since: "2026-09-01", until: "2026-11-03" } });
   });

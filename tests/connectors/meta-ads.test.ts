@@ -87,7 +87,7 @@ test("resolves trend phrases to Meta interests: the exact name alone, else Meta'
   expect(m.get("run")!.map((i) => i.text)).toEqual(["Running", "Trail running"]);
   expect(m.get("quantum knitting")).toEqual([]);
   expect(m.get("  ")).toEqual([]);
-  expect(server.requests.every((r) => r.path === "/v25.0/search" && r.query.type === "adinterest")).toBe(true);
+  expect(server.requests.every((r) => r.path === "/v27.0/search" && r.query.type === "adinterest")).toBe(true);
 });
 
 describe("preview, apply and rollback", () => {
@@ -199,7 +199,7 @@ test("throttles, transient failures and token errors map onto the framework's ki
   await expect(client.listEntities(ACCOUNT, { limit: 10 })).rejects.toMatchObject({ kind: "unauthorized", detail: { providerCode: "190/463" } });
   const stranger = metaAds.client({ baseUrl: server.url, accessToken: "EAAunknown" });
   await expect(stranger.readTargeting(ACCOUNT, [rich.id], "interests")).rejects.toMatchObject({ kind: "unauthorized" });
-  expect(() => metaAds.client({ baseUrl: server.url, accessToken: TOKEN, env: { META_ADS_API_VERSION: "25" } })).toThrow(/v25\.0/);
+  expect(() => metaAds.client({ baseUrl: server.url, accessToken: TOKEN, env: { META_ADS_API_VERSION: "27" } })).toThrow(/v27\.0/);
   const old = metaAds.client({ baseUrl: server.url, accessToken: TOKEN, env: { META_ADS_API_VERSION: "v24.0" } });
   await expect(old.listEntities(ACCOUNT, { limit: 1 })).rejects.toMatchObject({ kind: "bad_request", detail: { providerCode: "2635" } });
 });
@@ -207,7 +207,7 @@ test("throttles, transient failures and token errors map onto the framework's ki
 describe("OAuth", () => {
   const settings = (): OAuthClientSettings => ({
     clientId: server.app.clientId, clientSecret: server.app.clientSecret, baseUrl: server.url,
-    authorizationUrl: "https://www.facebook.com/v25.0/dialog/oauth", tokenUrl: `${server.url}/v25.0/oauth/access_token`,
+    authorizationUrl: "https://www.facebook.com/v27.0/dialog/oauth", tokenUrl: `${server.url}/v27.0/oauth/access_token`,
   });
   const manifest = metaAds.manifest as OAuthManifest;
 

@@ -2,7 +2,7 @@ import { QUEUES } from "@trendgate/contracts";
 import { registry } from "@trendgate/connectors";
 import { startStack, type Stack } from "../helpers/stack.ts";
 import { waitFor } from "../helpers/config.ts";
-import { startXServer, type XPostFixture, type XServer } from "../peers/x-server.ts";
+import { snowflake, startXServer, type XPostFixture, type XServer } from "../peers/x-server.ts";
 import { startYouTubeServer, type FixtureVideo, type YouTubeServer } from "../peers/youtube-server.ts";
 import { startRedditServer, type RedditServer } from "../peers/reddit-server.ts";
 import { startTrendsServer, type TrendsServer } from "../peers/google-trends-server.ts";
@@ -47,11 +47,12 @@ beforeEach(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let seq = 0;
-/** A post n minutes old; ids grow with time as X's do. */
+/** A post n minutes old; its id carries its time, as X's do. */
 function post(n: number, text: string): XPostFixture {
+  const at = Date.now() - n * 60_000;
   return {
-    id: String(1_800_000_000_000_000_000n + BigInt(1_000_000 - n * 100 + (seq++ % 100))), text, author_id: "11",
-    created_at: new Date(Date.now() - n * 60_000).toISOString(),
+    id: snowflake(at, seq++), text, author_id: "11",
+    created_at: new Date(at).toISOString(),
     public_metrics: { retweet_count: 1, reply_count: 0, like_count: 2, quote_count: 0 },
   };
 }
@@ -469,12 +470,15 @@ describe("X polling", () => {
 });
 
 describe("YouTube polling", () => {
+  // Google counts quota per Cloud project: each test names its own, so none inherits another's spent ledger.
+  let projects = 0;
+  const ytOptions = () => ({ project: `social-api-test-${++projects}` });
   const video = (i: number, views: number, extra: Partial<FixtureVideo> = {}): FixtureVideo => ({
     id: `kite${i}`, title: `Solar kite test #${i}`, channelTitle: "Sky Lab", publishedAt: new Date(Date.now() - 3_600_000).toISOString(),
     viewCount: views, likeCount: 10, commentCount: 5, ...extra,
   });
   const connect = async (auth: Record<string, string>) => {
-    const res = await stack.gw.http.put(`${BASE}/youtube/connection`).set(auth).send({ credentials: { api_key: YT_KEY }, terms: ["solar kite"], base_url: yt.baseUrl });
+    const res = await stack.gw.http.put(`${BASE}/youtube/connection`).set(auth).send({ credentials: { api_key: YT_KEY }, terms: ["solar kite"], options: ytOptions(), base_url: yt.baseUrl });
     expect(res.status).toBe(200);
     expect(JSON.stringify(res.body)).not.toContain(YT_KEY);
     return res.body;
@@ -525,7 +529,7 @@ describe("YouTube polling", () => {
   test("polls are paced so the day's 100 searches last until midnight Pacific, whatever the poll interval", async () => {
     const a = await stack.gw.account();
     const terms = Array.from({ length: 10 }, (_, i) => `kite term ${i}`);
-    const put = await stack.gw.http.put(`${BASE}/youtube/connection`).set(a.auth).send({ credentials: { api_key: YT_KEY }, terms, base_url: yt.baseUrl });
+    const put = await stack.gw.http.put(`${BASE}/youtube/connection`).set(a.auth).send({ credentials: { api_key: YT_KEY }, terms, options: ytOptions(), base_url: yt.baseUrl });
     expect(put.status).toBe(200);
     yt.setVideos([video(1, 1000)]);
     const polled = await tickAndWait(put.body.id);

@@ -157,7 +157,7 @@ describe("cards (Bot Framework Connector)", () => {
     const channel = alertsId.split("/")[1];
     expect(ref).toEqual({ channelId: `${channel};messageid=${ref.ts}`, ts: expect.stringMatching(/^\d+$/) });
 
-    const [token] = ms.requestsTo("POST /botframework.com/oauth2/v2.0/token");
+    const [token] = ms.requestsTo(`POST /${ms.app.tenantId}/oauth2/v2.0/token`);
     expect(token.body).toEqual({ grant_type: "client_credentials", client_id: ms.app.id, client_secret: ms.app.password, scope: "https://api.botframework.com/.default" });
     const botToken = `Bearer ${token.response.access_token}`;
 
@@ -165,7 +165,7 @@ describe("cards (Bot Framework Connector)", () => {
     expect(create.path).toBe("/teams/v3/conversations");
     expect(create.authorization).toBe(botToken);
     expect(create.body).toMatchObject({ isGroup: true, tenantId: ms.tenant.id, channelData: { channel: { id: channel }, tenant: { id: ms.tenant.id } } });
-    expect(create.body.activity.attachments[0]).toMatchObject({ contentType: "application/vnd.microsoft.card.adaptive", content: { type: "AdaptiveCard", version: "1.4" } });
+    expect(create.body.activity.attachments[0]).toMatchObject({ contentType: "application/vnd.microsoft.card.adaptive", content: { type: "AdaptiveCard", version: "1.5" } });
 
     await chat().updateCard(ref, card({ state: "acknowledged", version: 4, acknowledgedBy: "Ada" }));
     const [update] = ms.requestsTo("PUT /teams/v3/conversations/");
@@ -187,7 +187,7 @@ describe("cards (Bot Framework Connector)", () => {
     ]);
     expect(thread.replies.map((r) => r.id)).toEqual([reply.ts]);
     // One bot token for all three calls: it is cached.
-    expect(ms.requestsTo("POST /botframework.com/")).toHaveLength(1);
+    expect(ms.requestsTo(`POST /${ms.app.tenantId}/`)).toHaveLength(1);
   });
 
   test("a critical open card carries its configured mention as an entity; other cards do not", async () => {
@@ -223,7 +223,7 @@ describe("cards (Bot Framework Connector)", () => {
     const puts = ms.requestsTo("PUT /teams/v3/conversations/");
     expect(puts.map((r) => r.status)).toEqual([401, 200]);
     expect(puts[0].authorization).not.toBe(puts[1].authorization);
-    expect(ms.requestsTo("POST /botframework.com/")).toHaveLength(2);
+    expect(ms.requestsTo(`POST /${ms.app.tenantId}/`)).toHaveLength(2);
 
     forgetBotTokens();
     const refused = await providerError(() => chat(graphToken, { TEAMS_APP_PASSWORD: "wrong" }).postCard(alertsId, card()));

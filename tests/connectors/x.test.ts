@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { OutboundClient, OutboundGuard } from "@trendgate/delivery";
 import { ProviderError, type ProviderContext } from "../../packages/connectors/social/src/types.ts";
 import { XClient } from "../../packages/connectors/social/src/x/client.ts";
-import { startXServer, type XPostFixture, type XServer } from "../peers/x-server.ts";
+import { snowflake, startXServer, type XPostFixture, type XServer } from "../peers/x-server.ts";
 import { providerError } from "../helpers/provider.ts";
 
 const outbound = new OutboundClient({
@@ -15,13 +15,14 @@ const BEARER = "app-bearer-token";
 const USER_TOKEN = "user-context-token";
 const users = [{ id: "11", name: "Ada", username: "ada" }, { id: "12", name: "Bob", username: "bob_builds" }];
 
-/** Posts n minutes old, newest with the highest id (X ids grow with time). */
+/** Posts n minutes old, newest with the highest id (X ids carry their time). */
 function post(n: number, text: string, metrics: Partial<XPostFixture["public_metrics"]> = {}, authorId = "11"): XPostFixture {
+  const at = Date.now() - n * 60_000;
   return {
-    id: String(1_800_000_000_000_000_000n + BigInt(1000 - n)),
+    id: snowflake(at),
     text,
     author_id: authorId,
-    created_at: new Date(Date.now() - n * 60_000).toISOString(),
+    created_at: new Date(at).toISOString(),
     public_metrics: { retweet_count: 0, reply_count: 0, like_count: 0, quote_count: 0, ...metrics },
   };
 }

@@ -9,6 +9,7 @@ import type { Stack } from "../helpers/stack.ts";
 import { startChatStack } from "../operator/helpers.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { cardsPerItem, chatAccounts, chatQueue, dispatch, newItems, slowSlack } from "./chat-outbox-kit.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 // Issue 9, "Done when": operator cards for the team chat ride the shared outbox, so they survive what webhook
 // deliveries survive (tests/faults/delivery-recovery.test.ts, tests/webhooks/robustness.test.ts): a worker killed
@@ -111,6 +112,37 @@ test("a worker process killed (-9) mid-load loses no card; only posts in flight 
   expect(await s.gw.deps.db.outboxMessage.count({ where: { id: { in: messageIds }, status: "succeeded" } })).toBe(300);
   expect(await attemptsRecordedOnce(s, messageIds)).toEqual([]);
 }, 240_000);
+
+test("a card posted while Postgres is down is stored on its item once Postgres is back, never posted a second time", async () => {
+  const redis = await privateRedis();
+  const slow = await slowSlack(slack, 1500); // each card is in the channel 1.5 s before the worker hears so
+  const s = await chatStack(slow.url, redis.url);
+  const accounts = await chatAccounts(s, slack, 2, "PGDOWN");
+  const channels = accounts.map((a) => a.channelId);
+  const { itemIds, messageIds, outbox } = await newItems(s, accounts, 4);
+  await dispatch(s, outbox);
+  const pg = new URL(s.gw.deps.config.DATABASE_URL);
+  const proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+  onCleanup(() => proxy.close());
+  const viaProxy = new URL(pg.href);
+  viaProxy.hostname = "127.0.0.1";
+  viaProxy.port = String(proxy.port);
+  const w = startWorkers({ ...s.gw.deps.config, DATABASE_URL: viaProxy.href } as typeof s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.chatMessages]);
+  onCleanup(() => w.close());
+
+  const posted = () => [...cardsPerItem(slack, channels).values()].reduce((n, ts) => n + ts.length, 0);
+  await waitFor(async () => posted() >= 2, { timeoutMs: 30_000, everyMs: 5 });
+  proxy.down(); // the posted cards' answers arrive while Postgres is down: they cannot be stored on their items
+  await sleep(8000);
+  proxy.up();
+  await waitFor(async () => (await succeeded(s, messageIds)) === messageIds.length, { timeoutMs: 90_000, everyMs: 250 });
+  await sleep(1500);
+
+  const cards = cardsPerItem(slack, channels);
+  expect(itemIds.filter((id) => cards.get(id)?.length !== 1)).toEqual([]); // one card per item
+  const items = await s.gw.deps.db.operatorItem.findMany({ where: { id: { in: itemIds } }, select: { id: true, chatMessageTs: true } });
+  expect(items.filter((it) => cards.get(it.id)![0] !== it.chatMessageTs)).toEqual([]); // and it is the one stored
+}, 150_000);
 
 test("after a FLUSHALL the sweeper re-queues every lost chat message from Postgres and each card is posted once; messages not due wait until due", async () => {
   const redis = await privateRedis();

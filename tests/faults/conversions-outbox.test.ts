@@ -1,5 +1,7 @@
 import { QUEUES } from "@trendgate/contracts";
 import { createLogger } from "@trendgate/logger";
+import type { OutboxAttemptRecord } from "@trendgate/db";
+import { AttemptSpool } from "../../apps/worker/src/outbox/spool.ts";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
 import { appProcess, onCleanup, privateRedis, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
@@ -139,3 +141,24 @@ test("a conversion event refused for good is replayed on request: one more attem
   const stranger = await s.gw.account();
   expect((await s.gw.http.post(`${BASE}/events/${id}/replay`).set(stranger.auth)).status).toBe(404);
 }, 60_000);
+
+test("a batch leaves out a member whose last attempt was sent but waits in the spool for its record: it is recorded, never sent again", async () => {
+  const redis = await privateRedis();
+  const s = await adsStack(redis.url);
+  const { ids, pixelId } = await pushed(s, 10, "spooled");
+  // Message 3 was sent by an earlier batch whose record could not be written (Postgres down): kept in the spool.
+  const spool = new AttemptSpool<OutboxAttemptRecord>(s.gw.deps.queues.connection, s.gw.deps.config.QUEUE_PREFIX, QUEUES.conversionEvents,
+    { id: (r) => r.messageId, attempt: (r) => r.attempt }, (r) => r);
+  await spool.keep({ messageId: ids[3], attempt: 1, outcome: "succeeded", responseStatus: 200, errorClass: null, errorMessage: null, durationMs: 5, nextRetryAt: null });
+
+  const w = startWorkers(s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.conversionEvents]);
+  onCleanup(() => w.close());
+  await waitFor(async () => (await succeeded(s, ids)) === ids.length, { timeoutMs: 60_000, everyMs: 250 });
+  await sleep(1000);
+
+  const sent = reddit.received.filter((r) => r.pixelId === pixelId).map((r) => r.event.metadata.conversion_id);
+  expect(sent.filter((c) => c === "spooled-3")).toEqual([]); // not sent again
+  expect(sent.filter((c) => c !== "spooled-3").sort()).toEqual(Array.from({ length: 10 }, (_, i) => `spooled-${i}`).filter((c) => c !== "spooled-3").sort());
+  expect(await attemptsRecordedOnce(s, ids)).toEqual([]); // its kept record written, once
+  expect(await spool.find(ids[3])).toBeNull();
+}, 90_000);

@@ -86,13 +86,14 @@ test("other pathological rules are refused or accepted with bounded work; a stor
   expect((await call(a.key, "GET", "/api/mutes")).body.data).toEqual([]);
 
   const minutes = Array.from({ length: 60 }, (_, i) => i).join(",");
-  const accepted = [
-    "FREQ=DAILY;INTERVAL=1000000", // occurs now, then not for millennia
-    `FREQ=DAILY;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23;BYMINUTE=${minutes}`, // every minute
+  const accepted: [string, boolean][] = [
+    ["FREQ=DAILY;INTERVAL=1000000", true], // occurs now, then not for millennia
+    // Every minute, on the minute (a rule's own times start at second 0): the first window opens at the next minute.
+    [`FREQ=DAILY;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23;BYMINUTE=${minutes}`, false],
   ];
-  for (const rule of accepted) {
+  for (const [rule, activeNow] of accepted) {
     const res = await call(a.key, "POST", "/api/mutes", { topic: "t", rrule: rule, window_minutes: 1 });
-    expect([rule, res.status, res.body.active_now]).toEqual([rule, 201, true]);
+    expect([rule, res.status, res.body.active_now]).toEqual([rule, 201, activeNow]);
     expect((await call(a.key, "GET", `/api/mutes/${res.body.id}`)).body.rrule).toBe(rule);
   }
 
@@ -148,10 +149,14 @@ test("the bounded rule: pathological rules are named and never occur", () => {
   expect(ruleProblem("FREQ=HOURLY;INTERVAL=8;BYHOUR=6,22", now)).toBeNull(); // from 14:00, every 8 hours: 22, 6, 14...
 });
 
-// The pre-bounds reading, straight from the library: the last occurrence at or before now, and its window.
+// The pre-bounds reading, straight from the library: the last occurrence at or before now, and its window. A rule's own
+// times start on the minute and second (BYHOUR=18 is 18:00:00), as mutes read them.
 function libraryActive(m: MuteRule, now: Date) {
   if (now < m.startsAt) return false;
-  const last = rrule.rrulestr(m.rrule!, { dtstart: m.startsAt }).before(now, true);
+  let text = m.rrule!;
+  if (/BYHOUR=/.test(text) && !/BYMINUTE=/.test(text)) text += ";BYMINUTE=0";
+  if (/BYHOUR=|BYMINUTE=/.test(text) && !/BYSECOND=/.test(text)) text += ";BYSECOND=0";
+  const last = rrule.rrulestr(text, { dtstart: m.startsAt }).before(now, true);
   return !!last && now.getTime() < last.getTime() + m.windowMinutes! * 60_000;
 }
 

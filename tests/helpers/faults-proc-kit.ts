@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import os from "node:os";
 import { createRedis } from "@trendgate/queues";
+import { Cluster, type Redis } from "ioredis";
 import { startCluster } from "../../scripts/redis-cluster.mjs";
 import { waitFor } from "./config.ts";
 import { spawnApp } from "./process.ts";
@@ -141,4 +142,10 @@ export class RawClient {
   }
 
   destroy() { this.socket.destroy(); }
+}
+
+/** Keys matching `pattern` on every master (a Redis Cluster answers KEYS per node). */
+export async function keysMatching(redis: Redis | Cluster, pattern: string): Promise<string[]> {
+  const nodes = redis instanceof Cluster ? redis.nodes("master") : [redis];
+  return (await Promise.all(nodes.map((n) => n.keys(pattern)))).flat();
 }

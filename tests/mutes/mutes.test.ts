@@ -78,6 +78,28 @@ test("recurring windows: weekend evenings 18:00-22:00 UTC", () => {
   expect(mutesHolding([m], { trend_name: "Black Friday", category: "retail/fashion" }, new Date("2026-11-28T19:00:00Z")).map((x) => x.id)).toEqual(["mut_x"]);
 });
 
+test("the docs' rule as written (BYHOUR=18, no minutes) opens at 18:00, whatever minute the mute was created at", () => {
+  const m: MuteRule = {
+    id: "mut_y", topic: null, category: "retail", startsAt: new Date("2026-11-01T09:37:12Z"), endsAt: null,
+    rrule: "FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18", windowMinutes: 240,
+  };
+  const at = (s: string) => isMuteActive(m, new Date(s));
+  expect(at("2026-11-28T18:00:00Z")).toBe(true);
+  expect(at("2026-11-28T21:59:59Z")).toBe(true);
+  expect(at("2026-11-28T22:00:00Z")).toBe(false); // not 22:37:12
+  expect(at("2026-11-28T17:59:59Z")).toBe(false);
+});
+
+test("a bad BYDAY is refused in the rule's own terms, not with the library's internals", async () => {
+  const a = await stack.gw.account();
+  for (const rule of ["FREQ=WEEKLY;BYDAY=XX", "FREQ=WEEKLY;BYDAY=SA,", "FREQ=MONTHLY;BYDAY=0MO", "FREQ=WEEKLY;BYDAY=sa"]) {
+    const res = await stack.gw.http.post("/api/mutes").set(a.auth).send({ topic: "x", rrule: rule, window_minutes: 30 });
+    expect([rule, res.status, res.body.errors?.map((e: { path: string }) => e.path)]).toEqual([rule, 422, ["rrule"]]);
+    expect(JSON.stringify(res.body)).toMatch(/BYDAY must list days as MO, TU|an RFC 5545 RRULE such as/);
+    expect(JSON.stringify(res.body)).not.toMatch(/undefined|Cannot read|TypeError|is not a function/);
+  }
+});
+
 test("a mute is validated field by field", async () => {
   const a = await stack.gw.account();
   const cases: [Record<string, unknown>, string][] = [

@@ -48,3 +48,12 @@ test("webhook answers are judged by the same verdict: Retry-After honoured, 410 
   expect(decide(answer(410)!, schedule, 1, noJitter)).toEqual({ outcome: "failed", delayMs: null });
   expect(decide(answer(422)!, schedule, 1, noJitter)).toEqual({ outcome: "failed", delayMs: null });
 });
+
+test("a peer starting up (retryWithinMs) is tried again within that, not after the schedule's longer delay; a Retry-After still comes first", () => {
+  const starting = (over: object = {}) => new ProviderError("n8n", "unavailable", "starting", { status: 404, retryWithinMs: 5000, ...over });
+  const long = { delaysSeconds: [600, 1800], jitter: 0.2, maxRetryAfterSeconds: 3600 };
+  expect(judgeFailure(starting(), long, 1, now)).toMatchObject({ outcome: "retrying", delayMs: 5000 });
+  expect(judgeFailure(starting(), schedule, 1, now).delayMs).toBeLessThanOrEqual(5000); // a shorter planned delay stays
+  expect(judgeFailure(starting({ retryAfterMs: 20_000 }), long, 1, now)).toMatchObject({ delayMs: 20_000 });
+  expect(judgeFailure(starting(), long, 3, now)).toMatchObject({ outcome: "failed", delayMs: null }); // the schedule still ends
+});

@@ -217,8 +217,9 @@ const monthIndex = (v: string) => Number(v.slice(0, 4)) * 12 + Number(v.slice(4,
 /**
  * The versions the stand-in serves, oldest first, ending at 202608 (the newest confirmed release). Update from
  * LinkedIn's versioning page when the default pin moves: a pin to a month missing here is a 426, as at LinkedIn.
+ * LinkedIn released no December version: its migrations table goes from 202511 to 202601.
  */
-export const PUBLISHED_VERSIONS = ["202509", "202510", "202511", "202512", "202601", "202602", "202603", "202604", "202605", "202606", "202607", "202608"] as const;
+export const PUBLISHED_VERSIONS = ["202509", "202510", "202511", "202601", "202602", "202603", "202604", "202605", "202606", "202607", "202608"] as const;
 
 export async function startLinkedInAdsServer(opts: { version?: string; published?: readonly string[] } & StandInOptions = {}): Promise<LinkedInAdsServer> {
   const published = new Set(opts.published ?? PUBLISHED_VERSIONS);

@@ -25,7 +25,7 @@ beforeEach(() => {
   meta.addAdSet(ADSET, { accountId: ACCOUNT, campaignId, name: "Runners", targeting: SPEC });
 });
 
-const v = (path: string) => `${meta.url}/v25.0/${path}`;
+const v = (path: string) => `${meta.url}/v27.0/${path}`;
 async function get(path: string, query: Record<string, string> = {}, token: string | null = TOKEN) {
   const u = new URL(v(path));
   for (const [k, val] of Object.entries(query)) u.searchParams.set(k, val);
@@ -45,7 +45,7 @@ describe("versions and tokens", () => {
   test("an older version is Meta's deprecated-version error, an unknown one an unknown path; both 400", async () => {
     const old = await fetch(`${meta.url}/v24.0/me/adaccounts`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(old.status).toBe(400);
-    expect(((await old.json()) as any).error).toMatchObject({ code: 2635, type: "OAuthException", message: expect.stringContaining("v25.0") });
+    expect(((await old.json()) as any).error).toMatchObject({ code: 2635, type: "OAuthException", message: expect.stringContaining("v27.0") });
     const unknown = await fetch(`${meta.url}/v99.0/me/adaccounts`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as any).error.code).toBe(2500);
@@ -300,7 +300,7 @@ describe("usage headers and throttling", () => {
   test("requests are recorded with method, path, query and parsed body", async () => {
     await postForm(ADSET, { targeting: JSON.stringify(SPEC), execution_options: '["validate_only"]' });
     await get("search", { type: "adinterest", q: "yoga" });
-    expect(meta.requests.map((r) => [r.method, r.path, r.status])).toEqual([["POST", `/v25.0/${ADSET}`, 200], ["GET", "/v25.0/search", 200]]);
+    expect(meta.requests.map((r) => [r.method, r.path, r.status])).toEqual([["POST", `/v27.0/${ADSET}`, 200], ["GET", "/v27.0/search", 200]]);
     expect(meta.requests[0].body).toEqual({ targeting: JSON.stringify(SPEC), execution_options: '["validate_only"]' });
     expect(meta.requests[1].query).toEqual({ type: "adinterest", q: "yoga" });
     expect(meta.requests[1].headers.authorization).toBeUndefined();

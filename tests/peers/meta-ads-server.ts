@@ -6,7 +6,7 @@ import { peerFaults, type PeerFaults } from "./faults.ts";
 
 // A local stand-in for Meta's Graph API / Marketing API, strict where a connector could get it
 // wrong:
-// - Versioned paths only (`/v25.0/...`): an older version answers Meta's (#2635) "deprecated version of the Ads API",
+// - Versioned paths only (`/v27.0/...`): an older version answers Meta's (#2635) "deprecated version of the Ads API",
 //   any other version (or none) (#2500) "Unknown path components", so a connector must pin the version.
 // - Auth: `access_token` in the query or form/JSON body, or `Authorization: Bearer`. Missing: (#104); unknown:
 //   190 "Invalid OAuth access token"; expired: 190/463 "Error validating access token: Session has expired". All 400
@@ -220,7 +220,7 @@ const isoNow = () => new Date().toISOString().replace(/\.\d{3}Z$/, "+0000");
 const numericId = () => `120${crypto.randomInt(100_000_000, 999_999_999)}${crypto.randomInt(100_000, 999_999)}`;
 
 export async function startMetaAdsServer(opts: { version?: string } & StandInOptions = {}): Promise<MetaAdsServer> {
-  const version = opts.version ?? "v25.0";
+  const version = opts.version ?? "v27.0";
   const app = opts.app ?? { clientId: String(crypto.randomInt(100_000_000_000, 999_999_999_999)), clientSecret: crypto.randomBytes(16).toString("hex") };
   const tokens = new Map<string, { expiresAt: number | null; accounts: string[] | null }>();
   const codes = new Map<string, { redirectUri: string; accounts: string[] | null; used: boolean }>();

@@ -9,12 +9,21 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 // of an active workflow's Webhook node records the push and answers `{message: "Workflow was started"}`; an inactive
 // or unknown one answers 404 with n8n's "is not registered" body. Faults: the next N answers of a webhook or of the
 // API can be a given status (5xx, 429 with Retry-After).
-// As a real n8n 1.x behaves: for `notReadyMs` after it (re)starts listening it answers every webhook 404 with an
-// HTML page (`Cannot POST /webhook/<path>`) until it has registered its active workflows' webhooks (restart());
+// Executions: each run is recorded (`executions`, `pushes` for its request) and GET /api/v1/executions lists them as
+// n8n does: newest first, `workflowId`, `status`, `includeData` (the run's data, whose Webhook node output carries
+// the request's lower-cased headers), `limit` (100, at most 250) and a cursor `{lastId, limit}` whose own limit wins;
+// running executions are left out. A request the webhook took but never ran (dropAcknowledged, a stop) has none.
+// As a real n8n 1.x behaves across a (re)start (restart()): a SIGTERM keeps it taking webhooks for `graceMs`
+// (0.8-10 s measured), and the last one it took before stopping never runs; once listening again it first runs its
+// database migrations for `migratingMs`, answering everything `200 n8n is starting up. Please wait` (text) and
+// running nothing; then for `notReadyMs` (5-12 s measured) it answers every webhook 404 with an HTML page (`Cannot
+// POST /webhook/<path>`) until it has registered its active workflows' webhooks;
 // a failing workflow runs (counted in `pushes`, its executions) and then answers `500 {"message":"Error in
 // workflow"}`; a slow one holds the connection for `runMs` while it runs (counted when it starts); a Webhook node can
-// require a header (403 without it); the listing's cursor carries the page size it was made with (a later `limit` is
-// ignored); workflow objects carry `activeVersionId` and `activeVersion` (the published version, null while inactive).
+// require a header or Basic auth, refused in plain text (401 `Authorization is required!`, 403 `Authorization data is
+// wrong!`, with WWW-Authenticate) as the node answers; the listing's cursor carries the page size it was made with (a
+// later `limit` is ignored); workflow objects carry `activeVersionId` and `activeVersion` (the published version, null
+// while inactive).
 
 export interface N8nNode {
   id: string; name: string; type: string; typeVersion: number; position: [number, number]; parameters: Record<string, unknown>; webhookId?: string; disabled?: boolean;
@@ -23,6 +32,12 @@ export interface N8nNode {
 export interface N8nWorkflow { id: string; name: string; active: boolean; createdAt: string; updatedAt: string; tags: { id: string; name: string }[]; nodes: N8nNode[]; connections: Record<string, unknown>; settings: Record<string, unknown> }
 
 export interface RecordedPush { method: string; path: string; headers: http.IncomingHttpHeaders; body: any; at: Date }
+
+/** One run as n8n's public API shows it (`data` with includeData only). */
+export interface N8nExecution {
+  id: string; finished: boolean; mode: "webhook"; retryOf: null; retrySuccessId: null; startedAt: string; stoppedAt: string | null;
+  workflowId: string; waitTill: null; status: "running" | "success" | "error"; data: Record<string, unknown>;
+}
 
 export interface N8nServer {
   url: string;
@@ -38,11 +53,25 @@ export interface N8nServer {
   }): N8nWorkflow;
   /** Changes a workflow's webhook path and publishes it (n8n registers the new path, the old one answers 404). */
   setWebhookPath(id: string, path: string): void;
-  /** Stops listening (open connections cut), stays down `downMs`, then listens on the same port with its start-up window. */
-  restart(opts?: { downMs?: number; notReadyMs?: number }): Promise<void>;
+  /**
+   * A restart as n8n goes through one: SIGTERM (it keeps taking webhooks for `graceMs`, default 800, and the last it
+   * took never runs; `kill`: none of that, it stops at once), open connections cut, down `downMs`, then listening on
+   * the same port: `migratingMs` (default 0) of `200 n8n is starting up`, then `notReadyMs` (default 5-12 s) of
+   * start-up 404s.
+   */
+  restart(opts?: { downMs?: number; notReadyMs?: number; migratingMs?: number; graceMs?: number; kill?: boolean }): Promise<void>;
+  /** Ends the start-up phases now (migrations done, webhooks registered), for a test that waits for an answer first. */
+  finishStartUp(): void;
   workflow(id: string): N8nWorkflow | undefined;
   setActive(id: string, active: boolean): void;
+  /** Requests a webhook ran (an execution started), in order. */
   pushes: RecordedPush[];
+  /** Requests a webhook answered 2xx, whether or not they ran. */
+  acknowledged: RecordedPush[];
+  /** Every execution, running ones included. */
+  executions: N8nExecution[];
+  /** The next `times` webhook requests are answered `Workflow was started` but never run (lost as n8n stops). */
+  dropAcknowledged(times: number): void;
   /** API requests seen (method and path with query), for asserting one check call. */
   apiCalls: string[];
   /** The next `times` webhook answers are `status` (with Retry-After seconds for 429). */
@@ -65,12 +94,24 @@ const DEFAULT_LIMIT = 100;
 /** How a workflow behaves when its webhook runs it (not part of n8n's workflow object). */
 interface Behaviour { fails?: boolean; runMs?: number; headerAuth?: { name: string; value: string }; basicAuth?: { user: string; password: string }; jwtAuth?: boolean }
 
-export async function startN8nServer(opts: { apiKey?: string; /** The start-up window after each (re)start (default 0 at the first start). */ notReadyMs?: number } & Pick<StandInOptions, "port"> = {}): Promise<N8nServer> {
+export async function startN8nServer(opts: {
+  apiKey?: string;
+  /** The start-up phases of the first start: migrations (`200 n8n is starting up`), then start-up 404s (default 0 each). */
+  migratingMs?: number; notReadyMs?: number;
+} & Pick<StandInOptions, "port"> = {}): Promise<N8nServer> {
   const apiKey = opts.apiKey ?? `n8n_api_${crypto.randomBytes(16).toString("hex")}`;
   const workflows = new Map<string, N8nWorkflow>();
   const behaviour = new Map<string, Behaviour>();
-  let readyAt = Date.now() + (opts.notReadyMs ?? 0);
+  let migratedAt = Date.now() + (opts.migratingMs ?? 0);
+  let readyAt = migratedAt + (opts.notReadyMs ?? 0);
   const pushes: RecordedPush[] = [];
+  const acknowledged: RecordedPush[] = [];
+  const executions: N8nExecution[] = [];
+  let executionIds = 0;
+  let dropNext = 0;
+  /** While stopping (SIGTERM): the run of the last request taken, held until another comes (then it runs) or the stop. */
+  let stopping = false;
+  let heldRun: (() => void) | null = null;
   const apiCalls: string[] = [];
   let webhookFaults: { status: number; times: number; retryAfter?: number } | null = null;
   let apiFaults: { status: number; times: number } | null = null;
@@ -83,13 +124,47 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
     res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
     res.end(JSON.stringify(body));
   };
+  // The Webhook node's own authentication refuses in plain text, with a challenge, whatever the code.
+  const refuse = (res: http.ServerResponse, status: 401 | 403) => {
+    res.writeHead(status, { "WWW-Authenticate": 'Basic realm="Webhook"' });
+    res.end(status === 401 ? "Authorization is required!" : "Authorization data is wrong!");
+  };
+
+  /** Starts a run of `wf` for a webhook request: its execution (running until `finish`) and the request in `pushes`. */
+  function startRun(wf: N8nWorkflow, push: RecordedPush, query: Record<string, string>, url: string) {
+    pushes.push(push);
+    const hook = wf.nodes.find((nd) => nd.type === "n8n-nodes-base.webhook")!;
+    const started = push.at;
+    const ex: N8nExecution = {
+      id: String(++executionIds), finished: false, mode: "webhook", retryOf: null, retrySuccessId: null, startedAt: started.toISOString(), stoppedAt: null,
+      workflowId: wf.id, waitTill: null, status: "running",
+      data: {
+        startData: {},
+        resultData: {
+          runData: {
+            [hook.name]: [{
+              startTime: started.getTime(), executionTime: 1, executionStatus: "success", source: [],
+              data: { main: [[{ json: { headers: push.headers, params: {}, query, body: push.body, webhookUrl: url, executionMode: "production" }, pairedItem: { item: 0 } }]] },
+            }],
+          },
+          lastNodeExecuted: hook.name,
+        },
+      },
+    };
+    executions.push(ex);
+    return (failed: boolean) => Object.assign(ex, { finished: !failed, status: failed ? "error" : "success", stoppedAt: new Date().toISOString() });
+  }
 
   const server = bodyServer(async (req, res, url, raw) => {
     const method = req.method ?? "GET";
+    if (Date.now() < migratedAt) { // n8n listens before its migrations end, and answers everything with this (Express's res.send)
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      return res.end("n8n is starting up. Please wait");
+    }
     if (url.pathname.startsWith("/api/v1/")) {
       apiCalls.push(`${method} ${url.pathname}${url.search}`);
       if (req.headers["x-n8n-api-key"] !== apiKey) return send(res, 401, { message: "unauthorized" });
-      if (apiFaults && apiFaults.times > 0) { apiFaults.times--; return send(res, apiFaults.status, { message: "Internal Server Error" }); }
+      if (apiFaults && apiFaults.times > 0) { apiFaults.times--; return send(res, apiFaults.status, { message: apiFaults.status === 401 ? "unauthorized" : "Internal Server Error" }); }
       if (method === "GET" && url.pathname === "/api/v1/workflows") {
         const limitRaw = url.searchParams.get("limit");
         const limit = limitRaw === null ? DEFAULT_LIMIT : Number(limitRaw);
@@ -109,6 +184,30 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
         const data = all.slice(start, start + size);
         const more = start + size < all.length;
         const nextCursor = more ? Buffer.from(JSON.stringify({ lastId: data[data.length - 1].id, limit: size })).toString("base64") : null;
+        return send(res, 200, { data, nextCursor });
+      }
+      if (method === "GET" && url.pathname === "/api/v1/executions") {
+        const cursor = url.searchParams.get("cursor");
+        let limit = url.searchParams.get("limit") === null ? DEFAULT_LIMIT : Number(url.searchParams.get("limit"));
+        let lastId = Infinity;
+        if (cursor) {
+          try {
+            const c = JSON.parse(Buffer.from(cursor, "base64").toString("utf8")) as { lastId: string; limit: number };
+            lastId = Number(c.lastId);
+            limit = c.limit; // the cursor's own page size wins
+          } catch { return send(res, 400, { message: "An invalid cursor was provided" }); }
+        }
+        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return send(res, 400, { message: `request/query/limit must be <= ${MAX_LIMIT}` });
+        const workflowId = url.searchParams.get("workflowId");
+        const status = url.searchParams.get("status");
+        const withData = url.searchParams.get("includeData") === "true";
+        const all = executions
+          .filter((e) => e.status !== "running" && (!workflowId || e.workflowId === workflowId) && (!status || e.status === status))
+          .sort((a, b) => Number(b.id) - Number(a.id));
+        const after = all.filter((e) => Number(e.id) < lastId);
+        const page = after.slice(0, limit);
+        const data = page.map(({ data: d, ...e }) => (withData ? { ...e, data: d } : e));
+        const nextCursor = after.length > limit ? Buffer.from(JSON.stringify({ lastId: page[page.length - 1].id, limit })).toString("base64") : null;
         return send(res, 200, { data, nextCursor });
       }
       const one = /^\/api\/v1\/workflows\/([^/]+)$/.exec(url.pathname);
@@ -136,15 +235,14 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
         });
       }
       const b = behaviour.get(target.id) ?? {};
-      // The Webhook node's own authentication, as n8n answers it: a missing Basic header 401 with a challenge, a wrong
-      // credential 403.
-      if (b.headerAuth && req.headers[b.headerAuth.name.toLowerCase()] !== b.headerAuth.value) return send(res, 403, { code: 403, message: "Authorization data is wrong!" });
+      // The Webhook node's own authentication, as n8n answers it: a missing Basic header 401, a wrong credential 403.
+      if (b.headerAuth && req.headers[b.headerAuth.name.toLowerCase()] !== b.headerAuth.value) return refuse(res, 403);
       if (b.basicAuth) {
         const given = /^Basic (.+)$/i.exec(req.headers.authorization ?? "")?.[1];
-        if (!given) return send(res, 401, { code: 401, message: "Authorization is required!" }, { "www-authenticate": 'Basic realm="Webhook"' });
-        if (Buffer.from(given, "base64").toString("utf8") !== `${b.basicAuth.user}:${b.basicAuth.password}`) return send(res, 403, { code: 403, message: "Authorization data is wrong!" });
+        if (!given) return refuse(res, 401);
+        if (Buffer.from(given, "base64").toString("utf8") !== `${b.basicAuth.user}:${b.basicAuth.password}`) return refuse(res, 403);
       }
-      if (b.jwtAuth) return send(res, 403, { code: 403, message: "Authorization data is wrong!" });
+      if (b.jwtAuth) return refuse(res, 403);
       if (webhookFaults && webhookFaults.times > 0) { // a failure before the workflow runs (an overloaded instance, a proxy)
         webhookFaults.times--;
         const h: Record<string, string> = webhookFaults.status === 429 && webhookFaults.retryAfter !== undefined ? { "retry-after": String(webhookFaults.retryAfter) } : {};
@@ -152,21 +250,32 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
       }
       let body: any;
       try { body = JSON.parse(raw); } catch { body = raw; }
-      pushes.push({ method, path, headers: req.headers, body, at: new Date() }); // the execution starts
+      const push: RecordedPush = { method, path, headers: req.headers, body, at: new Date() };
+      const run = () => startRun(target, push, Object.fromEntries(url.searchParams), `${base}/webhook/${path}`);
+      if (dropNext > 0 || stopping) { // taken, answered, and lost with the process before it runs
+        acknowledged.push(push);
+        if (dropNext > 0) dropNext--;
+        else { heldRun?.(); heldRun = () => run()(Boolean(b.fails)); }
+        return send(res, 200, { message: "Workflow was started" });
+      }
+      const finish = run(); // the execution starts
       const waitMs = answerDelayMs + (b.runMs ?? 0);
       if (waitMs > 0) {
         open++;
         await new Promise((r) => setTimeout(r, waitMs));
         open--;
-        if (res.destroyed) return;
       }
+      finish(Boolean(b.fails));
+      if (res.destroyed) return;
       if (b.fails) return send(res, 500, { message: "Error in workflow" });
+      acknowledged.push(push);
       return send(res, 200, { message: "Workflow was started" });
     }
     return send(res, 404, { message: "not found" });
   });
 
   const url = await listenLocal(server, opts.port);
+  const base = url;
   const port = Number(new URL(url).port);
   const now = () => new Date().toISOString();
   // What n8n's API shows of the published version: the nodes it registered.
@@ -179,6 +288,8 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
     url,
     apiKey,
     pushes,
+    acknowledged,
+    executions,
     apiCalls,
     addWorkflow(w) {
       const id = w.id ?? `wf${String(++n).padStart(4, "0")}${crypto.randomBytes(4).toString("hex")}`;
@@ -219,11 +330,20 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
       publish(wf);
     },
     async restart(r = {}) {
+      if (!r.kill) { // SIGTERM: n8n goes on taking webhooks for a while; the last it took is lost with the process
+        stopping = true;
+        await new Promise((done) => setTimeout(done, r.graceMs ?? 800));
+        stopping = false;
+        heldRun = null;
+      }
       await new Promise<void>((done) => { server.closeAllConnections?.(); server.close(() => done()); });
       await new Promise((done) => setTimeout(done, r.downMs ?? 0));
-      readyAt = Date.now() + (r.notReadyMs ?? 4000);
+      migratedAt = Date.now() + (r.migratingMs ?? 0);
+      readyAt = migratedAt + (r.notReadyMs ?? 5000 + Math.floor(Math.random() * 7000));
       await listenLocal(server, port);
     },
+    finishStartUp() { migratedAt = 0; readyAt = 0; },
+    dropAcknowledged(times) { dropNext = times; },
     failWebhook(status, times, retryAfterSeconds) { webhookFaults = { status, times, retryAfter: retryAfterSeconds }; },
     failApi(status, times) { apiFaults = { status, times }; },
     holdWebhooks() {
@@ -233,7 +353,10 @@ export async function startN8nServer(opts: { apiKey?: string; /** The start-up w
     },
     slowWebhooks(ms) { answerDelayMs = ms; },
     openNow: () => open,
-    reset() { answerDelayMs = 0; readyAt = 0; workflows.clear(); behaviour.clear(); pushes.length = 0; apiCalls.length = 0; webhookFaults = null; apiFaults = null; held = null; },
+    reset() {
+      answerDelayMs = 0; migratedAt = 0; readyAt = 0; workflows.clear(); behaviour.clear(); pushes.length = 0; acknowledged.length = 0; executions.length = 0;
+      apiCalls.length = 0; webhookFaults = null; apiFaults = null; held = null; dropNext = 0;
+    },
     close: () => new Promise<void>((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
   };
 }

@@ -144,7 +144,7 @@ test("Meta: dialog -> consent page listing the ad account -> Approve -> callback
   exchange.search = new URLSearchParams({ client_id: sb.env.META_ADS_CLIENT_ID, client_secret: sb.env.META_ADS_CLIENT_SECRET, redirect_uri: REDIRECT, code: back.searchParams.get("code")! }).toString();
   const tokens = await (await fetch(exchange)).json() as { access_token: string };
   expect(tokens.access_token).toEqual(expect.any(String));
-  const accounts = await fetch(`${sb.env.META_ADS_API_URL}/v25.0/me/adaccounts?fields=id,name`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+  const accounts = await fetch(`${sb.env.META_ADS_API_URL}/v27.0/me/adaccounts?fields=id,name`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   expect((await accounts.json() as { data: unknown[] }).data).toEqual([expect.objectContaining({ id: "act_1000000001", name: "Acme Outdoor US" })]);
 });
 

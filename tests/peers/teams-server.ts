@@ -15,18 +15,25 @@ import { startOAuthPeer, type OAuthPeer } from "./oauth-server.ts";
  *   the identity platform's paths (/organizations/oauth2/v2.0/authorize there; the token endpoint `tenantTokenUrl`
  *   here, which hands requests to it); every access token it issues is accepted by Graph here as the tenant's. Or
  *   skip the browser: `issueGraphToken()`.
- * - The bot's client-credentials token endpoint (`botTokenUrl`, /botframework.com/oauth2/v2.0/token): the app id and
- *   password in the form, scope https://api.botframework.com/.default; AADSTS-style `{ error, error_description }`
- *   otherwise (401 invalid_client for a wrong password).
+ * - The bot's client-credentials token endpoint on the identity platform's paths, /{tenant}/oauth2/v2.0/token: the
+ *   app id and password in the form, scope https://api.botframework.com/.default; AADSTS errors otherwise, as Microsoft
+ *   shapes them (`{ error, error_description, error_codes, timestamp, trace_id, correlation_id, error_uri }`: 401
+ *   invalid_client for a wrong password, 400 unauthorized_client AADSTS700016 for an app not in the directory, 400
+ *   invalid_request AADSTS90002 for an unknown tenant). The bot is single-tenant by default, as Azure has created every
+ *   bot since 2025-07-31: its token comes from its own tenant (`botTokenUrl`, /{app.tenantId}/...), and the
+ *   multi-tenant endpoint (`multiTenantTokenUrl`, /botframework.com/...) answers AADSTS700016; `app.multiTenant` makes
+ *   it a legacy multi-tenant bot, which both endpoints serve.
  * - The Bot Framework Connector (`serviceUrl`, ending in /teams/): POST v3/conversations (a new thread in a channel:
  *   `isGroup`, `channelData.channel.id`, an `activity` with an Adaptive Card attachment; answers 201
  *   `{ id: "<channel>;messageid=<activity id>", activityId }`), PUT v3/conversations/{id}/activities/{activityId}
  *   (update), POST v3/conversations/{id}/activities/{activityId} and POST v3/conversations/{id}/activities (a reply in
  *   the thread). A bot token is required (401 `Authorization has been denied for this request.` when missing, unknown
  *   or expired); a channel whose team has not installed the app answers 403 BotNotInConversationRoster.
- * - The Bot Framework's OpenID metadata (`openIdMetadataUrl`) and its JWKS, serving the public half of an RS256 key
- *   generated at start; `signedInvoke(activity)` signs a token with it as the Bot Framework signs the requests it
- *   POSTs to a bot's messaging endpoint (iss https://api.botframework.com, aud the app id, serviceUrl claim).
+ * - The Bot Framework's OpenID metadata (`openIdMetadataUrl`) and its JWKS, serving the public halves of RS256 keys
+ *   generated at start, each with its channel `endorsements` as Microsoft lists them: the Bot Framework's key (msteams
+ *   among others), a key endorsed for webchat only, and one with no endorsements. `signedInvoke(activity)` signs a
+ *   token as the Bot Framework signs the requests it POSTs to a bot's messaging endpoint (iss
+ *   https://api.botframework.com, aud the app id, serviceUrl claim), with the msteams key unless told otherwise.
  *
  * Knobs: `failNext(match, answer, times)` answers the next matching requests with a status (429 with Retry-After, 5xx,
  * Graph 403, ...); `expireBotTokens()` / `expireGraphToken(token)`; `install` / `uninstall` the app in a team.
@@ -37,6 +44,7 @@ import { startOAuthPeer, type OAuthPeer } from "./oauth-server.ts";
  *   TEAMS_GRAPH_URL = graphUrl                 TEAMS_SERVICE_URL = serviceUrl
  *   TEAMS_BOT_TOKEN_URL = botTokenUrl          TEAMS_OPENID_METADATA_URL = openIdMetadataUrl
  *   TEAMS_APP_ID = app.id                      TEAMS_APP_PASSWORD = app.password
+ *   TEAMS_BOT_TENANT_ID = app.tenantId (the token URL above overrides the Microsoft one it would name)
  *   TEAMS_CLIENT_ID / TEAMS_CLIENT_SECRET = oauth.clients.post.id / .secret
  *   TEAMS_AUTHORIZE_URL = oauth.authorizationUrl   TEAMS_TOKEN_URL = tenantTokenUrl
  *
@@ -46,6 +54,7 @@ import { startOAuthPeer, type OAuthPeer } from "./oauth-server.ts";
  *   const graphToken = ms.issueGraphToken();
  *   ms.failNext("POST /teams/v3/conversations", { status: 429, retryAfter: 7 });
  *   const press = await ms.signedInvoke(ms.invokeActivity({ action: someCardButton }));  // → { headers, body }
+ *   const submit = await ms.signedInvoke(ms.submitActivity({ action: someCardButton.fallback }));
  *   await ms.close();
  */
 
@@ -53,8 +62,11 @@ export const BOT_FRAMEWORK_ISSUER = "https://api.botframework.com";
 export const BOT_SCOPE = "https://api.botframework.com/.default";
 
 export interface TeamsServerOptions {
-  /** The bot's app registration; default a random app id and password. */
-  app?: { id: string; password: string };
+  /**
+   * The bot's app registration; default a random app id, password and tenant. `multiTenant`: a legacy multi-tenant
+   * bot (default false: single-tenant, as Azure creates them now).
+   */
+  app?: { id: string; password: string; tenantId?: string; multiTenant?: boolean };
   tenant?: { id: string; displayName: string };
   /** Redirect URIs the tenant OAuth client accepts; default the gateway's default callback. */
   redirectUris?: string[];
@@ -93,11 +105,19 @@ export interface Thread {
   params: any;
 }
 
+/** Where and by whom a card's button is pressed (defaults: the last thread, a user of the tenant). */
+export interface PressSeed { conversationId?: string; from?: { id?: string; aadObjectId?: string; name?: string }; tenantId?: string; serviceUrl?: string }
+
 export type Injection = { status: number; retryAfter?: number | string; code?: string; message?: string };
 
 export type TeamsServer = Awaited<ReturnType<typeof startTeamsServer>>;
 
 const TENANT_TOKEN_PATH = "/organizations/oauth2/v2.0/token";
+/** The bot token endpoint of a directory (a tenant id, or botframework.com: the multi-tenant bots' directory). */
+const BOT_TOKEN_PATH = /^\/([^/]+)\/oauth2\/v2\.0\/token$/;
+const MULTI_TENANT = "botframework.com";
+/** Channels Microsoft's Bot Framework key is endorsed for (its JWKS lists msteams among others). */
+const BOT_FRAMEWORK_ENDORSEMENTS = ["msteams", "skype", "webchat", "directline", "emulator", "slack", "telegram", "email"];
 const DEFAULT_REDIRECT = "http://localhost:3000/api/integrations/oauth/callback";
 const GRAPH_SCOPES = ["User.Read", "Team.ReadBasic.All", "Channel.ReadBasic.All", "TeamsAppInstallation.ReadForTeam"];
 
@@ -105,7 +125,10 @@ const graphError = (status: number, code: string, message: string) => ({ status,
 const threadId = () => `19:${randomBytes(16).toString("hex")}@thread.tacv2`;
 
 export async function startTeamsServer(opts: TeamsServerOptions = {}) {
-  const app = opts.app ?? { id: randomUUID(), password: `pw~${randomBytes(18).toString("base64url")}` };
+  const app = {
+    id: opts.app?.id ?? randomUUID(), password: opts.app?.password ?? `pw~${randomBytes(18).toString("base64url")}`,
+    tenantId: opts.app?.tenantId ?? randomUUID(), multiTenant: opts.app?.multiTenant ?? false,
+  };
   const tenant = opts.tenant ?? { id: randomUUID(), displayName: "Contoso" };
   const knobs = { pageSize: opts.pageSize ?? 100, botTokenTtl: opts.botTokenTtl ?? 3599 };
 
@@ -117,11 +140,16 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
   const injections: { match: string; answer: Injection; left: number }[] = [];
   let activityCounter = 1_700_000_000_000;
 
-  // The Bot Framework's signing key (served in the JWKS) and a key nobody trusts (for forged tokens).
-  const trusted = await generateKeyPair("RS256", { extractable: true });
-  const untrusted = await generateKeyPair("RS256", { extractable: true });
-  const kid = randomBytes(8).toString("hex");
-  const publicJwk: JWK = { ...(await exportJWK(trusted.publicKey)), kid, use: "sig", alg: "RS256" };
+  // The signing keys the JWKS serves, with their endorsements (none: the property left out), and a key nobody
+  // trusts (for forged tokens).
+  type SigningKey = { privateKey: CryptoKey; kid: string; jwk: JWK };
+  async function signingKey(endorsements?: string[]): Promise<SigningKey> {
+    const pair = await generateKeyPair("RS256", { extractable: true });
+    const kid = randomBytes(8).toString("hex");
+    return { privateKey: pair.privateKey, kid, jwk: { ...(await exportJWK(pair.publicKey)), kid, use: "sig", alg: "RS256", ...(endorsements ? { endorsements } : {}) } };
+  }
+  const keys = { teams: await signingKey(BOT_FRAMEWORK_ENDORSEMENTS), webchat: await signingKey(["webchat"]), unendorsed: await signingKey(), untrusted: await signingKey() };
+  const served = [keys.teams, keys.webchat, keys.unendorsed];
 
   const oauth: OAuthPeer = await startOAuthPeer({
     redirectUris: opts.redirectUris ?? [DEFAULT_REDIRECT], provider: "Microsoft", scopes: GRAPH_SCOPES,
@@ -195,12 +223,23 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
     return graphError(400, "BadRequest", `Resource not found for the segment '${parts[0]}'.`);
   }
 
-  function botToken(form: URLSearchParams): Answer {
-    const aad = (status: number, error: string, description: string) => ({ status, body: { error, error_description: `${description}\r\nTrace ID: ${randomUUID()}\r\nCorrelation ID: ${randomUUID()}`, error_codes: [], trace_id: randomUUID() } });
-    if (form.get("grant_type") !== "client_credentials") return aad(400, "unsupported_grant_type", "AADSTS70003: The app requested an unsupported grant type.");
-    if (form.get("client_id") !== app.id) return aad(400, "unauthorized_client", `AADSTS700016: Application with identifier '${form.get("client_id")}' was not found in the directory 'botframework.com'.`);
-    if (form.get("client_secret") !== app.password) return aad(401, "invalid_client", "AADSTS7000215: Invalid client secret provided.");
-    if (form.get("scope") !== BOT_SCOPE) return aad(400, "invalid_scope", `AADSTS1002012: The provided value for scope ${form.get("scope")} is not valid.`);
+  /** The client-credentials grant on `directory`'s endpoint: the app is found in its own tenant, and in botframework.com only when multi-tenant. */
+  function botToken(directory: string, form: URLSearchParams): Answer {
+    const aad = (status: number, error: string, code: number, description: string) => {
+      const trace = randomUUID(), correlation = randomUUID(), timestamp = new Date().toISOString().replace("T", " ").slice(0, 19);
+      return { status, body: {
+        error, error_description: `AADSTS${code}: ${description}\r\nTrace ID: ${trace}\r\nCorrelation ID: ${correlation}\r\nTimestamp: ${timestamp}Z`,
+        error_codes: [code], timestamp: `${timestamp}Z`, trace_id: trace, correlation_id: correlation, error_uri: `https://login.microsoftonline.com/error?code=${code}`,
+      } };
+    };
+    const known = directory === app.tenantId || directory === MULTI_TENANT;
+    if (!known) return aad(400, "invalid_request", 90002, `Tenant '${directory}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`);
+    if (form.get("grant_type") !== "client_credentials") return aad(400, "unsupported_grant_type", 70003, "The app requested an unsupported grant type.");
+    if (form.get("client_id") !== app.id || (directory === MULTI_TENANT && !app.multiTenant)) {
+      return aad(400, "unauthorized_client", 700016, `Application with identifier '${form.get("client_id")}' was not found in the directory '${directory === MULTI_TENANT ? "Bot Framework" : "Trendgate bots"}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`);
+    }
+    if (form.get("client_secret") !== app.password) return aad(401, "invalid_client", 7000215, "Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app.");
+    if (form.get("scope") !== BOT_SCOPE) return aad(400, "invalid_scope", 1002012, `The provided value for scope ${form.get("scope")} is not valid.`);
     const token = `bot.${randomBytes(24).toString("base64url")}`;
     botTokens.set(token, { expiresAt: Date.now() + knobs.botTokenTtl * 1000 });
     return { status: 200, body: { token_type: "Bearer", expires_in: knobs.botTokenTtl, ext_expires_in: knobs.botTokenTtl, access_token: token } };
@@ -282,6 +321,21 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
     return { status: res.status, body };
   }
 
+  /** What every press activity carries: who pressed, in which channel thread and tenant, through which service URL. */
+  function pressActivity(p: PressSeed): Record<string, unknown> {
+    const tenantId = p.tenantId ?? tenant.id;
+    const conversationId = p.conversationId ?? [...threads.keys()].at(-1) ?? `${threadId()};messageid=1`;
+    return {
+      id: `f:${randomBytes(8).toString("hex")}`, timestamp: new Date().toISOString(),
+      channelId: "msteams", serviceUrl: p.serviceUrl ?? urls.serviceUrl,
+      from: { id: p.from?.id ?? "29:1a2b3c", aadObjectId: p.from?.aadObjectId ?? "5e7c0a2d-1111-4b8e-9c3a-2f6d8e9a0b1c", name: p.from?.name ?? "Ada Lovelace" },
+      conversation: { isGroup: true, conversationType: "channel", tenantId, id: conversationId },
+      recipient: { id: `28:${app.id}`, name: "Trendgate" },
+      channelData: { tenant: { id: tenantId }, channel: { id: conversationId.split(";")[0] }, source: { name: "message" } },
+      replyToId: conversationId.split("=").at(-1),
+    };
+  }
+
   let base = "";
   const server = bodyServer((req, res, url, raw) => {
     const method = req.method ?? "GET";
@@ -305,9 +359,9 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
       if (method === "GET" && path === "/v1/.well-known/openidconfiguration") {
         answer = { status: 200, body: { issuer: BOT_FRAMEWORK_ISSUER, authorization_endpoint: "https://invalid.botframework.com", jwks_uri: `${base}/v1/.well-known/keys`, id_token_signing_alg_values_supported: ["RS256"], token_endpoint_auth_methods_supported: ["private_key_jwt"] } };
       } else if (method === "GET" && path === "/v1/.well-known/keys") {
-        answer = { status: 200, body: { keys: [{ ...publicJwk, endorsements: ["msteams"] }] } };
-      } else if (method === "POST" && path === "/botframework.com/oauth2/v2.0/token") {
-        answer = botToken(new URLSearchParams(raw));
+        answer = { status: 200, body: { keys: served.map((k) => k.jwk) } };
+      } else if (method === "POST" && BOT_TOKEN_PATH.test(path)) {
+        answer = botToken(decodeURIComponent(BOT_TOKEN_PATH.exec(path)![1]), new URLSearchParams(raw));
       } else if (path.startsWith("/v1.0/")) {
         answer = graph(method, path, url, auth);
       } else if (path.startsWith("/teams/v3/conversations")) {
@@ -324,7 +378,10 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
     url: base,
     graphUrl: `${base}/v1.0/`,
     serviceUrl: `${base}/teams/`,
-    botTokenUrl: `${base}/botframework.com/oauth2/v2.0/token`,
+    /** The bot's token endpoint in its own tenant. */
+    botTokenUrl: `${base}/${app.tenantId}/oauth2/v2.0/token`,
+    /** The multi-tenant bots' endpoint (AADSTS700016 for a single-tenant bot). */
+    multiTenantTokenUrl: `${base}/${MULTI_TENANT}/oauth2/v2.0/token`,
     openIdMetadataUrl: `${base}/v1/.well-known/openidconfiguration`,
     /** The tenant's token endpoint (oidc-provider behind it, see tenantToken). */
     tenantTokenUrl: `${base}${TENANT_TOKEN_PATH}`,
@@ -341,7 +398,7 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
     teams,
     env: {
       TEAMS_GRAPH_URL: urls.graphUrl, TEAMS_SERVICE_URL: urls.serviceUrl, TEAMS_BOT_TOKEN_URL: urls.botTokenUrl, TEAMS_OPENID_METADATA_URL: urls.openIdMetadataUrl,
-      TEAMS_APP_ID: app.id, TEAMS_APP_PASSWORD: app.password,
+      TEAMS_APP_ID: app.id, TEAMS_APP_PASSWORD: app.password, TEAMS_BOT_TENANT_ID: app.tenantId,
       TEAMS_CLIENT_ID: oauth.clients.post.id, TEAMS_CLIENT_SECRET: oauth.clients.post.secret, TEAMS_AUTHORIZE_URL: oauth.authorizationUrl, TEAMS_TOKEN_URL: urls.tenantTokenUrl,
       OUTBOUND_ALLOWLIST: "127.0.0.1",
     } as Record<string, string>,
@@ -379,29 +436,32 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
      * The invoke activity Teams sends when `action` (an Action.Execute of a posted card) is pressed, in the channel of
      * `conversationId`, by `from` (default a user of the tenant).
      */
-    invokeActivity(p: { action: { verb: string; data: unknown }; conversationId?: string; from?: { id?: string; aadObjectId?: string; name?: string }; tenantId?: string; serviceUrl?: string }): Record<string, unknown> {
-      const tenantId = p.tenantId ?? tenant.id;
-      const conversationId = p.conversationId ?? [...threads.keys()].at(-1) ?? `${threadId()};messageid=1`;
+    invokeActivity(p: PressSeed & { action: { verb: string; data: unknown } }): Record<string, unknown> {
       return {
-        type: "invoke", name: "adaptiveCard/action", id: `f:${randomBytes(8).toString("hex")}`, timestamp: new Date().toISOString(),
-        channelId: "msteams", serviceUrl: p.serviceUrl ?? urls.serviceUrl,
-        from: { id: p.from?.id ?? "29:1a2b3c", aadObjectId: p.from?.aadObjectId ?? "5e7c0a2d-1111-4b8e-9c3a-2f6d8e9a0b1c", name: p.from?.name ?? "Ada Lovelace" },
-        conversation: { isGroup: true, conversationType: "channel", tenantId, id: conversationId },
-        recipient: { id: `28:${app.id}`, name: "Trendgate" },
-        channelData: { tenant: { id: tenantId }, channel: { id: conversationId.split(";")[0] }, source: { name: "message" } },
-        replyToId: conversationId.split("=").at(-1),
+        ...pressActivity(p), type: "invoke", name: "adaptiveCard/action",
         value: { action: { type: "Action.Execute", verb: p.action.verb, data: p.action.data }, trigger: "manual" },
       };
     },
 
     /**
-     * The request the Bot Framework would POST to our messaging endpoint for `activity`: a JWT signed with the key the
-     * JWKS serves. `token` overrides claims (aud, iss, serviceUrl, exp in seconds from now, iat) or signs with an
-     * untrusted key; `now` shifts the clock.
+     * The message activity Teams sends when an Action.Submit (`action`, e.g. an Action.Execute's fallback) is pressed:
+     * the Submit's data as `value`, no text.
      */
-    async signedInvoke(activity: Record<string, unknown>, token: { aud?: string; iss?: string; serviceUrl?: string; expiresIn?: number; untrustedKey?: boolean; now?: Date } = {}) {
+    submitActivity(p: PressSeed & { action: { data: unknown } }): Record<string, unknown> {
+      return { ...pressActivity(p), type: "message", value: p.action.data };
+    },
+
+    /**
+     * The request the Bot Framework would POST to our messaging endpoint for `activity`: a JWT signed with the key the
+     * JWKS serves. `token` overrides claims (aud, iss, serviceUrl, exp in seconds from now, iat), signs with another
+     * served key (`key`: "webchat" endorsed for webchat only, "unendorsed" with no endorsements) or with an untrusted
+     * one (`untrustedKey`); `now` shifts the clock.
+     */
+    async signedInvoke(activity: Record<string, unknown>, token: { aud?: string; iss?: string; serviceUrl?: string; expiresIn?: number; untrustedKey?: boolean; key?: keyof typeof keys; now?: Date } = {}) {
       const now = Math.floor((token.now ?? new Date()).getTime() / 1000);
-      const key: CryptoKey = token.untrustedKey ? untrusted.privateKey : trusted.privateKey;
+      const key = keys[token.untrustedKey ? "untrusted" : token.key ?? "teams"];
+      // An untrusted key signs under the trusted key's id, as a forger would.
+      const kid = key === keys.untrusted ? keys.teams.kid : key.kid;
       const jwt = await new SignJWT({ serviceUrl: token.serviceUrl ?? activity.serviceUrl })
         .setProtectedHeader({ alg: "RS256", kid, typ: "JWT" })
         .setIssuer(token.iss ?? BOT_FRAMEWORK_ISSUER)
@@ -409,7 +469,7 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
         .setIssuedAt(now - 5)
         .setNotBefore(now - 5)
         .setExpirationTime(now + (token.expiresIn ?? 3600))
-        .sign(key);
+        .sign(key.privateKey);
       const body = JSON.stringify(activity);
       return { headers: { authorization: `Bearer ${jwt}`, "content-type": "application/json; charset=utf-8" } as Record<string, string>, body, rawBody: Buffer.from(body) };
     },

@@ -4,7 +4,8 @@ import { bodyServer, listenLocal, type StandInOptions } from "./listen.ts";
 
 // A stand-in for api.x.com on 127.0.0.1 that speaks X API v2 as documented: recent search
 // with fields/expansions, opaque next_token paging, since_id/until_id/start_time, x-rate-limit-* headers, problem-JSON errors,
-// app-only vs user-context tokens, and POST /2/tweets replies.
+// app-only vs user-context tokens, and POST /2/tweets replies. Like X, it refuses (400) a since_id from before the
+// 7-day window and a query it cannot parse (an unclosed quote, an unknown operator, more than 512 characters).
 
 export interface XUserFixture { id: string; name: string; username: string }
 export interface XPostFixture {
@@ -37,6 +38,33 @@ const invalid = (parameter: string, value: string, message: string): Answer => (
 const UNAUTHORIZED = problem(401, "Unauthorized", "Unauthorized");
 const TOO_MANY = problem(429, "Too Many Requests", "Too Many Requests");
 const SEVEN_DAYS_MS = 7 * 24 * 3600 * 1000;
+
+// X's ids are Snowflakes: milliseconds since X's epoch above the lowest 22 bits.
+const X_EPOCH_MS = 1_288_834_974_657n;
+export const snowflake = (ms: number, seq = 0) => String(((BigInt(Math.floor(ms)) - X_EPOCH_MS) << 22n) + BigInt(seq % 4096));
+const postedAt = (id: string) => Number((BigInt(id) >> 22n) + X_EPOCH_MS);
+
+/** Recent search's query limit at the self-serve tiers. */
+const MAX_QUERY_CHARS = 512;
+// The operators recent search knows (self-serve); anything else before a colon is refused, as X does.
+const OPERATORS = new Set([
+  "from", "to", "url", "retweets_of", "context", "entity", "conversation_id", "list", "place", "place_country", "point_radius",
+  "bounding_box", "is", "has", "lang", "in_reply_to_tweet_id", "retweets_of_tweet_id", "quotes_of_tweet_id",
+]);
+
+/** X's parser errors for a query, in its wording ("There were errors processing your request: …"), or null. */
+function queryProblem(query: string): string | null {
+  const problems: string[] = [];
+  if (query.length > MAX_QUERY_CHARS) problems.push(`Query length ${query.length} exceeds the maximum of ${MAX_QUERY_CHARS} characters`);
+  const quotes = [...query.matchAll(/"/g)].map((m) => m.index!);
+  if (quotes.length % 2 === 1) problems.push(`no viable alternative at character '"' (at position ${quotes[quotes.length - 1] + 1})`);
+  // Outside quoted phrases, `name:` is an operator.
+  const bare = query.replace(/"[^"]*"/g, (m) => " ".repeat(m.length));
+  for (const m of bare.matchAll(/(^|[\s(])-?([A-Za-z_]+):/g)) {
+    if (!OPERATORS.has(m[2].toLowerCase())) problems.push(`Reference to invalid operator '${m[2]}' (at position ${m.index! + m[1].length + 1})`);
+  }
+  return problems.length ? `There were errors processing your request: ${problems.join(", ")}` : null;
+}
 
 export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
   let users: XUserFixture[] = [];
@@ -71,6 +99,8 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
   function search(q: URLSearchParams): Answer {
     const query = q.get("query") ?? "";
     if (!query.trim()) return invalid("query", "", "The `query` query parameter can not be empty");
+    const unparsable = queryProblem(query);
+    if (unparsable) return invalid("query", query, unparsable);
     const max = Number(q.get("max_results") ?? "10");
     if (!Number.isInteger(max) || max < 10 || max > 100) {
       return invalid("max_results", q.get("max_results")!, `The \`max_results\` query parameter value [${q.get("max_results")}] is not between 10 and 100`);
@@ -84,6 +114,11 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
     }
     const sinceId = q.get("since_id");
     if (sinceId !== null && !/^\d+$/.test(sinceId)) return invalid("since_id", sinceId, `The \`since_id\` query parameter value [${sinceId}] is not valid`);
+    const windowStart = Date.now() - SEVEN_DAYS_MS;
+    if (sinceId !== null && postedAt(sinceId) < windowStart) {
+      const after = new Date(windowStart).toISOString().slice(0, 16);
+      return invalid("since_id", sinceId, `'since_id' must be a tweet id created after ${after}Z. Please use a 'since_id' that is larger than ${snowflake(windowStart)}`);
+    }
     const untilId = q.get("until_id");
     if (untilId !== null && !/^\d+$/.test(untilId)) return invalid("until_id", untilId, `The \`until_id\` query parameter value [${untilId}] is not valid`);
     let offset = 0;
@@ -150,7 +185,7 @@ export async function startXServer(opts: Pick<StandInOptions, "port"> = {}) {
     if (created.some((p) => p.author_id === userId && p.text === body.text)) {
       return problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");
     }
-    const id = String(1_900_000_000_000_000_000n + BigInt(created.length + 1));
+    const id = snowflake(Date.now(), created.length + 1);
     created.push({
       id, text: body.text, author_id: userId, created_at: new Date().toISOString(), in_reply_to_tweet_id: String(target ?? ""),
       public_metrics: { retweet_count: 0, reply_count: 0, like_count: 0, quote_count: 0 },

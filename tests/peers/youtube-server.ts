@@ -36,7 +36,8 @@ export interface RecordedRequest {
 /**
  * The project's daily quota as documented: search.list has its own bucket of 100 calls, everything else shares
  * 10,000 units (videos.list costs 1), counted per Pacific day; an overdrawn bucket answers 403 quotaExceeded until
- * midnight Pacific. Calls are counted whatever they answer, as Google does.
+ * midnight Pacific. Calls are counted whatever they answer, as Google does, per Cloud project: `apiKey` belongs to
+ * project "default", `keys` maps further keys to their projects (several keys of one project share its quota).
  */
 export const YOUTUBE_DAILY_QUOTA = { search: 100, default: 10_000 };
 const pacificDay = (ms: number) => new Intl.DateTimeFormat("en-CA", { timeZone: "America/Los_Angeles" }).format(new Date(ms));
@@ -59,15 +60,17 @@ const FAILURES: Record<YouTubeFailure, ReturnType<typeof error>> = {
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 const str = (n: number | null | undefined) => (n === null || n === undefined ? undefined : String(n));
 
-export async function startYouTubeServer(opts: { apiKey: string; quota?: typeof YOUTUBE_DAILY_QUOTA } & Pick<StandInOptions, "port">) {
+export async function startYouTubeServer(opts: { apiKey: string; keys?: Record<string, string>; quota?: typeof YOUTUBE_DAILY_QUOTA } & Pick<StandInOptions, "port">) {
   let videos: FixtureVideo[] = [];
   const requests: RecordedRequest[] = [];
   const limits = opts.quota ?? YOUTUBE_DAILY_QUOTA;
-  const spent = { day: "", search: 0, default: 0 };
-  /** Counts the call against its bucket; the quotaExceeded answer when that bucket was already spent today. */
-  function charge(path: string) {
+  const projectOf = new Map<string, string>([[opts.apiKey, "default"], ...Object.entries(opts.keys ?? {})]);
+  const projects = new Map<string, { day: string; search: number; default: number }>();
+  /** Counts the call against its project's bucket; the quotaExceeded answer when that bucket was already spent today. */
+  function charge(project: string, path: string) {
     const day = pacificDay(Date.now());
-    if (spent.day !== day) Object.assign(spent, { day, search: 0, default: 0 });
+    let spent = projects.get(project);
+    if (spent?.day !== day) projects.set(project, spent = { day, search: 0, default: 0 });
     const bucket = path === "/youtube/v3/search" ? "search" : "default";
     if (spent[bucket] >= limits[bucket]) return FAILURES.quotaExceeded;
     spent[bucket]++;
@@ -143,8 +146,9 @@ export async function startYouTubeServer(opts: { apiKey: string; quota?: typeof 
     if (fail) return { ...FAILURES[fail.failure], headers: fail.headers };
     const key = url.searchParams.get("key");
     if (!key) return error(403, "forbidden", "The request is missing a valid API key.", "global", { status: "PERMISSION_DENIED" });
-    if (key !== opts.apiKey) return FAILURES.keyInvalid;
-    const over = charge(url.pathname);
+    const project = projectOf.get(key);
+    if (!project) return FAILURES.keyInvalid;
+    const over = charge(project, url.pathname);
     if (over) return over;
     if (req.method !== "GET") return error(405, "methodNotAllowed", "Method not allowed");
     if (url.pathname === "/youtube/v3/search") return search(url.searchParams);
@@ -170,8 +174,8 @@ export async function startYouTubeServer(opts: { apiKey: string; quota?: typeof 
     /** Requests to one API path, e.g. "/youtube/v3/search". */
     on: (path: string) => requests.filter((r) => r.path === path),
     setVideos(v: FixtureVideo[]) { videos = v; },
-    /** Today's quota untouched (a new project, or the next Pacific day). */
-    resetQuota() { spent.day = ""; },
+    /** Today's quota untouched, in every project (new projects, or the next Pacific day). */
+    resetQuota() { projects.clear(); },
     /** The next n requests fail this way, whatever they ask (headers, e.g. Retry-After, are added to the answer). */
     failNext(n: number, failure: YouTubeFailure, headers: Record<string, string> = {}) {
       for (let i = 0; i < n; i++) failures.push({ failure, headers });

@@ -30,7 +30,11 @@ test("detected_at is the instant of detection, assessed_bucket the bucket's star
 
   const [event] = await eventsOf(gw, a.accountId);
   expect(event).toMatchObject({ type: "trend.detected", timestamp: new Date(hour).toISOString() });
-  expect(event.summary).toMatch(/400 mentions in the first 38 minutes \(a projected 632 mentions\/h\)/);
+  // What arrived, and the hour it comes to with the rest as usual (about 400 + 22/60 x 100), not 400 scaled to 60 minutes (632).
+  const [, rate] = /400 mentions in the first 38 minutes \((\d+) mentions\/h if the rest of the hour runs as usual\)/.exec(event.summary) ?? [];
+  expect(Number(rate)).toBeGreaterThan(420);
+  expect(Number(rate)).toBeLessThan(460);
+  expect(event.velocity).toBeLessThan(400); // (the same projection) - ~100 expected, not 632 - 100
   const [trend] = (await gw.http.get("/api/trends").set(a.auth)).body.data;
   expect(trend).toMatchObject({ id: event.trend_id, detected_at: pass.toISOString(), assessed_bucket: new Date(hour).toISOString() });
   expect(trend.summary).toMatch(/in the first 38 minutes/);

@@ -137,6 +137,11 @@ export const ConfigSchema = z.object({
   CONVERSION_BATCH_WAIT_MS: int(0, 60_000).default(200),
   // Conversion events of a connection that needs re-authorization look again this often.
   CONVERSION_REAUTH_RECHECK_SECONDS: int(1, 3600).default(30),
+  // Workflow pushes a workflow took (2xx) are looked for among its runs (n8n's execution list) once this old, every
+  // interval; one not run within WORKFLOW_CONFIRM_WITHIN_SECONDS is sent again once, under the same event id.
+  WORKFLOW_CONFIRM_AFTER_SECONDS: int(0, 3600).default(30),
+  WORKFLOW_CONFIRM_WITHIN_SECONDS: int(1, 86_400).default(600),
+  WORKFLOW_CONFIRM_INTERVAL_SECONDS: int(1, 3600).default(15),
   CHAT_POST_INTERVAL_MS: int(0, 60_000).default(1000),
   OPERATOR_TICK_SECONDS: int(1, 3600).default(30),
   OPERATOR_RENOTIFY_SECONDS: int(60, 7 * 86_400).default(900),
@@ -155,6 +160,11 @@ export const ConfigSchema = z.object({
   REPORT_STREAM_MAX_SECONDS: int(1, 600).default(10),
   REPORT_EXPORT_CHUNK_BYTES: int(16_384, 64 * 1024 * 1024).default(1024 * 1024),
   REPORT_EXPORT_TTL_SECONDS: int(60, 30 * 86_400).default(86_400),
+  // Backtests (webhook and chat settings previews): events replayed at most, and seconds spent at most, before the
+  // answer stops there marked `truncated`; backtests running at once per account, across the fleet (over it: 429).
+  BACKTEST_MAX_EVENTS: int(1, 10_000_000).default(100_000),
+  BACKTEST_MAX_SECONDS: int(1, 600).default(10),
+  BACKTEST_CONCURRENCY_PER_ACCOUNT: int(1, 100).default(2),
   // Retention (docs/operating.md "Retention"): rows older than this many days are deleted in small batches by one worker an
   // interval (0 = keep forever). Signals and buckets are always kept for DETECTION_BASELINE_HOURS plus a day.
   // DELIVERIES covers finished webhook deliveries, their executions, finished outbox messages and their attempts;

@@ -36,7 +36,17 @@ export const AdsSelectionBody = z.object({
 export type AdsSelection = z.infer<typeof AdsSelectionBody>;
 
 export const AdsMappingsBody = z.object({
-  entities: z.array(z.object({ id: text({ min: 1, max: 64, trim: true }), name: text({ max: 200 }).optional(), field: z.enum(ADS_TARGETING_FIELDS) })).max(200),
+  entities: z.array(z.object({ id: text({ min: 1, max: 64, trim: true }), name: text({ max: 200 }).optional(), field: z.enum(ADS_TARGETING_FIELDS) })).max(200)
+    // An entity is mapped once (its id is the mapping's key): a repeat is the client's to fix, refused before any
+    // provider call or write, not a conflict to retry.
+    .superRefine((entities, ctx) => {
+      const first = new Map<string, number>();
+      entities.forEach((e, i) => {
+        const at = first.get(e.id);
+        if (at === undefined) first.set(e.id, i);
+        else ctx.addIssue({ code: "custom", path: [i, "id"], message: `entity ${e.id} is already at entities.${at}: list each entity once`, params: { code: "duplicate_entity" }, input: e.id });
+      });
+    }),
 }).meta({ id: "AdsMappings" });
 export type AdsMappings = z.infer<typeof AdsMappingsBody>;
 

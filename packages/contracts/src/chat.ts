@@ -45,3 +45,13 @@ export const ChatChannelSelection = ChatSavedChannel.omit({ joined: true })
 export const ChatInteractionReply = z
   .object({ text: z.string() }).catchall(z.unknown())
   .meta({ id: "ChatInteractionReply" });
+
+// Slack text escaping, shared by the app's Slack cards and the webhook body-template preset: trend text is data, not
+// markup, so it can never carry a mention (<!channel>, <@U…>) or a disguised link (<https://…|label>).
+
+/** Slack's three control characters in text (https://docs.slack.dev/messaging/formatting-message-text#escaping). */
+export const escapeMrkdwn = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** A URL made safe inside `<url|label>`: a `|` or `>` in it would end the URL early and let the rest be the label. */
+export const escapeSlackUrl = (url: string): string =>
+  url.replace(/\|/g, "%7C").replace(/</g, "%3C").replace(/>/g, "%3E").replace(/&/g, "&amp;");

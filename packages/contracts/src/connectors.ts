@@ -6,6 +6,11 @@ import { documentedEnum, Timestamp } from "./common.ts";
 // its actions' inputs) live in its own folder (packages/connectors/social/src/<provider>/schemas.ts).
 
 const ProviderId = z.string().meta({ description: "A social provider id from GET /api/integrations/social/providers" });
+const QuotaProject = z.string().nullable().meta({
+  description: "The provider quota this connection draws on together with any other connection showing the same value, or null when its " +
+    "quota is its own. YouTube: the Google Cloud project, `project:<id or number>` from `options.project`, else `key:<digest of the API key>` " +
+    "(Google does not tell an API key's project; connections with the same key share it)",
+});
 
 export const SOCIAL_CONNECTION_STATUSES = {
   active: "polled on schedule",
@@ -23,6 +28,7 @@ export const SocialConnection = z
     status: SocialConnectionStatusEnum,
     terms: z.array(z.string()),
     options: z.record(z.string(), z.unknown()),
+    quota_project: QuotaProject,
     base_url: z.string().nullable(),
     last_error: z.string().nullable(),
     last_polled_at: Timestamp.nullable(),
@@ -55,7 +61,8 @@ export const SocialConnectionStatus = z
     terms: z.array(z.string()),
     last_polled_at: Timestamp.nullable(),
     next_poll_at: Timestamp.nullable(),
-    quota: z.record(z.string(), z.unknown()).meta({ description: "Quota as last seen: `last` (limit, remaining, reset_at, cost) and, for YouTube, `ledger` (units spent per bucket today, Pacific time)" }),
+    quota: z.record(z.string(), z.unknown()).meta({ description: "Quota as last seen: `last` (limit, remaining, reset_at, cost) and, for YouTube, `ledger` (units its quota project spent per bucket today, Pacific time)" }),
+    quota_project: QuotaProject,
     recent_observations: z.object({ hours: z.number().int(), count: z.number().int() }).meta({ description: "Signals this connector stored in the last `hours` hours" }),
     actions: z.array(SocialAction).meta({ description: "The most recent actions, newest first" }),
   })

@@ -4,6 +4,7 @@ import { z } from "zod";
 export const ERROR_CODES = {
   unauthorized: { status: 401, title: "Authentication failed" },
   api_key_required: { status: 403, title: "Only an API key may do this, not a console session" },
+  forbidden: { status: 403, title: "Authenticated, but not allowed to do this" },
   not_found: { status: 404, title: "Resource not found" },
   route_not_found: { status: 404, title: "No such route" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
@@ -32,6 +33,7 @@ export const ERROR_CODES = {
   link_expired: { status: 410, title: "The link has expired" },
   rate_limited: { status: 429, title: "Rate limit exceeded" },
   too_many_connections: { status: 429, title: "Too many open stream connections for this API key" },
+  too_many_backtests: { status: 429, title: "Too many backtests running for this account" },
   service_unavailable: { status: 503, title: "Service unavailable" },
   provider_not_configured: { status: 501, title: "Provider not configured on this server" },
   internal_error: { status: 500, title: "Internal server error" },

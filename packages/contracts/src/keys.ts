@@ -22,6 +22,14 @@ export const RotateApiKeyBody = z
   .strict()
   .meta({ id: "RotateApiKeyBody" });
 
+export const RevokeApiKeyQuery = z.object({
+  end_sessions: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true")
+    .meta({ description: "Also revoke the console sessions this key created (default); `false` leaves them until they expire" }),
+});
+
 export const ApiKey = z
   .object({
     id: z.string(),

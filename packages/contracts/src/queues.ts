@@ -17,6 +17,8 @@ export const QUEUES = {
   adsApplies: "ads-applies",
   // CSV exports of ads reports too large to stream in one response (pulled from the providers, then stored).
   reportExports: "report-exports",
+  // Workflow pushes a workflow took, confirmed from its own record of runs (or sent again): one pass per interval.
+  workflowConfirmations: "workflow-confirmations",
   // The operator queue's clock: snoozes that ended, critical items to re-notify.
   operatorTicks: "operator-ticks",
   // Bounded storage: one pass per RETENTION_INTERVAL_SECONDS deletes rows past their retention (docs/operating.md "Retention").
@@ -72,6 +74,8 @@ export const JOB_PAYLOADS = {
   [QUEUES.conversionEvents]: OutboxJob,
   [QUEUES.adsApplies]: OutboxJob,
   [QUEUES.reportExports]: OutboxJob,
+  // {} = the scheduler's tick.
+  [QUEUES.workflowConfirmations]: z.object({}),
   // {} = the scheduler's tick.
   [QUEUES.operatorTicks]: z.object({}),
   // {} = the scheduler's tick.

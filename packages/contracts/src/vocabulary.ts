@@ -45,8 +45,11 @@ export const OPERATIONAL_EVENT_TYPES = Object.keys(OPERATIONAL_EVENTS) as (keyof
 /** What a subscription with `trigger_type: event_types` may list: the trend lifecycle and the operational events. */
 export const WEBHOOK_EVENT_TYPES = [...TREND_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
 
-/** What became of one delivery attempt (a webhook execution). */
-export const EXECUTION_OUTCOMES = ["succeeded", "retrying", "failed", "suppressed"] as const;
+/**
+ * What became of one delivery attempt (a webhook execution). `interrupted`: the worker stopped during the request (or
+ * before its answer was recorded); the receiver may have it, and the same attempt was sent again.
+ */
+export const EXECUTION_OUTCOMES = ["succeeded", "retrying", "failed", "suppressed", "interrupted"] as const;
 /** Why a delivery was made. */
 export const EXECUTION_TRIGGERS = ["trend_event", "account_event", "test", "replay", "recovery"] as const;
 

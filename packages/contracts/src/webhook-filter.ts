@@ -48,7 +48,7 @@ export function matchProblems(q: unknown): { path: (string | number)[]; message:
         value.forEach((v, i) => walk(v, [...at, i], depth + 1));
       } else if (key.startsWith("$")) {
         out.push({ path: at, message: `unknown operator ${key} at the top of a query (use ${FILTER_LOGICAL.join(", ")}, or a field name)` });
-      } else if (!(key in FILTER_FIELDS)) {
+      } else if (!Object.hasOwn(FILTER_FIELDS, key)) { // own names only: `in` would let constructor, toString, __proto__ through
         out.push({ path: at, message: `unknown field ${key}: one of ${Object.keys(FILTER_FIELDS).join(", ")}` });
       } else if (isLiteral(value)) {
         continue;
@@ -75,9 +75,12 @@ export const WebhookFilter = z
       max: z.number().min(-1).max(1).optional(),
     }).strict().refine((s) => s.min === undefined || s.max === undefined || s.min <= s.max, { message: "min must not exceed max", path: ["min"] })
       .optional().meta({ description: "Only events whose topic sentiment (-1..1) is within this range; an event without a sentiment does not match a range" }),
-    match: z.record(text({ min: 1, max: 100 }), z.unknown()).superRefine((q, ctx) => {
-      for (const p of matchProblems(q)) ctx.addIssue({ code: "custom", path: p.path, message: p.message });
-    }).optional().meta({
+    // Checked as sent, before the record is built: building it drops an own "__proto__" key (JSON.parse makes one),
+    // which would leave a query that matches everything.
+    match: z.preprocess((q, ctx) => {
+      for (const p of matchProblems(q)) ctx.addIssue({ code: "custom", path: p.path, message: p.message, input: q });
+      return q;
+    }, z.record(text({ min: 1, max: 100 }), z.unknown())).optional().meta({
       description: `A MongoDB-style query on the event's fields (${Object.keys(FILTER_FIELDS).join(", ")}); operators ${FILTER_OPERATORS.join(", ")}, combined with ${FILTER_LOGICAL.join(", ")}. ` +
         'Example: {"velocity": {"$gte": 200}, "category": {"$in": ["tech/ai", "tech/chips"]}}',
     }),

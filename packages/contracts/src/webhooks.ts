@@ -170,7 +170,9 @@ export const WebhookExecution = z
     outcome: z.enum(EXECUTION_OUTCOMES).meta({
       description: "`suppressed`: a firing not sent: dropped by the cooldown (error_class `cooldown`; error_message says until when, or which digest kept the stronger firing), " +
         "its trend no longer anomalous at the end of the trigger window (`trigger_window`), or a re-detection inside the recovery window (`recovery_window`); " +
-        "error_message names the trend and event. Its delivery_id belongs to no delivery.",
+        "error_message names the trend and event. Its delivery_id belongs to no delivery. " +
+        "`interrupted`: the worker stopped during the request, or before the answer was recorded (a crash, a deploy): the receiver may have received it, " +
+        "and the same attempt was sent again (the next execution with this attempt number); de-duplicate on webhook-id.",
     }),
     request: z.object({
       url: z.string(),
@@ -251,6 +253,11 @@ const backtestWindow = {
   from: Timestamp.meta({ description: "Start of the replayed history" }),
   to: Timestamp,
   events_replayed: z.number().int().meta({ description: "Trend events the account's detection passes published in that time" }),
+  truncated: z.boolean().meta({
+    description: "The replay stopped early (at BACKTEST_MAX_EVENTS events or after BACKTEST_MAX_SECONDS): `to` is then the publication of the " +
+      "last event replayed, and every count covers `from` to `to` only. Ask for fewer `days` to see the rest",
+  }),
+  truncated_reason: z.enum(["event_limit", "time_limit"]).nullable().meta({ description: "Why it stopped early; null when not truncated" }),
 };
 
 export const WebhookBacktest = z.object({

@@ -57,7 +57,12 @@ const WorkflowPushAttempt = z.object({
 });
 export const WorkflowPushExecution = z.object({
   id: z.string().meta({ description: "The push's event id (sent as X-Trendgate-Event-Id)" }),
-  event: z.string(), source: z.string(), status: z.enum(OUTBOX_STATUSES), attempts: z.array(WorkflowPushAttempt),
+  event: z.string(), source: z.string(), status: z.enum(OUTBOX_STATUSES),
+  delivery: z.enum(["delivered", "confirmed"]).nullable().meta({
+    description: "For a `succeeded` push (null otherwise): `delivered` when the workflow's trigger took it (2xx), `confirmed` once the run that received it " +
+      "is found among the workflow's executions in n8n. A push not seen there within WORKFLOW_CONFIRM_WITHIN_SECONDS is sent again once, same event id",
+  }),
+  attempts: z.array(WorkflowPushAttempt),
   last_error: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
 }).meta({ id: "WorkflowPushExecution" });
 export type WorkflowPushExecution = z.infer<typeof WorkflowPushExecution>;

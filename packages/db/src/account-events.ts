@@ -27,17 +27,35 @@ SELECT v.id, v.account_id, v.type, v.data, now() AT TIME ZONE 'UTC'
           WHERE e.account_id = v.account_id AND e.id >= v.since_id AND e.type = v.type AND e.data @> v.match))
 ON CONFLICT (id) DO NOTHING`;
 
-/** Writes account events in one statement; returns how many were written (skipped: already told, account gone). */
+/**
+ * Writes account events in one statement; returns how many were written (skipped: already told, account gone).
+ * Events recorded `once` take a transaction lock on (account, type, match) first, in a sorted order: two writers
+ * checking at the same moment would otherwise both find nothing and both write (two notices 2 ms apart).
+ */
 export async function recordAccountEvents(db: Db, events: AccountEventInput[]): Promise<number> {
   if (!events.length) return 0;
   const col = <T>(f: (e: AccountEventInput) => T) => events.map(f);
-  const { rowCount } = await db.$pool.query(RECORD_SQL, [
+  const params = [
     col(() => newId("evt")), col((e) => e.accountId), col((e) => e.type),
     col((e) => JSON.stringify(jsonSafe(e.data))),
     col((e) => (e.once ? JSON.stringify(jsonSafe(e.once.match)) : null)),
     col((e) => (e.once ? `evt_${encodeTime(Math.max(0, e.once.since.getTime()), 10).toLowerCase()}` : null)),
-  ]);
-  return rowCount ?? 0;
+  ];
+  const locks = [...new Set(events.flatMap((e, i) => (e.once ? [`account-event-once:${e.accountId}:${e.type}:${params[4][i]}`] : [])))].sort();
+  if (!locks.length) return (await db.$pool.query(RECORD_SQL, params)).rowCount ?? 0;
+  const client = await db.$pool.connect();
+  try {
+    await client.query("BEGIN");
+    for (const key of locks) await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [key]);
+    const { rowCount } = await client.query(RECORD_SQL, params); // a snapshot taken after the locks: sees the other writer's row
+    await client.query("COMMIT");
+    return rowCount ?? 0;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 /**

@@ -86,6 +86,19 @@ export async function revokeConsoleSession(db: Db, accountId: string, id: string
   return count > 0;
 }
 
+/**
+ * Revokes the sessions an API key created that can still be opened or used (expired ones keep their status), and
+ * returns their ids for the auth cache invalidation.
+ */
+export async function revokeKeyConsoleSessions(db: Db, accountId: string, keyId: string, now = new Date()): Promise<string[]> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    UPDATE console_sessions SET revoked_at = ${now}
+    WHERE account_id = ${accountId} AND created_by_key_id = ${keyId} AND revoked_at IS NULL
+      AND ((opened_at IS NULL AND link_expires_at > ${now}) OR expires_at > ${now})
+    RETURNING id`;
+  return rows.map((r) => r.id);
+}
+
 export async function getConsoleFrameAncestors(db: Db, accountId: string): Promise<string[]> {
   const row = await db.account.findUnique({ where: { id: accountId }, select: { consoleFrameAncestors: true } });
   return row?.consoleFrameAncestors ?? [];

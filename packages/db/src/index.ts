@@ -16,6 +16,7 @@ export * from "./webhook-deliveries.ts";
 export * from "./webhook-attempts.ts";
 export * from "./trend-events.ts";
 export * from "./outbox.ts";
+export * from "./outbox-confirmations.ts";
 export * from "./overdue.ts";
 export * from "./delivery-health.ts";
 export * from "./operator-items.ts";

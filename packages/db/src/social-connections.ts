@@ -76,3 +76,18 @@ export async function rotateSocialCredentials(db: Db, connectionId: string, expe
   const { count } = await db.socialConnection.updateMany({ where: { id: connectionId, credentialsCiphertext: expected }, data: { credentialsCiphertext: next } });
   return count > 0;
 }
+
+/** The quota state the connections of one provider quota project share ({} until a poll stores one). */
+export async function loadSocialQuotaProject(db: Db, provider: string, project: string): Promise<Record<string, unknown>> {
+  const { rows } = await db.$pool.query<{ quota: Record<string, unknown> }>(
+    `SELECT quota FROM social_quota_projects WHERE provider = $1 AND project = $2`, [provider, project]);
+  return rows[0]?.quota ?? {};
+}
+
+/** Stores a quota project's state; callers hold the project's lock, so the last writer read what the one before left. */
+export async function saveSocialQuotaProject(db: Db, provider: string, project: string, quota: Record<string, unknown>): Promise<void> {
+  await db.$pool.query(
+    `INSERT INTO social_quota_projects (provider, project, quota, updated_at) VALUES ($1, $2, $3::jsonb, now() AT TIME ZONE 'UTC')
+     ON CONFLICT (provider, project) DO UPDATE SET quota = EXCLUDED.quota, updated_at = EXCLUDED.updated_at`,
+    [provider, project, JSON.stringify(quota)]);
+}

@@ -40,20 +40,26 @@ export async function findUndispatchedTrendEvents(db: Db, olderThanSeconds: numb
 
 /** A stored trend event as the backtest replays it: the event, when it was published, and its trend's topic. */
 export interface StoredTrendEvent {
+  id: string;
   event: TrendEvent;
   publishedAt: Date;
   topicId: string | null;
 }
 
-/** The account's trend events published at or after `since`, oldest first (what backtests replay). */
-export async function trendEventsSince(db: Db, accountId: string, since: Date): Promise<StoredTrendEvent[]> {
-  const { rows } = await db.$pool.query<{ payload: TrendEvent; created_at: Date; topic_id: string | null }>({
-    name: "tg_trend_events_since",
-    text: `SELECT e.payload, e.created_at, t.topic_id FROM trend_events e LEFT JOIN trends t ON t.id = e.trend_id
-            WHERE e.account_id = $1 AND e.created_at >= $2 ORDER BY e.created_at, e.id`,
-    values: [accountId, since],
+/**
+ * One page of the account's trend events after `after` in (created_at, id) order, oldest first: what backtests replay,
+ * a page at a time (keyset on trend_events_account_id_created_at_id_idx), so that a long history is never one result
+ * in memory nor one connection held throughout. The first page of those published at or after `since`: after
+ * `{ publishedAt: since, id: "" }`.
+ */
+export async function trendEventsPage(db: Db, accountId: string, after: { publishedAt: Date; id: string }, limit: number): Promise<StoredTrendEvent[]> {
+  const { rows } = await db.$pool.query<{ id: string; payload: TrendEvent; created_at: Date; topic_id: string | null }>({
+    name: "tg_trend_events_page",
+    text: `SELECT e.id, e.payload, e.created_at, t.topic_id FROM trend_events e LEFT JOIN trends t ON t.id = e.trend_id
+            WHERE e.account_id = $1 AND (e.created_at, e.id) > ($2, $3) ORDER BY e.created_at, e.id LIMIT $4`,
+    values: [accountId, after.publishedAt, after.id, limit],
   });
-  return rows.map((r) => ({ event: r.payload, publishedAt: r.created_at, topicId: r.topic_id }));
+  return rows.map((r) => ({ id: r.id, event: r.payload, publishedAt: r.created_at, topicId: r.topic_id }));
 }
 
 /**

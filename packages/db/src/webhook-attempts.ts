@@ -161,3 +161,20 @@ export function isTransientDbError(err: unknown): boolean {
     return /^(08|40|53|57|58)/.test(e.code) || e.code === "55P03" || e.code === "55006";
   return true;
 }
+
+/**
+ * An attempt a worker began and never recorded (it stopped mid-request), as an execution of its own with outcome
+ * `interrupted`: the receiver may have it. The delivery is left as it is (the same attempt is sent again). Written
+ * once (the id is fixed when the send begins).
+ */
+export async function recordInterruptedAttempt(db: Db, e: Omit<AttemptRecord["execution"], "outcome">): Promise<void> {
+  await db.webhookExecution.createMany({
+    data: [{
+      id: e.id, accountId: e.accountId, subscriptionId: e.subscriptionId, deliveryId: e.deliveryId, attempt: e.attempt, trigger: e.trigger,
+      outcome: "interrupted", requestUrl: e.requestUrl, requestHeaders: e.requestHeaders, requestBodyBytes: e.requestBodyBytes,
+      responseStatus: null, responseBody: null, responseBodyTruncated: false, durationMs: e.durationMs, errorClass: "interrupted",
+      errorMessage: e.errorMessage, nextRetryAt: null,
+    }],
+    skipDuplicates: true,
+  });
+}

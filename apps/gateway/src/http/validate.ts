@@ -7,7 +7,9 @@ export function toFieldErrors(location: FieldError["location"], error: z.ZodErro
   const byPath = new Map<string, FieldError>();
   for (const i of error.issues) {
     const path = i.path.map(String).join(".") || (location === "body" ? "(body)" : "(all)");
-    if (!byPath.has(path)) byPath.set(path, { location, path, message: i.message, code: i.code });
+    // A custom check may name its own code (params.code, e.g. duplicate_entity); else zod's.
+    const code = i.code === "custom" && typeof i.params?.code === "string" ? i.params.code : i.code;
+    if (!byPath.has(path)) byPath.set(path, { location, path, message: i.message, code });
   }
   return [...byPath.values()];
 }

@@ -30,7 +30,7 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
     if (r.keyOnly) responses["403"] = problem("`api_key_required`: a web console session cannot call this; use an API key");
     if (r.auth === "admin") responses["401"] = problem("Missing or wrong admin token (two WWW-Authenticate lines: Basic, then Bearer)");
     if (r.auth === "admin") responses["429"] = { ...problem("More than AUTH_FAILURES_PER_MINUTE failed authentications from this address (API keys and admin token together); retry after Retry-After seconds"), headers: { "Retry-After": intHeader("Seconds to wait") } };
-    if (r.auth === "apiKey") responses["429"] = { ...problem("The account's quota exceeded (all its keys together), or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
+    if (r.auth === "apiKey") responses["429"] = { ...problem([r.responses[429]?.description, "The account's quota exceeded (all its keys together), or more than AUTH_FAILURES_PER_MINUTE failed authentications from this address; retry after Retry-After seconds"].filter(Boolean).join("; or: ")), headers: { ...RATE_HEADERS, "Retry-After": intHeader("Seconds to wait") } };
     if (r.params && !r.responses[404]?.content) responses["404"] = problem("No such resource in your account, or a path id that cannot name one (`errors[]` names the segment)");
     if (r.params) responses["400"] = problem("Malformed percent-encoding in the path (`bad_request`)");
     if (r.body) {

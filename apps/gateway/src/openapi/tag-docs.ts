@@ -83,7 +83,7 @@ const CONSOLE_FLOW = `A web console per customer account at \`/console/\`, opene
 1. Your backend: \`POST /api/console/sessions\` \`{"label":"ops@example.com"}\` (API key) → 201 with \`url\`, e.g. \`https://…/console/?s=cs_…#token=tgcl_…\`, shown only here.
 2. The person opens it (or your page loads it in an iframe): the page exchanges the token once (\`POST /api/console/sessions/exchange\` → \`access_token\`, \`tgcs_…\`) and removes it from the address bar. The link works once, until \`link_expires_at\` (default 15 min); the session lasts \`session_hours\` (default 8).
 3. The access token is a bearer credential for that account on every route, except keys, sessions and console settings (403 \`api_key_required\`). Another account's ids answer 404.
-4. \`DELETE /api/console/sessions/{id}\` revokes at once on every gateway. \`PUT /api/console/settings\` \`{"frame_ancestors":["https://app.example.com"]}\` lets those origins frame the console (CSP frame-ancestors; none by default).
+4. \`DELETE /api/console/sessions/{id}\` revokes at once on every gateway; so does revoking the key that created the session (\`DELETE /api/keys/{id}\`, unless \`?end_sessions=false\`). \`PUT /api/console/settings\` \`{"frame_ancestors":["https://app.example.com"]}\` lets those origins frame the console (CSP frame-ancestors; none by default).
 
 See docs/console.md.`;
 

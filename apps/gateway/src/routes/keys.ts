@@ -1,5 +1,5 @@
-import { ApiKey, ApiKeyList, ApiKeyWithSecret, CreateApiKeyBody, IdParam, pageQuery, RotateApiKeyBody, RotatedApiKey } from "@trendgate/contracts";
-import { countActiveKeysLocked, createApiKey, findAccountApiKey, listApiKeys, revokeApiKey, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
+import { ApiKey, ApiKeyList, ApiKeyWithSecret, CreateApiKeyBody, IdParam, pageQuery, RevokeApiKeyQuery, RotateApiKeyBody, RotatedApiKey } from "@trendgate/contracts";
+import { countActiveKeysLocked, createApiKey, findAccountApiKey, listApiKeys, revokeApiKey, revokeKeyConsoleSessions, rotateApiKey, type ApiKeyRow } from "@trendgate/db";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";
 import { defineRoute } from "../http/route.ts";
@@ -59,13 +59,19 @@ export const keyRoutes = [
   }),
   defineRoute({
     method: "delete", path: "/api/keys/{id}", operationId: "revokeApiKey", tag: "API keys", auth: "apiKey", keyOnly: true,
-    summary: "Revoke an API key at once (it answers 401 from now on, on every gateway instance)", params: IdParam,
+    summary: "Revoke an API key at once (it answers 401 from now on, on every gateway instance)", params: IdParam, query: RevokeApiKeyQuery,
+    description: "Also revokes the web console sessions (and unopened session links) the key created, at once: their next " +
+      "request gets 401, as an expired session does. `?end_sessions=false` leaves them to run until they expire. Calling it " +
+      "again on a revoked, expired or rotated key ends the sessions it created that are still live. Rotating a key leaves them alone.",
     responses: { 204: { description: "Revoked" } },
-    async handler({ deps, auth, params }) {
+    async handler({ deps, auth, params, query }) {
       const row = await findAccountApiKey(deps.db, auth.accountId, params.id);
       if (!row) throw notFound("API key");
       if (!row.revokedAt) await revokeApiKey(deps.db, row.id);
-      await deps.authenticator.invalidate(row.prefix);
+      // A session is a credential the key handed out: whoever withdraws the key usually means to withdraw those too.
+      // Done even when the key was already revoked, so a retry (or a key revoked with the opt-out) can still end them.
+      const sessions = query.end_sessions ? await revokeKeyConsoleSessions(deps.db, auth.accountId, row.id) : [];
+      for (const id of [row.prefix, ...sessions]) await deps.authenticator.invalidate(id);
       return { status: 204 };
     },
   }),

@@ -10,7 +10,6 @@ import {
   type PendingDeliveryFilter, type WebhookExecutionRow, type WebhookSubscriptionRow,
 } from "@trendgate/db";
 import { generateSecret } from "@trendgate/delivery";
-import { detectionConfigFrom } from "@trendgate/trends";
 import { backtestWebhook } from "../services/backtest.ts";
 import { assertPublicDestination } from "../http/outbound-url.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
@@ -118,16 +117,21 @@ export const webhookRoutes = [
     summary: "Backtest a subscription's rules before saving: what it would have received over the last days",
     description: "Replays the account's stored trend events (what its detection passes published, up to 14 days back) through the rules: " +
       "trigger, category, filter, sensitivity, recovery window, trigger window (the detector re-assesses each held firing's trend at the window's end " +
-      "from the stored buckets) and cooldown. Nothing is saved or sent. Mutes are not replayed (they hold events back for every destination).",
+      "from the stored buckets) and cooldown. Nothing is saved or sent. Mutes are not replayed (they hold events back for every destination). " +
+      "Bounded: after BACKTEST_MAX_EVENTS events or BACKTEST_MAX_SECONDS the answer covers the history up to there, marked `truncated`; " +
+      "an account runs at most BACKTEST_CONCURRENCY_PER_ACCOUNT backtests (webhook and chat ones together) at once.",
     body: WebhookPreviewBody,
-    responses: { 200: { description: "What it would have received", schema: WebhookBacktest } },
+    responses: {
+      200: { description: "What it would have received (`truncated`: up to `to` only)", schema: WebhookBacktest },
+      429: { description: "`too_many_backtests`: the account already runs BACKTEST_CONCURRENCY_PER_ACCOUNT backtests; retry after Retry-After seconds" },
+    },
     async handler({ deps, auth, body }) {
       const rules = {
         triggerType: body.trigger_type, thresholdValue: body.threshold_value, category: body.category ?? null, eventTypes: body.event_types ?? [],
         filter: body.filter ?? null, sensitivity: body.sensitivity ?? "high", deliveryMode: body.delivery_mode, cooldownSeconds: body.cooldown_seconds,
         triggerWindowMinutes: body.trigger_window_minutes ?? 0, recoveryWindowMinutes: body.recovery_window_minutes ?? 0,
       };
-      return { status: 200, body: await backtestWebhook(deps.db, auth.accountId, rules, body.days, detectionConfigFrom(deps.config)) };
+      return { status: 200, body: await backtestWebhook(deps, auth.accountId, rules, body.days) };
     },
   }),
   defineRoute({

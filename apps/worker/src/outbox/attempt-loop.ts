@@ -45,14 +45,6 @@ export interface Ledger<K, R, S extends DeliveryState = DeliveryState> {
   write(record: R): Promise<Written>;
   /** Queues attempt `attempt` of the row after `delayMs` (a no-op while that job exists). */
   queue(key: K, attempt: number, delayMs: number): Promise<void>;
-  /**
-   * A final attempt's record does not hold its job: the job neither fails for it nor, after a success, waits for it.
-   * For a kind whose sweeper resends a row still pending once its job is gone (webhook deliveries), a lost final
-   * record costs one more send, the same at-least-once as a crash mid-request; a success's completed job tells the
-   * sweeper it was sent meanwhile. A final failure still waits: the sweeper counts a failed job as lost until its row
-   * has moved past the attempt.
-   */
-  readonly finalRecordBestEffort?: boolean;
 }
 
 /** An attempt's outcome, judged. */
@@ -88,13 +80,7 @@ export function judge(failure: Failure | null, schedule: RetrySchedule, attempt:
 
 /** Steps 3 to 5: writes the attempt's record, then `follow`s it. */
 export async function record<K, R>(ledger: Ledger<K, R, DeliveryState>, key: K, attempt: number, judged: Judged, rec: R): Promise<Settled> {
-  if (judged.nextAt || !ledger.finalRecordBestEffort) return follow(ledger, key, attempt, judged, await ledger.write(rec));
-  const written = ledger.write(rec).catch((err) => {
-    ledger.logger.warn({ ...ledger.ref(key), err: String(err) }, "attempt record not written; the sweeper will retry the delivery");
-    return null;
-  });
-  const assumed: Written = { recorded: true, status: judged.outcome };
-  return follow(ledger, key, attempt, judged, judged.outcome === "succeeded" ? assumed : (await written) ?? assumed);
+  return follow(ledger, key, attempt, judged, await ledger.write(rec));
 }
 
 /**

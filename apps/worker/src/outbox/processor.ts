@@ -39,6 +39,11 @@ export interface OutboxContext<P> {
   settle(message: OutboxMessageOf<P>, attempt: number, outcome: SendOutcome): Promise<RecordedAttempt>;
   /** Tells the peer's HTTP status of a send that succeeded, for its attempt record (a failure's is on its ProviderError). */
   responded(status: number): void;
+  /**
+   * The messages among `ids` whose last attempt was sent but waits in the spool for its record: a batch leaves them
+   * out (their rows still show the attempt unmade; their own jobs write the record first).
+   */
+  keptAmong(ids: readonly string[]): Promise<Set<string>>;
 }
 
 /** `unknown`: the peer may have acted on the last attempt (see outboxFailure); not retried, the user may replay it. */
@@ -95,7 +100,8 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
         maxItems: config.OUTBOX_RECORD_BATCH_SIZE, maxWaitMs: config.OUTBOX_RECORD_BATCH_WAIT_MS,
         maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: TRANSIENT_RETRY_DELAYS_MS,
       });
-      const spool = new AttemptSpool(queues.connection, config.QUEUE_PREFIX, queue);
+      const spool = new AttemptSpool<OutboxAttemptRecord>(queues.connection, config.QUEUE_PREFIX, queue, { id: (r) => r.messageId, attempt: (r) => r.attempt },
+        (r) => ({ ...r, nextRetryAt: r.nextRetryAt ? new Date(r.nextRetryAt) : null }));
 
       // The loop's view of outbox_messages. A record the writer could not write, even after its re-tries, is kept in
       // the spool and fails its job: the message's next job writes it before anything else.
@@ -193,6 +199,7 @@ export function outboxProcessor(queue: OutboxQueueName, createHandler: (deps: Wo
           const ctx: OutboxContext<unknown> = {
             job, token, attempt: data.attempt, lastAttempt: data.attempt > schedule.delaysSeconds.length, logger: log, settle: settleOwn,
             responded: (status) => { responseStatus = status; },
+            keptAmong: (ids) => spool.keptAmong(ids),
           };
           const started = Date.now();
           let outcome: SendOutcome;

@@ -1,35 +1,60 @@
-import type { OutboxAttemptRecord } from "@trendgate/db";
 import type { RedisConnection } from "@trendgate/queues";
+
+/** How long a kept record waits for its row's next job. Past it the attempt may be sent again: never kept forever. */
+export const SPOOL_TTL_SECONDS = 7 * 24 * 3600;
+
+/** Which row and which attempt a record is of. */
+export interface SpoolKey<R> {
+  id(record: R): string;
+  attempt(record: R): number;
+}
 
 /**
  * Attempt records that were sent but could not be written (Postgres down beyond the writer's own retries), kept in
- * Redis by message until they are: the next job of that message (BullMQ running the failed job again, or the
- * sweeper's re-queue once the message is overdue) writes its record before anything else, so the attempt is never
- * sent again without its record. One hash per queue, one field per message (a message has at most one attempt in
- * flight: the next is queued only after this one's record).
+ * Redis by row until they are: the row's next job (BullMQ running the failed job again, or the sweeper's re-queue once
+ * the row is overdue) writes its record before anything else, so an attempt is never sent again for want of its
+ * record. Every outbound kind uses it (outbox messages, webhook deliveries). One key per row (a row has at most one
+ * attempt in flight: the next is queued only after this one's record), expiring after SPOOL_TTL_SECONDS, so a row
+ * deleted meanwhile leaves nothing behind; the keys of one kind share a hash slot (`{kind}`), so `findMany` is one
+ * MGET on Redis Cluster too.
  */
-export class AttemptSpool {
-  private readonly key: string;
+export class AttemptSpool<R> {
+  private readonly prefix: string;
 
-  constructor(private readonly redis: RedisConnection, prefix: string, queue: string) {
-    this.key = `${prefix}:outbox:unrecorded:${queue}`;
+  /** `revive` turns a parsed record back into one (its dates were written as strings). */
+  constructor(
+    private readonly redis: RedisConnection, prefix: string, kind: string,
+    private readonly key: SpoolKey<R>, private readonly revive: (parsed: R) => R,
+  ) {
+    this.prefix = `${prefix}:unrecorded:{${kind}}:`;
   }
 
-  async keep(record: OutboxAttemptRecord): Promise<void> {
-    await this.redis.hset(this.key, record.messageId, JSON.stringify(record));
+  /** The key pattern of this kind's kept records (for a look at what waits). */
+  get pattern(): string {
+    return `${this.prefix}*`;
   }
 
-  /** The record kept for this message, if any. */
-  async find(messageId: string): Promise<OutboxAttemptRecord | null> {
-    const raw = await this.redis.hget(this.key, messageId);
-    if (!raw) return null;
-    const r = JSON.parse(raw) as OutboxAttemptRecord & { nextRetryAt?: string | null };
-    return { ...r, nextRetryAt: r.nextRetryAt ? new Date(r.nextRetryAt) : null };
+  async keep(record: R): Promise<void> {
+    await this.redis.set(this.prefix + this.key.id(record), JSON.stringify(record), "EX", SPOOL_TTL_SECONDS);
+  }
+
+  /** The record kept for this row, if any. */
+  async find(id: string): Promise<R | null> {
+    const raw = await this.redis.get(this.prefix + id);
+    return raw ? this.revive(JSON.parse(raw) as R) : null;
+  }
+
+  /** The rows among `ids` that have a record kept (a batch leaves them out: their own jobs write them first). */
+  async keptAmong(ids: readonly string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const raws = await this.redis.mget(...ids.map((id) => this.prefix + id));
+    return new Set(ids.filter((_, i) => raws[i] !== null));
   }
 
   /** Forgets a kept record once it is written (only that attempt's: a newer one kept meanwhile stays). */
-  async written(record: OutboxAttemptRecord): Promise<void> {
-    const raw = await this.redis.hget(this.key, record.messageId);
-    if (raw && (JSON.parse(raw) as OutboxAttemptRecord).attempt === record.attempt) await this.redis.hdel(this.key, record.messageId);
+  async written(record: R): Promise<void> {
+    const k = this.prefix + this.key.id(record);
+    const raw = await this.redis.get(k);
+    if (raw && this.key.attempt(JSON.parse(raw) as R) === this.key.attempt(record)) await this.redis.del(k);
   }
 }

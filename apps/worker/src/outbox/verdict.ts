@@ -18,6 +18,8 @@ export interface Failure {
   mayHaveActed: boolean;
   /** The peer asked to wait this long first (Retry-After, quota reset), if it did. */
   waitSeconds: number | null;
+  /** The peer is starting up: the next attempt is due within this long, whatever the schedule planned. */
+  withinSeconds?: number | null;
   responseStatus: number | null;
 }
 
@@ -35,18 +37,19 @@ export interface RetryVerdict {
  */
 export function decide(f: Failure, schedule: RetrySchedule, attempt: number, random = Math.random): RetryVerdict {
   if (f.mayHaveActed) return { outcome: "unknown", delayMs: null };
-  const delayMs = f.retryable ? nextRetryDelayMs(schedule, attempt, f.waitSeconds, random) : null;
+  const delayMs = f.retryable ? nextRetryDelayMs(schedule, attempt, f.waitSeconds, random, f.withinSeconds ?? null) : null;
   return { outcome: delayMs === null ? "failed" : "retrying", delayMs };
 }
 
 /**
  * Milliseconds until the next attempt after `attempt` failed, or null when the schedule is exhausted. A wait the peer
- * asked for is honoured (never earlier than asked), up to maxRetryAfterSeconds.
+ * asked for is honoured (never earlier than asked), up to maxRetryAfterSeconds; a peer that is starting up
+ * (`withinSeconds`) is tried again within that, not after the schedule's longer delays (a start-up lasts seconds).
  */
-export function nextRetryDelayMs(schedule: RetrySchedule, attempt: number, waitSeconds: number | null, random = Math.random): number | null {
+export function nextRetryDelayMs(schedule: RetrySchedule, attempt: number, waitSeconds: number | null, random = Math.random, withinSeconds: number | null = null): number | null {
   const planned = schedule.delaysSeconds[attempt - 1];
   if (planned === undefined) return null;
-  const jittered = planned * (1 + schedule.jitter * (2 * random() - 1));
+  const jittered = Math.min(planned * (1 + schedule.jitter * (2 * random() - 1)), withinSeconds ?? Infinity);
   const asked = waitSeconds === null ? 0 : Math.min(waitSeconds, schedule.maxRetryAfterSeconds);
   return Math.round(Math.max(jittered, asked) * 1000);
 }
@@ -66,6 +69,7 @@ export function outboxFailure(err: unknown, now = Date.now()): Failure & { unexp
   return {
     errorClass: err.kind, errorMessage, retryable: err.retryable, mayHaveActed: err.detail.mayHaveActed === true,
     waitSeconds: waitMs === null ? null : Math.max(0, waitMs) / 1000, responseStatus: err.detail.status ?? null, unexpected: false,
+    withinSeconds: err.detail.retryWithinMs === undefined ? null : Math.max(0, err.detail.retryWithinMs) / 1000,
   };
 }
 

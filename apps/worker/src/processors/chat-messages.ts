@@ -47,16 +47,31 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
     });
   }
 
+  /**
+   * A posted card's reference is kept in Redis until it is stored on its item: when storing fails (Postgres down, the
+   * process killed), the item's next post finds the card already in the channel and stores it instead of posting a
+   * second one. Kept for a week at most.
+   */
+  const postedKey = (itemId: string) => `${config.QUEUE_PREFIX}:chat:posted:${itemId}`;
+  const POSTED_TTL_SECONDS = 7 * 24 * 3600;
+
   async function post(item: OperatorItemRow, setup: ChatSetup, target: ItemTarget, client: ChatClient): Promise<Record<string, unknown>> {
     const channelId = target.channelId!;
     const card = await operatorCard(db, item, setup.settings);
-    const ref = await client.postCard(channelId, card);
+    const kept = await redis.get(postedKey(item.id));
+    const ref: ChatMessageRef = kept ? JSON.parse(kept) : await client.postCard(channelId, card);
+    if (!kept) {
+      await redis.set(postedKey(item.id), JSON.stringify(ref), "EX", POSTED_TTL_SECONDS)
+        .catch((err) => logger.warn({ item_id: item.id, err: String(err) }, "posted card not kept; a failed store would post it again"));
+    }
     const stored = await storeChatMessage(db, item.id, target.provider, ref.channelId, ref.ts);
+    await redis.del(postedKey(item.id)).catch(() => undefined); // expires anyway
     if (!stored) return { channel: ref.channelId, ts: ref.ts, duplicate: true }; // another run posted first (at least once)
-    // A change committed while this card was on its way queued no update (there was no card yet): show it now.
+    // A change committed while this card was on its way queued no update (there was no card yet), and a kept card
+    // shows the state of its first post: show the latest now.
     const latest = await operatorCard(db, stored, setup.settings);
-    if (!sameCard(latest, card)) await client.updateCard(ref, latest);
-    return { channel: ref.channelId, ts: ref.ts, version: latest.version };
+    if (kept || !sameCard(latest, card)) await client.updateCard(ref, latest);
+    return { channel: ref.channelId, ts: ref.ts, version: latest.version, ...(kept ? { stored_after_failure: true } : {}) };
   }
 
   async function update(item: OperatorItemRow, setup: ChatSetup, client: ChatClient): Promise<Record<string, unknown>> {

@@ -109,7 +109,11 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler<Conversi
           throw err;
         }
         const client = connector.client({ baseUrl: baseUrlOf(connector.manifest, config.PROVIDER_ENV), accessToken, env: config.PROVIDER_ENV });
-        for (let rows = first; rows.length; ) {
+        for (let found = first; found.length; ) {
+          // A member whose last attempt waits in the spool for its record was sent: its own job writes that first.
+          const kept = await ctx.keptAmong(found.filter((m) => m.id !== message.id).map((m) => m.id));
+          const rows = kept.size ? found.filter((m) => !kept.has(m.id)) : found;
+          if (!rows.length) break;
           const ids = rows.map((m) => m.id);
           await redis.multi().sadd(membersKey, ...ids).pexpire(membersKey, BATCH_LOCK_TTL_MS).pexpire(lockKey, BATCH_LOCK_TTL_MS).exec();
           const members = membersOf(rows);
@@ -129,8 +133,8 @@ export function conversionEventHandler(deps: WorkerDeps): OutboxHandler<Conversi
             if (m.id === message.id) { ownRecord = saved; return saved.catch(() => undefined); } // its failure fails the job
             return saved.catch((err) => logger.warn({ message_id: m.id, err: String(err) }, "batch member's attempt not recorded; the outbox sweeper re-queues it"));
           })).finally(() => { for (const id of ids) inFlight.delete(id); }));
-          if (rows.length < limits.maxBatchSize || Date.now() > deadline) break;
-          rows = (await findOutboxBatch(db, group, null, limits.maxBatchSize, [...inFlight]))!;
+          if (found.length < limits.maxBatchSize || Date.now() > deadline) break;
+          found = (await findOutboxBatch(db, group, null, limits.maxBatchSize, [...inFlight, ...kept]))!;
         }
       } finally {
         // Every member's attempt is recorded before the lock is released: a message recorded after it could be taken

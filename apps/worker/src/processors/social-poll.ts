@@ -4,7 +4,7 @@ import {
   ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
 } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { insertSignals, recordAccountEvents, rotateSocialCredentials, type Prisma } from "@trendgate/db";
+import { insertSignals, loadSocialQuotaProject, recordAccountEvents, rotateSocialCredentials, saveSocialQuotaProject, type Prisma } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
 import { deferJob } from "../outbox/defer.ts";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
@@ -80,10 +80,24 @@ export const socialPoll: ProcessorFactory = {
           const current = await db.socialConnection.findUnique({ where: { id: conn.id } }); // as the last job left it
           if (!current) return { skipped: "connection deleted" };
           if (runs) return await runAction(deps, current, connector, action as RunAction, data.action_id!);
-          result = await poll(deps, current, connector);
+          const project = connector.quotaProject?.(JSON.parse(deps.secrets.open(current.credentialsCiphertext)) as Record<string, string>, current.options as Record<string, any>);
+          if (project === undefined) result = await poll(deps, current, connector);
+          else {
+            // Connections drawing on one provider quota (a YouTube Cloud project) poll one at a time too: each starts
+            // from the shared ledger the last one left, so together they never spend more than the project has.
+            const projectKey = `${deps.config.QUEUE_PREFIX}:social:quota:${conn.provider}:${project}`;
+            if (await tryLock(redis, projectKey, owner, LEASE_SECONDS * 1000)) {
+              try {
+                result = await poll(deps, current, connector, project);
+              } finally {
+                await releaseLock(redis, projectKey, owner).catch((err) => logger.warn({ connection_id: conn.id, err: String(err) }, "quota project lock not released; it lapses"));
+              }
+            }
+          }
         } finally {
           await releaseLock(redis, lockKey, owner).catch((err) => logger.warn({ connection_id: conn.id, err: String(err) }, "poll lock not released; it lapses"));
         }
+        if (!result) return deferJob(job, token, POLL_BUSY_WAIT_MS); // another connection of the quota project was polling
         if (data.action_id) {
           await updateAction(deps, conn.id, data.action_id, result.error
             ? { status: "failed", error: result.error, result: { stored: result.stored } }
@@ -128,19 +142,26 @@ function stateOf(deps: WorkerDeps, conn: Row): SocialConnectionState {
   };
 }
 
-/** Runs the provider's poll, stores the signals and records the outcome on the connection. */
-async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector) {
+/**
+ * Runs the provider's poll, stores the signals and records the outcome on the connection (and on its quota project,
+ * whose lock the caller holds).
+ */
+async function poll(deps: WorkerDeps, conn: Row, connector: SocialConnector, project?: string) {
   const now = new Date();
   const cursor = conn.cursor as Cursor;
   const options = conn.options as Record<string, any>;
   if (!connector.poll) return { stored: 0, observations: 0, skipped: "not polled" };
+  const state = stateOf(deps, conn);
+  if (project !== undefined) state.sharedQuota = await loadSocialQuotaProject(deps.db, conn.provider, project);
   let outcome: PollOutcome;
   try {
-    outcome = await connector.poll(contextOf(deps, conn, connector, now), stateOf(deps, conn));
+    outcome = await connector.poll(contextOf(deps, conn, connector, now), state);
   } catch (e) {
     if (!(e instanceof ProviderError)) throw e;
     outcome = { observations: [], cursor: { ...cursor.terms }, quota: conn.quota as Record<string, unknown>, error: e, resumeAt: cursor.resume_at };
   }
+  // Stored even if the connection changed meanwhile: what was spent was spent from the project.
+  if (project !== undefined && outcome.sharedQuota) await saveSocialQuotaProject(deps.db, conn.provider, project, outcome.sharedQuota);
 
   const category = (options.category as string | undefined) ?? `social/${conn.provider.replaceAll("_", "-")}`;
   const signals: Signal[] = [];

@@ -1,13 +1,15 @@
 import { JOB_PAYLOADS, QUEUES, type BodyTemplate } from "@trendgate/contracts";
 import { deliveryBody, enqueueDelivery, renderBody, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/connector-webhook";
 import {
-  isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAccountEvents, recordAttempts,
+  isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAccountEvents, recordAttempts, recordInterruptedAttempt,
   type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
 import { retrySchedules } from "@trendgate/config";
 import { BatchWriter, DestinationLimiter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
-import { judge, ranBefore, record, type Ledger } from "../outbox/attempt-loop.ts";
+import { follow, judge, ranBefore, record, type Ledger } from "../outbox/attempt-loop.ts";
 import { deferJob } from "../outbox/defer.ts";
+import { InFlightMarks } from "../outbox/in-flight.ts";
+import { AttemptSpool } from "../outbox/spool.ts";
 import { webhookFailure } from "../outbox/verdict.ts";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
@@ -18,8 +20,11 @@ import type { ProcessorFactory } from "./types.ts";
  * What is webhook's own is here: the subscription (cached, re-read before holding or dropping on a cached word), the
  * body (inline in the job, else read from the row), the per-endpoint and per-host limiter, the signed request, the
  * execution record, and disabling (410 Gone now, or failing for WEBHOOK_DISABLE_AFTER_SECONDS, decided by the
- * batched write). A final attempt's record does not hold its job (`finalRecordBestEffort`): the sweeper resends a
- * delivery whose row is still pending once its job is gone.
+ * batched write). Every attempt's record is written before its job completes; one Postgres cannot take is kept in
+ * Redis (AttemptSpool, as the outbox kinds do) and fails the job, whose next run writes it before anything else: a
+ * send is never repeated for want of its record, across a database outage or a worker killed after it. An attempt is
+ * marked in flight (InFlightMarks) before its request goes out: a job that runs again after its worker died mid-send
+ * records that send as `interrupted` before sending the attempt again, so every send a receiver saw is in the log.
  */
 /**
  * The body as the subscription wants it: through its template when it has one. A template was checked against every
@@ -59,6 +64,12 @@ export const webhookDelivery: ProcessorFactory = {
       maxItems: config.WEBHOOK_RECORD_BATCH_SIZE, maxWaitMs: config.WEBHOOK_RECORD_BATCH_WAIT_MS,
       maxConcurrent: 4, isTransient: isTransientDbError, retryDelaysMs: TRANSIENT_RETRY_DELAYS_MS,
     });
+    const spool = new AttemptSpool<AttemptRecord>(queues.connection, config.QUEUE_PREFIX, QUEUES.webhookDeliveries,
+      { id: (r) => r.execution.deliveryId, attempt: (r) => r.execution.attempt },
+      (r) => ({
+        ...r, execution: { ...r.execution, nextRetryAt: r.execution.nextRetryAt ? new Date(r.execution.nextRetryAt) : null },
+        delivery: { ...r.delivery, nextAttemptAt: new Date(r.delivery.nextAttemptAt) },
+      }));
     // The jobs of a delivery: its key is the job's data, so a retry carries the body and event its attempt read.
     const ledger: Ledger<DeliveryJob, AttemptRecord> = {
       logger,
@@ -67,10 +78,30 @@ export const webhookDelivery: ProcessorFactory = {
         const row = await loadDeliveryState(db, job.delivery_id);
         return row && { status: row.status, attempts: row.attempts, nextAttemptAt: row.next_attempt_at };
       },
-      // recordAttempts moves each delivery to the record's state (never back): it reports no per-row result.
-      write: async (r) => { await writer.add(r); return { recorded: true, status: r.delivery.status }; },
+      // recordAttempts moves each delivery to the record's state (never back): it reports no per-row result. A record
+      // the writer could not write even after its re-tries is kept in the spool and fails the job.
+      async write(r) {
+        try {
+          await writer.add(r);
+        } catch (err) {
+          await spool.keep(r).catch((e) => logger.error({ delivery_id: r.execution.deliveryId, attempt: r.execution.attempt, err: String(e) }, "attempt record neither written nor kept"));
+          logger.warn({ delivery_id: r.execution.deliveryId, attempt: r.execution.attempt, err: String(err) }, "attempt record not written; kept until the database answers");
+          throw err;
+        }
+        return { recorded: true, status: r.delivery.status };
+      },
       queue: (job, attempt, delayMs) => enqueueDelivery(queues, { ...job, attempt }, { delayMs }).then(() => undefined),
-      finalRecordBestEffort: true,
+    };
+    type Begun = Omit<AttemptRecord["execution"], "outcome"> & { startedAt: number };
+    const inFlight = new InFlightMarks<Begun>(queues.connection, config.QUEUE_PREFIX, QUEUES.webhookDeliveries);
+    /** An attempt sent by an earlier run whose record could not be written: written (and followed) before anything else. */
+    const writeKept = async (data: DeliveryJob) => {
+      const kept = await spool.find(data.delivery_id);
+      if (!kept) return;
+      const e = kept.execution;
+      const judged = { outcome: e.outcome, nextAt: e.nextRetryAt, errorClass: e.errorClass, errorMessage: e.errorMessage };
+      await follow(ledger, { ...data, attempt: e.attempt }, e.attempt, judged, await ledger.write(kept));
+      await spool.written(kept);
     };
 
     return {
@@ -89,10 +120,18 @@ export const webhookDelivery: ProcessorFactory = {
           return { skipped: "subscription disabled" };
         }
         if (entry.sub.status !== "active") return { skipped: `subscription ${entry.sub.status}` }; // held; resume re-queues it
+        await writeKept(data);
         if (job.attemptsMade > 0 || job.stalledCounter > 0) { // only a job that ran before can find its attempt recorded
           const state = await ledger.load(data);
           if (!state) return { skipped: "delivery deleted" };
           if (await ranBefore(ledger, data, data.attempt, state)) return { skipped: "attempt already recorded" };
+          const begun = await inFlight.find(data.delivery_id, data.attempt);
+          if (begun) { // its worker died during the request: the receiver may have it
+            await recordInterruptedAttempt(db, {
+              ...begun, durationMs: Date.now() - begun.startedAt,
+              errorMessage: "the worker stopped during the request, before its answer was recorded; the receiver may have received it; sent again",
+            });
+          }
         }
         let { body, event }: { body: string; event?: DeliveryEvent | null } = data;
         if (!body || (!event && data.trigger !== "test")) { // a digest, replay, recovery or sweep: read the row
@@ -105,9 +144,16 @@ export const webhookDelivery: ProcessorFactory = {
         const host = new URL(entry.sub.url).host;
         if (!limiter.tryAcquire(entry.sub.id, host)) // this endpoint or host is busy: give the slot to others, try again shortly
           return deferJob(job, token, 100 + Math.round(Math.random() * 400));
+        const executionId = newId("exe");
+        const out = rendered(entry.sub, body, event, logger);
         let sent;
         try {
-          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, rendered(entry.sub, body, event, logger), data.trigger === "test", event);
+          await inFlight.mark(data.delivery_id, {
+            id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id, attempt: data.attempt,
+            trigger: data.trigger, requestUrl: entry.sub.url, requestHeaders: {}, requestBodyBytes: Buffer.byteLength(out), responseStatus: null,
+            responseBody: null, responseBodyTruncated: false, durationMs: 0, errorClass: "interrupted", errorMessage: null, nextRetryAt: null, startedAt: Date.now(),
+          });
+          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, out, data.trigger === "test", event);
         } finally {
           limiter.release(entry.sub.id, host);
         }
@@ -118,7 +164,7 @@ export const webhookDelivery: ProcessorFactory = {
         const outcome = judged.outcome === "unknown" ? "failed" : judged.outcome;
         const settled = await record(ledger, { ...data, body, event: event ?? undefined }, data.attempt, judged, {
           execution: {
-            id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,
+            id: executionId, accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,
             attempt: data.attempt, trigger: data.trigger, outcome, requestUrl: entry.sub.url, requestHeaders: sent.headersSent,
             requestBodyBytes: sent.bodyBytes, responseStatus: result.status, responseBody: result.status === null ? null : result.body,
             responseBodyTruncated: result.truncated, durationMs: result.durationMs, errorClass: verdict.errorClass,
@@ -127,6 +173,7 @@ export const webhookDelivery: ProcessorFactory = {
           delivery: { status: outcome === "retrying" ? "pending" : outcome, attempts: data.attempt, nextAttemptAt: judged.nextAt ?? new Date(), lastError: errorMessage },
           disableReason: verdict.gone ? "the endpoint answered 410 Gone" : undefined,
         });
+        inFlight.clear(data.delivery_id); // recorded (or kept in the spool, which the next run writes first)
         if (verdict.gone) subs.delete(entry.sub.id);
         if (outcome === "failed" && data.trigger !== "test") {
           // Retries exhausted: an operational event (at most one an hour per subscription, so a dead endpoint does

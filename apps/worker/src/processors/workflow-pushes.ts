@@ -12,7 +12,10 @@ import type { WorkerDeps } from "./types.ts";
 // what an answer means (ProviderError): retried (an outage, n8n starting up, 429), failed (inactive: not_found;
 // refused), or `unknown` when the workflow may have run (mayHaveActed: never resent blindly; the user replays it).
 // Before a not_found fails for good, the workflow is read again from the provider's API: a changed webhook path is
-// followed (and saved in the selection). The outbox records every attempt; GET …/workflow/executions lists them. A
+// followed (and saved in the selection); when it cannot be read, the failure names that cause. A 2xx is `succeeded`
+// with `confirmation: "pending"` in its result when the provider keeps a record of runs (findRuns): the confirmation
+// pass (workflow-confirmations.ts) settles it from there. The selection's push_auth goes only to the selected
+// workflow. The outbox records every attempt; GET …/workflow/executions lists them. A
 // push that fails for good shows on the connection (last_error, since last_error_at) and the first failure of a
 // run raises the account event `connector.delivery_failing`; a success clears it.
 
@@ -33,34 +36,51 @@ function targetOf(p: WorkflowPushPayload, sel: Selection | null): Target | null 
 
 const failed = (provider: string, why: string) => new ProviderError(provider, "bad_request", why);
 
+/**
+ * A push's not-found (no active webhook at its URL) when the workflow could not be read again to follow a changed
+ * path: that read's failure is the real cause (a revoked key, the API down), so it names it and takes its kind.
+ */
+function unreadable(notFound: ProviderError, read: ProviderError): ProviderError {
+  const why = read.message.startsWith(`${read.provider}: `) ? read.message.slice(read.provider.length + 2) : read.message;
+  return new ProviderError(read.provider, read.kind,
+    `the webhook answered ${notFound.detail.status ?? 404} (no active webhook at this URL) and the workflow could not be read again to follow a changed webhook path: ${why}` +
+    (read.kind === "unauthorized" ? "; connect again with a valid API key (POST /api/integrations/workflow/connect), then replay the push" : ""),
+    { ...read.detail, status: notFound.detail.status ?? null });
+}
+
+/** A workflow connection as the workers use it: its selection, sealed credentials opened, and a client. */
+export async function openWorkflowConnection(deps: WorkerDeps, id: string) {
+  const conn = await findConnectionById(deps.db, id);
+  if (!conn) return null;
+  const connector = deps.registry.single("workflow");
+  const base = String((conn.externalAccount as Record<string, unknown>).api_base_url ?? "");
+  const creds = JSON.parse(deps.secrets.open(conn.credentialsSealed)) as WorkflowCredentials;
+  return {
+    id: conn.id,
+    connector,
+    selection: conn.selection as Selection | null,
+    creds,
+    client: connector.client({ baseUrl: base, apiKey: creds.api_key, request: (m, u, i) => deps.connectors.request(m, u, i) }),
+    includeMetadata: (conn.settings as Record<string, unknown> | null)?.include_metadata === true,
+  };
+}
+
 export function workflowPushHandler(deps: WorkerDeps): OutboxHandler<WorkflowPushPayload> {
   const { db, logger } = deps;
-  const connections = new TtlCache<Awaited<ReturnType<typeof openConnection>>>(CONNECTION_CACHE_MS);
-  async function openConnection(id: string) {
-    const conn = await findConnectionById(db, id);
-    if (!conn) return null;
-    const connector = deps.registry.single("workflow");
-    const base = String((conn.externalAccount as Record<string, unknown>).api_base_url ?? "");
-    const creds = JSON.parse(deps.secrets.open(conn.credentialsSealed)) as WorkflowCredentials;
-    return {
-      id: conn.id,
-      connector,
-      selection: conn.selection as Selection | null,
-      creds,
-      client: connector.client({ baseUrl: base, apiKey: creds.api_key, request: (m, u, i) => deps.connectors.request(m, u, i) }),
-      includeMetadata: (conn.settings as Record<string, unknown> | null)?.include_metadata === true,
-    };
-  }
+  const connections = new TtlCache<Awaited<ReturnType<typeof openWorkflowConnection>>>(CONNECTION_CACHE_MS);
+  const openConnection = (id: string) => openWorkflowConnection(deps, id);
 
   /**
    * The workflow's current trigger URL when it differs from `target`'s (its webhook path changed), read from the
-   * provider's API; saved in the selection when it is the selected workflow. Null when it cannot be known (the key
-   * refused, the workflow gone or inactive) or nothing changed.
+   * provider's API; saved in the selection when it is the selected workflow. Null when the workflow is gone or
+   * inactive, or nothing changed; throws `unreadable(notFound, …)` when it cannot be read (the key refused, the API
+   * down).
    */
-  async function movedTrigger(connectionId: string, client: WorkflowClient, target: Target): Promise<string | null> {
+  async function movedTrigger(connectionId: string, client: WorkflowClient, target: Target, notFound: ProviderError): Promise<string | null> {
     if (!target.workflowId || target.overridden) return null;
     const wf = await client.getWorkflow(target.workflowId).catch((err) => {
       logger.info({ connection_id: connectionId, err: String(err) }, "workflow not re-read after a not-found push");
+      if (err instanceof ProviderError && err.kind !== "not_found") throw unreadable(notFound, err);
       return null;
     });
     if (!wf?.active || !wf.trigger || wf.trigger.url === target.url) return null;
@@ -82,13 +102,14 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler<WorkflowPus
       if (!target) throw failed(provider, "no workflow selected: PUT /api/integrations/workflow/selection first");
       const sentAt = new Date();
       const body = pushBody(payload, { includeMetadata: conn.includeMetadata, accountId: message.accountId, sentAt });
-      const headers = pushHeaders(conn.creds, payload.event_id, body, sentAt);
+      // The credential is the selected workflow's: a push still bound to another one does not carry it there.
+      const headers = pushHeaders(target.selected ? conn.creds : { ...conn.creds, push_auth: null }, payload.event_id, body, sentAt);
       let url = target.url;
       let r;
       try {
         r = await conn.client.push(url, body, headers, target.method);
       } catch (err) {
-        const moved = err instanceof ProviderError && err.kind === "not_found" ? await movedTrigger(conn.id, conn.client, target) : null;
+        const moved = err instanceof ProviderError && err.kind === "not_found" ? await movedTrigger(conn.id, conn.client, target, err) : null;
         if (!moved) {
           if (err instanceof ProviderError && !err.retryable) logger.info({ message_id: message.id, err: err.message }, "workflow push refused");
           throw err;
@@ -98,7 +119,9 @@ export function workflowPushHandler(deps: WorkerDeps): OutboxHandler<WorkflowPus
         r = await conn.client.push(url, body, headers, target.method);
       }
       ctx.responded(r.status);
-      return { status: r.status, workflow_id: target.workflowId, ...(url !== target.url ? { push_url: url } : {}) };
+      // A 2xx says the trigger took it, not that it ran: confirmed later from the provider's record of runs.
+      const confirm = target.workflowId && conn.client.findRuns ? { confirmation: "pending", resends: Number((message.result as { resends?: unknown } | null)?.resends ?? 0) } : {};
+      return { status: r.status, workflow_id: target.workflowId, ...(url !== target.url ? { push_url: url } : {}), ...confirm };
     },
 
     /** Delivery health on the connection, and one account event when pushes start failing. */

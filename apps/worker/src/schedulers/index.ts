@@ -29,6 +29,7 @@ export function schedules(config: Config): Schedule[] {
     // fell due just after a tick waited for the next one, up to two intervals between its polls.
     { queue: QUEUES.socialPoll, id: SOCIAL_POLL_SCHEDULER_ID, everyMs: Math.min(config.SOCIAL_POLL_TICK_SECONDS, config.SOCIAL_POLL_INTERVAL_SECONDS) * 1000 },
     { queue: QUEUES.operatorTicks, id: "operator-tick", everyMs: config.OPERATOR_TICK_SECONDS * 1000 },
+    { queue: QUEUES.workflowConfirmations, id: "workflow-confirmation-pass", everyMs: config.WORKFLOW_CONFIRM_INTERVAL_SECONDS * 1000 },
     { queue: QUEUES.retention, id: "retention-pass", everyMs: config.RETENTION_INTERVAL_SECONDS * 1000 },
   ];
 }

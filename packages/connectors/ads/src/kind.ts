@@ -48,7 +48,7 @@ export interface TargetingChange { id: string; entity_id: string; field: Targeti
 
 /**
  * One provider call, without credentials: `path` below the provider's versioned API base (e.g. `<base>/v25/` for
- * Google, `<base>/v25.0/` for Meta; an executor plan gives the absolute URL), the changes it carries.
+ * Google, `<base>/v27.0/` for Meta; an executor plan gives the absolute URL), the changes it carries.
  */
 export interface ProviderCall {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";

@@ -94,14 +94,17 @@ export interface ChatClient {
   postReply(ref: ChatMessageRef, text: string, mentions?: ChatMention[]): Promise<ChatMessageRef>;
 }
 
+export type ChatVerdict = { ok: true } | { ok: false; reason: string; forbidden?: boolean };
+
 export interface ChatInteractions {
   /** Configuration variable holding the signing secret of interaction requests. */
   signingSecretEnv: string;
   /**
    * Checks the request's signature (Slack: HMAC with the signing secret; Teams: the Bot Framework JWT) and freshness.
-   * `signingSecret` is the value of `signingSecretEnv`; `env` the provider settings (keys URLs, app ids).
+   * `signingSecret` is the value of `signingSecretEnv`; `env` the provider settings (keys URLs, app ids). `forbidden`:
+   * authentic, but its signer may not speak for this request (Teams: a key not endorsed for the channel), 403 not 401.
    */
-  verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer, signingSecret: string, now?: Date, env?: Record<string, string | undefined>): Promise<{ ok: true } | { ok: false; reason: string }> | { ok: true } | { ok: false; reason: string };
+  verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer, signingSecret: string, now?: Date, env?: Record<string, string | undefined>): Promise<ChatVerdict> | ChatVerdict;
   /** The button press in a verified body, or null when it is not one of ours (other interaction types). */
   parse(rawBody: Buffer): ChatInteraction | null;
   /** Whether a press comes from the workspace a connection is connected to (its stored `account` facts). */

@@ -16,6 +16,6 @@ export function pinnedVersion(m: Pick<ProviderManifest, "id" | "apiVersion">, en
   return override;
 }
 
-/** A URL with `{apiVersion}` replaced by the pinned version (Meta's OAuth dialog and token endpoint name it). */
+/** A URL with `{apiVersion}` replaced by the pinned version (Meta's OAuth dialog and token endpoint, TikTok's token endpoints name it). */
 export const withPinnedVersion = (url: string, m: Pick<ProviderManifest, "id" | "apiVersion">, env: Env | undefined): string =>
   url.includes("{apiVersion}") ? url.replaceAll("{apiVersion}", pinnedVersion(m, env)) : url;

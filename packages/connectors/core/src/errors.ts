@@ -21,6 +21,11 @@ export class ProviderError extends Error {
        * our timeout): sending it again could repeat the action, so it is not retried blindly.
        */
       mayHaveActed?: boolean;
+      /**
+       * The peer is starting and will answer soon: the next attempt is due within this long, however long the retry
+       * schedule would have waited (still never before retryAfterMs).
+       */
+      retryWithinMs?: number;
     } = {},
   ) {
     super(`${provider}: ${message}`);

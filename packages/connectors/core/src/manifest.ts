@@ -74,7 +74,7 @@ export interface RateLimitRules {
 
 /**
  * The vendor API version a provider's calls name, declared once so every client reads it the same way
- * (`pinnedVersion`, api-version.ts) and tests/connectors/api-versions.test.ts fails before the vendor retires it.
+ * (`pinnedVersion`, api-version.ts) and tests/connectors/api-versions.test.ts goes red 90 days before its sunset.
  */
 export interface ApiVersionPin {
   /** The configuration variable that overrides the default; absent where the version is not configurable. */
@@ -82,9 +82,12 @@ export interface ApiVersionPin {
   default: string;
   /** What an override must look like (checked before any call names it). */
   pattern: RegExp;
-  /** YYYY-MM-DD the vendor retires `default` (or its rule, approximated); null when it publishes none. */
+  /**
+   * YYYY-MM-DD the vendor retires `default` for the API the provider calls (not a sibling API's longer date), or its
+   * rule, approximated; null when it publishes none.
+   */
   sunset: string | null;
-  /** Where the vendor documents the version's lifetime. */
+  /** The vendor's page dating the version's sunset (its version or sunset table). */
   source: string;
 }
 

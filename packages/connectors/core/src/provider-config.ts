@@ -19,10 +19,11 @@ export function oauthClientOf(m: ProviderManifest, env: ProviderEnv): { client: 
   return {
     client: {
       clientId: clientId!, clientSecret: clientSecret!,
-      // A default URL naming the API version follows the provider's one version setting (Meta: /v25.0/dialog/oauth).
+      // A default URL naming the API version follows the provider's one version setting (Meta: /v27.0/dialog/oauth,
+      // TikTok: /open_api/v1.3/oauth2/...).
       authorizationUrl: (a.env.authorizationUrl && env[a.env.authorizationUrl]) || withPinnedVersion(a.authorizationUrl, m, env),
       tokenUrl: (a.env.tokenUrl && env[a.env.tokenUrl]) || withPinnedVersion(a.tokenUrl, m, env),
-      revocationUrl: (a.env.revocationUrl && env[a.env.revocationUrl]) || a.revocationUrl,
+      revocationUrl: (a.env.revocationUrl && env[a.env.revocationUrl]) || (a.revocationUrl && withPinnedVersion(a.revocationUrl, m, env)),
       baseUrl: baseUrlOf(m, env),
       env,
     },

@@ -38,6 +38,8 @@ export interface SocialConnectionState {
   resumeAt?: number;
   /** Quota as last recorded, in the provider's own shape (shown in the status' `quota`). */
   quota: Record<string, any>;
+  /** For a provider with quotaProject: the state its quota project's connections share, as the last poll of any left it. */
+  sharedQuota?: Record<string, any>;
 }
 
 /** What a poll found. Observations become signals (source = provider id, id = externalId). */
@@ -53,6 +55,8 @@ export interface PollOutcome {
   warning?: string;
   /** The search the poll stopped before (rate limit, or the window too low to pay for it): the next poll starts there. */
   resumeAt?: number;
+  /** The quota project's shared state after this poll (providers with quotaProject). */
+  sharedQuota?: Record<string, unknown>;
 }
 
 interface ActionBase {
@@ -91,6 +95,12 @@ export interface SocialConnector {
   connectionNote: string;
   /** Top-level URL fields of the connection body besides base_url: checked as outbound destinations, stored in options. */
   extraUrlFields?: string[];
+  /**
+   * When the provider counts quota per something several connections can share (YouTube: per Google Cloud project),
+   * what this connection draws on. Connections with the same value are polled one at a time across the fleet and
+   * share `sharedQuota` (stored in Postgres); shown as the connection's `quota_project`.
+   */
+  quotaProject?(credentials: Record<string, string>, options: Record<string, any>): string;
   /** Polled on the schedule (SOCIAL_POLL_INTERVAL_SECONDS); absent for providers that only run actions. */
   poll?(ctx: SocialContext, connection: SocialConnectionState): Promise<PollOutcome>;
   actions: SocialActionDef[];

@@ -25,57 +25,73 @@ export interface BacktestDelivery {
   at: Date;
 }
 
-export interface BacktestResult {
-  deliveries: BacktestDelivery[];
-  suppressed: { cooldown: number; trigger_window: number; recovery_window: number };
-}
-
 /** The events (in publication order) that fire the rules and are held by their trigger window: ask the detector about these. */
 export function windowChecks(rules: BacktestRules, events: PastEvent[]): PastEvent[] {
   return events.filter((p) => triggerFires(rules, p.event) && !inRecoveryWindow(rules, p.event, p.at) && heldByWindow(rules, p.event));
 }
 
 /**
- * Replays `events` (oldest first) through the rules. `lasted(p)`: for a firing held by the trigger window, whether a
- * detection pass found its trend anomalous at the window's end (from windowChecks, answered by the detector).
+ * Replays events (oldest first, a page at a time: push each page, then finish) through the rules, handing each
+ * delivery to `deliver` in order of its time. Only the firings a trigger window still holds and a digest's held
+ * delivery are kept between pages, so a long history is never in memory at once.
  */
-export function replaySubscription(rules: BacktestRules, events: PastEvent[], lasted: (p: PastEvent) => boolean): BacktestResult {
-  const result: BacktestResult = { deliveries: [], suppressed: { cooldown: 0, trigger_window: 0, recovery_window: 0 } };
-  const firings: PastEvent[] = [];
-  for (const p of events) {
-    if (!triggerFires(rules, p.event)) continue;
-    if (inRecoveryWindow(rules, p.event, p.at)) { result.suppressed.recovery_window++; continue; }
-    if (!heldByWindow(rules, p.event)) { firings.push(p); continue; }
-    if (!lasted(p)) { result.suppressed.trigger_window++; continue; }
-    // Decided one detection interval after the window; the delay does not change what the cooldown sees in order.
-    firings.push({ event: p.event, at: new Date(p.at.getTime() + rules.triggerWindowMinutes * 60_000) });
-  }
-  firings.sort((a, b) => a.at.getTime() - b.at.getTime());
-  const cooldownMs = rules.cooldownSeconds * 1000;
-  if (!cooldownMs) {
-    result.deliveries = firings.map((f) => ({ event: f.event, at: f.at }));
-    return result;
-  }
-  let lastFired: number | null = null;
-  // cooldown_digest: the held delivery of the current window, due at its end.
-  let held: BacktestDelivery | null = null;
-  for (const f of firings) {
-    const t = f.at.getTime();
-    if (held && held.at.getTime() <= t) { result.deliveries.push(held); held = null; }
-    const windowEnd: number = lastFired === null ? t : lastFired + cooldownMs;
-    if (windowEnd <= t) {
-      lastFired = t;
-      result.deliveries.push({ event: f.event, at: f.at });
-    } else if (rules.deliveryMode !== "cooldown_digest") {
-      result.suppressed.cooldown++;
-    } else if (held) {
-      result.suppressed.cooldown++; // one digest per window keeps the stronger firing
-      if (f.event.velocity > held.event.velocity) held = { event: f.event, at: held.at };
-    } else {
-      held = { event: f.event, at: new Date(windowEnd) };
-      lastFired = windowEnd; // the digest reserves the next window
+export class SubscriptionReplay {
+  readonly suppressed = { cooldown: 0, trigger_window: 0, recovery_window: 0 };
+  /** Firings decided at their trigger window's end: in order, as every one is delayed by the same window. */
+  private delayed: PastEvent[] = [];
+  private lastFired: number | null = null;
+  /** cooldown_digest: the held delivery of the current window, due at its end. */
+  private held: BacktestDelivery | null = null;
+
+  constructor(private readonly rules: BacktestRules, private readonly deliver: (d: BacktestDelivery) => void) {}
+
+  /**
+   * The next events after every one pushed before. `lasted(p)`: for a firing held by the trigger window, whether a
+   * detection pass found its trend anomalous at the window's end (from windowChecks, answered by the detector).
+   */
+  push(events: PastEvent[], lasted: (p: PastEvent) => boolean) {
+    const { rules } = this;
+    for (const p of events) {
+      if (!triggerFires(rules, p.event)) continue;
+      if (inRecoveryWindow(rules, p.event, p.at)) { this.suppressed.recovery_window++; continue; }
+      if (!heldByWindow(rules, p.event)) { this.fireDelayedUntil(p.at.getTime()); this.fire(p); continue; }
+      if (!lasted(p)) { this.suppressed.trigger_window++; continue; }
+      // Decided one detection interval after the window; the delay does not change what the cooldown sees in order.
+      this.delayed.push({ event: p.event, at: new Date(p.at.getTime() + rules.triggerWindowMinutes * 60_000) });
     }
   }
-  if (held) result.deliveries.push(held);
-  return result;
+
+  finish() {
+    this.fireDelayedUntil(Infinity);
+    if (this.held) this.deliver(this.held);
+    this.held = null;
+  }
+
+  /** Fires the delayed firings due by `t` (one due at the same instant as an instant firing came from an earlier event: it goes first). */
+  private fireDelayedUntil(t: number) {
+    let k = 0;
+    while (k < this.delayed.length && this.delayed[k].at.getTime() <= t) this.fire(this.delayed[k++]);
+    if (k) this.delayed.splice(0, k);
+  }
+
+  /** The cooldown as fireInstant / fireDigest apply it, firing by firing in order of time. */
+  private fire(f: PastEvent) {
+    const cooldownMs = this.rules.cooldownSeconds * 1000;
+    if (!cooldownMs) { this.deliver({ event: f.event, at: f.at }); return; }
+    const t = f.at.getTime();
+    if (this.held && this.held.at.getTime() <= t) { this.deliver(this.held); this.held = null; }
+    const windowEnd: number = this.lastFired === null ? t : this.lastFired + cooldownMs;
+    if (windowEnd <= t) {
+      this.lastFired = t;
+      this.deliver({ event: f.event, at: f.at });
+    } else if (this.rules.deliveryMode !== "cooldown_digest") {
+      this.suppressed.cooldown++;
+    } else if (this.held) {
+      this.suppressed.cooldown++; // one digest per window keeps the stronger firing
+      if (f.event.velocity > this.held.event.velocity) this.held = { event: f.event, at: this.held.at };
+    } else {
+      this.held = { event: f.event, at: new Date(windowEnd) };
+      this.lastFired = windowEnd; // the digest reserves the next window
+    }
+  }
 }

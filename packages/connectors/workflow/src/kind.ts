@@ -35,6 +35,14 @@ export interface PushResult {
   status: number;
 }
 
+/** What the provider's own record of runs says about some of our pushes (WorkflowClient.findRuns). */
+export interface WorkflowRuns {
+  /** The pushes (by event id) a run of the workflow received, with the provider's id of that run. */
+  ran: Map<string, string>;
+  /** How far back the record was read: a push made before this and not in `ran` was not looked for. */
+  checkedSince: Date;
+}
+
 export interface WorkflowClient {
   /** One real call with the key; resolves when the instance answers as the provider's API and accepts the key. */
   verify(): Promise<void>;
@@ -43,6 +51,12 @@ export interface WorkflowClient {
   getWorkflow(id: string): Promise<Workflow>;
   /** POSTs (or sends with `method`) a JSON body to a trigger URL; failures are ProviderErrors saying whether to retry. */
   push(url: string, body: string, headers: Record<string, string>, method?: string): Promise<PushResult>;
+  /**
+   * Which of these pushes to the workflow (made since `since`) it ran, from the provider's own record of runs. A 2xx
+   * only says the trigger took the request (n8n answers 200 while it cannot run anything, and loses runs it took when
+   * it stops); this is the confirmation. Absent when the provider keeps no such record.
+   */
+  findRuns?(workflowId: string, eventIds: ReadonlySet<string>, since: Date): Promise<WorkflowRuns>;
 }
 
 export interface WorkflowClientContext {

@@ -17,8 +17,10 @@ export interface Assessment {
   /** Expected count of the whole bucket: recent level x growth x hour-of-day factor. */
   baseline: number;
   /**
-   * Mentions per hour above the expected rate: (current / observed - baseline) * 3600 / bucketSeconds.
-   * Positive when the topic runs above its baseline, negative below it; independent of bucket width.
+   * Mentions per hour above the expected rate: (projected - baseline) * 3600 / bucketSeconds, where projected is the
+   * count (closed bucket), or for a bucket in progress what arrived so far plus the rest of the bucket at the expected
+   * rate (never a few minutes' count scaled to the hour). Positive when the topic runs above its baseline, negative
+   * below it; independent of bucket width.
    */
   velocity: number;
   /**
@@ -99,8 +101,8 @@ function youngCore(y: Float64Array, j: number, observed: number, cfg: Resolved, 
   const score = (whole - expected) / (NEW_TOPIC_DISPERSION * Math.sqrt(expected));
   const severity = severityFor(score / bar, whole, cfg.minPerBucket);
   if (severity === "none") return undefined;
-  const velocity = ((current / observed - expected) * 3600) / cfg.bucketSeconds;
-  return { current, baseline: expected, velocity, windowVelocity: ((whole - expected) * 3600) / cfg.bucketSeconds, anomalyScore: score, severity };
+  const velocity = ((whole - expected) * 3600) / cfg.bucketSeconds;
+  return { current, baseline: expected, velocity, windowVelocity: velocity, anomalyScore: score, severity };
 }
 
 /**
@@ -111,10 +113,11 @@ function coreAt(model: Model | undefined, y: Float64Array, j: number, observed: 
   const current = Number.isNaN(y[j]) ? 0 : y[j] - observed;
   const scored = score && model && scoreBucket(model, y, j, observed);
   if (!scored) return (score && !model && youngCore(y, j, observed, cfg, bar)) || { current, baseline: current, velocity: 0, anomalyScore: 0, severity: "none" };
-  const projected = current / observed;
-  // The volume floor, like the score, judges a bucket in progress as the bucket it becomes with the rest as expected:
-  // a clump projected from a few minutes must not lift a topic under the floor over it.
-  const severity = severityFor(scored.score / bar, current + (1 - observed) * scored.baseline, cfg.minPerBucket);
+  // A bucket in progress counts as the bucket it becomes with the rest at the expected rate, for the volume floor and
+  // the velocity alike: mentions clump within an hour, and five minutes' clump scaled to an hour published eight times
+  // the rate the closed hour came to.
+  const projected = current + (1 - observed) * scored.baseline;
+  const severity = severityFor(scored.score / bar, projected, cfg.minPerBucket);
   return {
     current,
     baseline: scored.baseline,

@@ -34,8 +34,9 @@
  *    an hour, so what arrived so far must already be a clear anomaly for a whole bucket. The volume floor judges that
  *    same whole bucket. The closed bucket is assessed again when it ends.
  *
- * Units. velocity = (current / observed - baseline) * 3600 / bucketSeconds: mentions per hour above the expected
- * rate, whatever the bucket width. acceleration = velocity - previous bucket's velocity. windowVelocity (trends only):
+ * Units. velocity = (projected - baseline) * 3600 / bucketSeconds: mentions per hour above the expected rate,
+ * whatever the bucket width; projected = the count, or for a bucket in progress what arrived so far plus the rest of
+ * the bucket at the expected rate. acceleration = velocity - previous bucket's velocity. windowVelocity (trends only):
  * the same excess over the window of the scale that fired, what a new trend found by a longer window is published with
  * when its latest bucket runs under the one-bucket expectation.
  *

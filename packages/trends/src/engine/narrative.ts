@@ -22,12 +22,13 @@ const round = (n: number) => (Math.abs(n) >= 10 ? Math.round(n) : Math.round(n *
 /**
  * At most TREND_EVENT_LIMITS.summary characters whatever the name and category ("…" marks a cut). Rates are stated
  * as computed: a closed bucket's count as mentions per hour, a bucket in progress as what arrived in its first
- * minutes and the hourly rate projected from it.
+ * minutes and the rate it comes to with the rest of the bucket as usual.
  */
 export function summaryOf(t: TrendFacts, bucketSeconds: number): string {
   const perHour = (n: number) => round((n * 3600) / bucketSeconds);
   const observed = t.observed ?? 1;
-  const projected = t.current / observed;
+  // As detection projects it: what arrived so far plus the rest of the bucket at the expected rate.
+  const projected = t.current + (1 - observed) * t.baseline;
   const name = `"${clipText(t.name, TREND_EVENT_LIMITS.trendName)}" (${t.category})`;
   let text: string;
   if (t.ended) {
@@ -36,7 +37,7 @@ export function summaryOf(t: TrendFacts, bucketSeconds: number): string {
     const ratio = t.baseline > 0 ? `${round(projected / t.baseline)}x its usual rate` : "well above its usual rate";
     const minutes = Math.round((observed * bucketSeconds) / 60);
     const rate = observed < 1
-      ? `${round(t.current)} mentions in the first ${minutes} minutes (a projected ${perHour(projected)} mentions/h) against ${perHour(t.baseline)}/h expected`
+      ? `${round(t.current)} mentions in the first ${minutes} minutes (${perHour(projected)} mentions/h if the rest of the hour runs as usual) against ${perHour(t.baseline)}/h expected`
       : `${perHour(t.current)} mentions/h against ${perHour(t.baseline)} expected`;
     text = `${name} is ${t.stage} at ${ratio}: ${rate}, ${round(t.velocity)} mentions/h above baseline (severity ${t.severity}).`;
   }

@@ -70,9 +70,10 @@ function parseBuckets(text: string, y: Float64Array, sentiment: { sum: number; c
 const iso = (bucket: number, bucketSeconds: number) => new Date(bucket * bucketSeconds * 1000).toISOString();
 
 /**
- * Candidates: the shard's topics with an active trend (it may end), and those whose last closed bucket, or the
- * bucket in progress projected to its end, reaches the volume floor; any other topic cannot become a trend in this
- * pass and is not read at all.
+ * Candidates: the shard's topics with an active trend (it may end), and those seen since the last closed bucket began
+ * whose last closed bucket, or the bucket in progress projected to its end, reaches the volume floor; any other topic
+ * cannot become a trend in this pass and is not read at all. Seen since the closed bucket began, not since the current
+ * one: a burst hour followed by silence is judged when it closes, not when the topic's next mention comes.
  */
 export async function readShard(client: pg.PoolClient, accountId: string, now: Date, cfg: Resolved, shard: { index: number; count: number }): Promise<ShardSeries> {
   const b = cfg.bucketSeconds;
@@ -103,7 +104,7 @@ export async function readShard(client: pg.PoolClient, accountId: string, now: D
        LEFT JOIN topic_series ts ON ts.topic_id = t.id AND ts.bucket_seconds = $8 AND ts.first_bucket <= $9 AND ts.through_bucket >= $9
              AND ${freshSql("$11")}
       WHERE t.account_id = $1 AND ($3 = 1 OR mod(abs(hashtext(t.id)), $3) = $2)
-        AND (tr.status = 'active' OR (t.last_seen_at >= ($4::timestamptz AT TIME ZONE 'UTC') AND EXISTS (
+        AND (tr.status = 'active' OR (t.last_seen_at >= ($5::timestamptz AT TIME ZONE 'UTC') AND EXISTS (
               SELECT 1 FROM topic_buckets tb
                WHERE tb.topic_id = t.id AND tb.bucket_start >= ($5::timestamptz AT TIME ZONE 'UTC') AND tb.bucket_start <= ($4::timestamptz AT TIME ZONE 'UTC')
                  AND tb.count >= CASE tb.bucket_start WHEN ($5::timestamptz AT TIME ZONE 'UTC') THEN $6::float8 WHEN ($4::timestamptz AT TIME ZONE 'UTC') THEN $7::float8 END)))`,

@@ -104,11 +104,21 @@ function parse(text: string, startsAt: Date): { problem: string } | { expansion:
       return { problem: `${name} must be within ${range[0]}..${range[1]}` };
     }
   }
+  const byday = /(?:^|;)BYDAY=([^;]*)/.exec(body)?.[1];
+  if (byday !== undefined && !byday.split(",").every((d) => /^([+-]?([1-9]|[1-4]\d|5[0-3]))?(MO|TU|WE|TH|FR|SA|SU)$/.test(d))) {
+    return { problem: "BYDAY must list days as MO, TU, WE, TH, FR, SA, SU, each optionally with a week number (e.g. 1MO, -1FR)" };
+  }
   let rule: rrule.RRule;
   try {
-    rule = new rrule.RRule({ ...rrule.RRule.parseString(body), dtstart: startsAt }, true);
+    const options = rrule.RRule.parseString(body);
+    // A rule's own times set its windows: BYHOUR=18 means 18:00, not 18 and the minute the mute was created.
+    if (options.byhour != null && options.byminute == null) options.byminute = [0];
+    if ((options.byhour != null || options.byminute != null) && options.bysecond == null) options.bysecond = [0];
+    rule = new rrule.RRule({ ...options, dtstart: startsAt }, true);
   } catch (err) {
-    return { problem: `not a valid RRULE: ${(err as Error).message}` };
+    // The library's own messages name its internals, not the rule: say which part is wrong instead.
+    const part = body.split(";").find((p) => { try { rrule.RRule.parseString(p); return false; } catch { return true; } });
+    return { problem: part ? `not a valid RRULE part: ${part.slice(0, 60)}` : "not a valid RRULE (RFC 5545, e.g. FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18)" };
   }
   const o = rule.options;
   if (!(o.freq >= rrule.RRule.YEARLY && o.freq <= rrule.RRule.HOURLY)) return { problem: "FREQ must be YEARLY, MONTHLY, WEEKLY, DAILY or HOURLY" };

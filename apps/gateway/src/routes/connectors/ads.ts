@@ -146,12 +146,13 @@ function routesOf(c: AdsConnector): RouteDef[] {
       summary: `Map ${name} campaign entities to the trend category (replaces the mapping)`,
       description:
         `Each entity is checked at ${name} against the selected ad account's entities (GET ${base}/entities): an id it does not have ` +
-        "answers 422 naming `entities.<i>.id` (code `unknown_entity`), a field the entity's targeting is not 422 naming `entities.<i>.field`. " +
+        "answers 422 naming `entities.<i>.id` (code `unknown_entity`), a field the entity's targeting is not 422 naming `entities.<i>.field`; " +
+        "an id listed twice is 422 naming the repeat's `entities.<i>.id` (code `duplicate_entity`), before the provider is asked. " +
         "Needs a selection (409), except to clear the mapping (`entities: []`). Read it back with GET.",
       body: AdsMappingsBody,
       responses: {
         200: { description: "The saved mapping", schema: AdsMappingsBody }, 409: { description: "`not_connected`: no connection or no selection" },
-        422: { description: "`validation_failed`: an entity the ad account does not have, or a field it cannot change; `ad_account_required`" },
+        422: { description: "`validation_failed`: an entity listed twice, one the ad account does not have, or a field it cannot change; `ad_account_required`" },
       },
       async handler({ deps, auth, body }) {
         const bad = body.entities.findIndex((e) => !c.capabilities.targeting.includes(e.field));

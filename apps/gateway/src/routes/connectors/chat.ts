@@ -5,7 +5,6 @@ import type { ConnectorRegistry } from "@trendgate/connectors";
 import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
 import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
 import { applyActionIn, chatActor, operatorSettings, queueCardRefresh } from "@trendgate/operator";
-import { detectionConfigFrom } from "@trendgate/trends";
 import { approveFromCard } from "../../services/ads-approval.ts";
 import { backtestChat } from "../../services/backtest.ts";
 import { ApiError, notFound } from "../../http/api-error.ts";
@@ -170,13 +169,17 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       method: "post", path: `${BASE}/settings/preview`, operationId: op("previewChatSettings"), tag: TAG, auth: "apiKey",
       summary: "Backtest chat settings before saving: the operator items they would have opened over the last days",
       description: "Replays the account's stored trend events (up to 14 days back, `days`) through the settings' min_severity (or sensitivity) and " +
-        "categories: one item per trend, opened by its first event that qualifies. Nothing is saved or posted; no connection is needed.",
+        "categories: one item per trend, opened by its first event that qualifies. Nothing is saved or posted; no connection is needed. " +
+        "Bounded as the webhook preview is (`truncated`, and at most BACKTEST_CONCURRENCY_PER_ACCOUNT backtests of the account at once).",
       query: z.object({ days: BACKTEST_DAYS }),
       body: SettingsBody,
-      responses: { 200: { description: "What the settings would have opened", schema: ChatBacktest } },
+      responses: {
+        200: { description: "What the settings would have opened (`truncated`: up to `to` only)", schema: ChatBacktest },
+        429: { description: "`too_many_backtests`: the account already runs BACKTEST_CONCURRENCY_PER_ACCOUNT backtests; retry after Retry-After seconds" },
+      },
       async handler({ deps, auth, body, query }) {
         const settings = operatorSettings(deps.registry, body, deps.config.OPERATOR_RENOTIFY_SECONDS, connector.manifest.id);
-        return { status: 200, body: await backtestChat(deps.db, auth.accountId, settings, query.days, detectionConfigFrom(deps.config)) };
+        return { status: 200, body: await backtestChat(deps, auth.accountId, settings, query.days) };
       },
     }),
     defineRoute({
@@ -202,6 +205,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
       responses: {
         200: { description: "Acknowledged (empty), or an ephemeral text when nothing could be done", schema: ChatInteractionReply },
         401: { description: "Missing, forged or stale signature" },
+        403: { description: "`forbidden`: authentic, but signed by a key that may not speak for this request (Teams: not endorsed for the activity's channel)" },
         501: { description: `\`provider_not_configured\`: ${connector.interactions.signingSecretEnv} is not set` },
       },
       async handler({ deps, req, atomically }) {
@@ -210,7 +214,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
         if (!secret) throw new ApiError("provider_not_configured", `Set ${env} (the ${connector.manifest.displayName} app's signing secret) to accept interactions`);
         const raw = Buffer.isBuffer(req.rawBody) ? req.rawBody : Buffer.alloc(0);
         const verified = await connector.interactions.verify(req.headers, raw, secret, undefined, deps.config.PROVIDER_ENV);
-        if (!verified.ok) throw new ApiError("unauthorized", `Interaction refused: ${verified.reason}`);
+        if (!verified.ok) throw new ApiError(verified.forbidden ? "forbidden" : "unauthorized", `Interaction refused: ${verified.reason}`);
 
         const ephemeral = (text: string) => ({ status: 200, body: connector.interactions.privateReply(text) });
         const it = connector.interactions.parse(raw);

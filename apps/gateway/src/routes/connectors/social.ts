@@ -28,13 +28,17 @@ const job = (connectionId: string, action: string, actionId: string) =>
   ({ connection_id: connectionId, action, action_id: actionId }) as JobPayload<typeof QUEUES.socialPoll>;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toConnection(r: Row): SocialConnection {
+export function toConnection(r: Row, quotaProject: string | null): SocialConnection {
   return {
     id: r.id, provider: r.provider, status: r.status as SocialConnection["status"], terms: r.terms,
-    options: r.options as Record<string, unknown>, base_url: r.baseUrl, last_error: r.lastError,
+    options: r.options as Record<string, unknown>, quota_project: quotaProject, base_url: r.baseUrl, last_error: r.lastError,
     last_polled_at: iso(r.lastPolledAt), next_poll_at: iso(r.nextPollAt), created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
   };
 }
+
+/** The provider quota the connection draws on with others (YouTube: its Cloud project), or null when it has its own. */
+const quotaProjectOf = (deps: GatewayDeps, c: SocialConnector, r: Row) =>
+  c.quotaProject?.(JSON.parse(deps.secrets.open(r.credentialsCiphertext)) as Record<string, string>, r.options as Record<string, any>) ?? null;
 
 async function findOwn(deps: GatewayDeps, accountId: string, c: SocialConnector) {
   const row = await findSocialConnection(deps.db, accountId, c.manifest.id);
@@ -97,7 +101,7 @@ function connectionRoutes(c: SocialConnector): RouteDef[] {
           baseUrl: (b.base_url as string | null | undefined) ?? null, lastError: null, nextPollAt: isPolled(c) ? new Date() : null,
         };
         const row = await saveSocialConnection(deps.db, auth.accountId, m.id, fields);
-        return { status: 200, body: toConnection(row) };
+        return { status: 200, body: toConnection(row, quotaProjectOf(deps, c, row)) };
       },
     }),
     defineRoute({
@@ -124,6 +128,7 @@ function connectionRoutes(c: SocialConnector): RouteDef[] {
         const body: z.infer<typeof SocialConnectionStatus> = {
           connection_id: row.id, provider: m.id, status: row.status as SocialConnection["status"], last_error: row.lastError, terms: row.terms,
           last_polled_at: iso(row.lastPolledAt), next_poll_at: iso(row.nextPollAt), quota: row.quota as Record<string, unknown>,
+          quota_project: quotaProjectOf(deps, c, row),
           recent_observations: { hours: RECENT_HOURS, count }, actions: cursor.actions ?? [],
         };
         return { status: 200, body };

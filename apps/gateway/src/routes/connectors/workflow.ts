@@ -97,7 +97,8 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
       throw new ApiError("provider_unreachable", err.message, field("api_base_url", "not reachable", "unreachable"));
     if (err.kind === "unavailable" || err.kind === "rate_limited") {
       const seconds = Math.max(1, Math.ceil((err.detail.retryAfterMs ?? 5000) / 1000));
-      throw new ApiError("service_unavailable", `${NAME} answered HTTP ${err.detail.status} to the key check; try again later`, { headers: { "Retry-After": String(seconds) } });
+      // Its message says why (a 5xx, a 429, or n8n still running its migrations, which answer 200).
+      throw new ApiError("service_unavailable", `${NAME} could not check the key now (${err.message}); try again later`, { headers: { "Retry-After": String(seconds) } });
     }
     throw new ApiError("provider_error", `${NAME} refused the key check: ${err.message}`);
   }
@@ -186,9 +187,11 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
         });
         if (!wf.trigger)
           throw new ApiError("validation_failed", `workflow_id: "${wf.name}" has no Webhook trigger node accepting POST; add one (HTTP Method POST) and activate the workflow`, field("workflow_id", "no Webhook trigger accepting POST", "no_webhook_trigger"));
-        // The trigger's own authentication decides what pushes must carry: its credential, matched by kind.
+        // The trigger's own authentication decides what pushes must carry: its credential, matched by kind. A saved one
+        // belongs to the workflow it was given for: kept while that stays selected, dropped when another is.
         const creds = JSON.parse(deps.secrets.open(conn.credentialsSealed)) as WorkflowCredentials;
-        const pushAuth = b.push_auth === undefined ? creds.push_auth ?? null : b.push_auth;
+        const sameWorkflow = selectionOf(conn)?.workflow_id === wf.id;
+        const pushAuth = b.push_auth === undefined ? (sameWorkflow ? creds.push_auth ?? null : null) : b.push_auth;
         const needs = wf.trigger.authentication;
         if (needs === "jwt")
           throw new ApiError("validation_failed", `workflow_id: "${wf.name}"'s Webhook node uses JWT authentication, which pushes cannot carry`, field("workflow_id", "JWT authentication is not supported: set the node's Authentication to Header Auth (and give push_auth), or to None and verify our signature", "unsupported_authentication"));
@@ -222,7 +225,8 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
       description:
         "Queued (202) on the outbox and POSTed to the workflow's webhook as `{event, data}` (plus `metadata` when the connection has include_metadata), " +
         "with `X-Trendgate-Event-Id` set to the answer's `id` for de-duplication on the workflow's side. The push is bound to the workflow selected now " +
-        "(a retry goes there even if another is selected meanwhile). Outages, 429 and n8n's start-up 404 (an HTML page while it re-registers its webhooks) are retried; " +
+        "(a retry goes there even if another is selected meanwhile). Outages, 429, n8n's `200 n8n is starting up` (its migrations run, nothing ran) and its start-up 404 " +
+        "(an HTML page while it re-registers its webhooks) are retried, the last two within seconds; " +
         "n8n's JSON 404 (no active webhook) fails after the workflow is read again (a changed webhook path is followed), with a message saying to activate it; " +
         "`500 Error in workflow` or no answer in time (the workflow may have run) ends as `unknown`, not resent: replay it with POST …/executions/{id}/replay. " +
         "Every attempt is listed by GET …/executions.",
@@ -246,7 +250,8 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
       method: "get", path: `${BASE}/executions`, operationId: "listWorkflowPushExecutions", tag: TAG, auth: "apiKey",
       summary: "Pushes to the workflow and every attempt at each, newest first",
       description: "Both API pushes and automatic trend-event pushes, with each attempt's outcome, HTTP status and error. `status` `unknown`: the workflow may have run " +
-        "(it failed while running, or outlasted the timeout); it is not resent automatically: check its executions in n8n and replay it if needed. Pass `next_cursor` back as `cursor`.",
+        "(it failed while running, or outlasted the timeout); it is not resent automatically: check its executions in n8n and replay it if needed. " +
+        "A `succeeded` push's `delivery` is `delivered` (n8n took it) until its run is found among the workflow's executions (`confirmed`). Pass `next_cursor` back as `cursor`.",
       query: OutboxListQuery,
       responses: { 200: { description: "A page of pushes", schema: WorkflowPushExecutionList } },
       async handler({ deps, auth, query }) {
@@ -256,6 +261,7 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
           return {
             id: p.success ? p.data.event_id : m.id, event: p.success ? p.data.event : "", source: p.success ? p.data.source : "unknown",
             status: m.status as (typeof OUTBOX_STATUSES)[number],
+            delivery: m.status !== "succeeded" ? null : (m.result as { confirmation?: unknown } | null)?.confirmation === "confirmed" ? "confirmed" as const : "delivered" as const,
             attempts: attempts.map((a) => ({
               attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, error_class: a.errorClass, error_message: a.errorMessage,
               duration_ms: a.durationMs, next_retry_at: iso(a.nextRetryAt), created_at: a.createdAt.toISOString(),

@@ -27,8 +27,8 @@ export const manifest: ProviderManifest<"ads"> = {
     env: { clientId: "GOOGLE_ADS_CLIENT_ID", clientSecret: "GOOGLE_ADS_CLIENT_SECRET", authorizationUrl: "GOOGLE_ADS_AUTHORIZE_URL", tokenUrl: "GOOGLE_ADS_TOKEN_URL", revocationUrl: "GOOGLE_ADS_REVOKE_URL" },
   },
   baseUrl: { default: "https://googleads.googleapis.com", env: "GOOGLE_ADS_API_URL" },
-  // Google retires each major about a year after its release (v20 2026-06-10, v21 2026-08-05, v22 2026-10-07);
-  // v25's date is not published yet, so the first of the month a year on is used (approximate).
+  // Google retires each major about a year after its release (v20 2026-06-10, v21 2026-08-05, v22 2026-10-07) and
+  // projects v25's for August 2027 without a day yet, so the first of that month is used (approximate).
   apiVersion: { env: env.apiVersion, default: "v25", pattern: /^v\d+$/, sunset: "2027-08-01", source: "https://developers.google.com/google-ads/api/docs/sunset-dates" },
   schemas: {},
   env,

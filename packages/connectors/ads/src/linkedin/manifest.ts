@@ -28,9 +28,10 @@ export const manifest: ProviderManifest<"ads"> = {
     env: { clientId: "LINKEDIN_ADS_CLIENT_ID", clientSecret: "LINKEDIN_ADS_CLIENT_SECRET", authorizationUrl: "LINKEDIN_ADS_AUTHORIZE_URL", tokenUrl: "LINKEDIN_ADS_TOKEN_URL" },
   },
   baseUrl: { default: "https://api.linkedin.com", env: "LINKEDIN_ADS_API_URL" },
-  // 202608 is the latest published version (LinkedIn skips months: an unpublished one is a 426); each is served
-  // about 12 months from its release, so its sunset here is approximate.
-  apiVersion: { env: env.apiVersion, default: "202608", pattern: /^20\d{2}(0[1-9]|1[0-2])$/, sunset: "2027-08-01", source: "https://learn.microsoft.com/en-us/linkedin/marketing/versioning" },
+  // 202608 is a published version (LinkedIn skips months: an unpublished one is a 426). LinkedIn's migrations table
+  // dates each version's sunset about 12 months on, mid-month (202508: 2026-08-17); 202608's day is taken as the
+  // first of August 2027 (approximate).
+  apiVersion: { env: env.apiVersion, default: "202608", pattern: /^20\d{2}(0[1-9]|1[0-2])$/, sunset: "2027-08-01", source: "https://learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations" },
   schemas: {},
   env,
 };

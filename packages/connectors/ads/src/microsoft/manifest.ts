@@ -38,7 +38,8 @@ export const manifest: ProviderManifest<"ads"> = {
   },
   baseUrl: { default: "https://campaign.api.bingads.microsoft.com", env: "MICROSOFT_ADS_API_URL" },
   // v13 is the only version served (Campaign Management, Customer Management and Reporting alike); no sunset is
-  // published, so it is not configurable.
+  // published for its REST API, which every call here uses (the SOAP API's end on 2027-01-31 is not this pin's), so
+  // it is not configurable.
   apiVersion: { default: "v13", pattern: /^v\d+$/, sunset: null, source: "https://learn.microsoft.com/en-us/advertising/guides/migration-guide" },
   schemas: {},
   env,

@@ -237,7 +237,8 @@ export class MicrosoftAdsReportingClient implements ReportingClient {
   }
 
   private async info(a: Account, signal?: AbortSignal): Promise<AccountInfo> {
-    const r = await this.call(`${this.customer}Account/Query`, a, { AccountId: Number(a.accountId) }, `GetAccount ${a.accountId}`, signal);
+    // A long goes as its digits, as in every other body: a JSON number past 2^53 would arrive with digits lost.
+    const r = await this.call(`${this.customer}Account/Query`, a, { AccountId: a.accountId }, `GetAccount ${a.accountId}`, signal);
     const currency = r?.Account?.CurrencyCode;
     const timeZone = r?.Account?.TimeZone;
     if (typeof currency !== "string" || !/^[A-Z]{3}$/.test(currency)) throw unavailable(`GetAccount ${a.accountId}: no ISO 4217 CurrencyCode in the answer (${JSON.stringify(currency)})`, "no_currency");

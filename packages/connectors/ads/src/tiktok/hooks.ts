@@ -42,7 +42,8 @@ export const tiktokAdsOAuthHooks: OAuthHooks = {
     };
   },
   async revoke({ tokens, client }): Promise<void> {
-    const url = client.revocationUrl ?? new URL("/open_api/v1.3/oauth2/revoke_token/", client.baseUrl).href;
-    await postJson(url, { app_id: client.clientId, secret: client.clientSecret, access_token: tokens.accessToken }, "revocation", client.env);
+    // The manifest always names the endpoint (in the configured API version); a settings object without it is a bug.
+    if (!client.revocationUrl) throw new ProviderError(PROVIDER, "bad_request", "revocation: no revocation URL configured (TIKTOK_ADS_REVOKE_URL)", {});
+    await postJson(client.revocationUrl, { app_id: client.clientId, secret: client.clientSecret, access_token: tokens.accessToken }, "revocation", client.env);
   },
 };

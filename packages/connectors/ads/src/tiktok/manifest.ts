@@ -21,8 +21,9 @@ export const manifest: ProviderManifest<"ads"> = {
   auth: {
     mode: "oauth2",
     authorizationUrl: "https://business-api.tiktok.com/portal/auth",
-    tokenUrl: "https://business-api.tiktok.com/open_api/v1.3/oauth2/access_token/",
-    revocationUrl: "https://business-api.tiktok.com/open_api/v1.3/oauth2/revoke_token/",
+    // `{apiVersion}` follows TIKTOK_ADS_API_VERSION: token calls name the version the API calls do.
+    tokenUrl: "https://business-api.tiktok.com/open_api/{apiVersion}/oauth2/access_token/",
+    revocationUrl: "https://business-api.tiktok.com/open_api/{apiVersion}/oauth2/revoke_token/",
     scopes: [],
     scopeSeparator: ",",
     pkce: false,

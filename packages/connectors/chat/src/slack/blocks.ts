@@ -1,3 +1,4 @@
+import { escapeMrkdwn, escapeSlackUrl } from "@trendgate/contracts";
 import type { OperatorAction, OperatorCard, OperatorState } from "../kind.ts";
 import { SLACK_MENTION } from "./schemas.ts";
 import { APPROVE_TEXT, BUTTON_TEXT, CARD_BUTTONS, FEEDBACK_BUTTONS, SNOOZE_BUTTON_MINUTES } from "../buttons.ts";
@@ -48,9 +49,6 @@ export function cut(s: string, max: number): string {
   return `${t}…`;
 }
 
-/** Slack's three control characters in text (https://docs.slack.dev/messaging/formatting-message-text#escaping). */
-export const escapeMrkdwn = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
 const SEVERITY: Record<OperatorCard["severity"], { emoji: string; label: string }> = {
   critical: { emoji: ":rotating_light:", label: "Critical" },
   high: { emoji: ":red_circle:", label: "High" },
@@ -68,8 +66,7 @@ const mentionOf = (card: OperatorCard): string | null =>
 /** `<url|label>`; null for anything but a reasonably sized http(s) URL. */
 function link(url: string | null, label: string): string | null {
   if (!url || url.length > 2000 || !/^https?:\/\//i.test(url)) return null;
-  const safe = url.replace(/\|/g, "%7C").replace(/</g, "%3C").replace(/>/g, "%3E").replace(/&/g, "&amp;");
-  return `<${safe}|${label}>`;
+  return `<${escapeSlackUrl(url)}|${label}>`;
 }
 
 const formatVelocity = (v: number): string => {

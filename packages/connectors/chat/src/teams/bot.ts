@@ -6,7 +6,9 @@ import { http } from "./http.ts";
 // The bot's side: a client-credentials token for the Bot Framework Connector
 // (https://learn.microsoft.com/azure/bot-service/rest-api/bot-framework-rest-connector-authentication), cached per
 // app until shortly before it expires (tokens last an hour; fetching one per card would be slow and throttled), and
-// one call to the Connector with it (connector() below says what a 401 does).
+// one call to the Connector with it (connector() below says what a 401 does). The token comes from the tenant of the
+// bot's app registration: Azure has created only single-tenant and managed-identity bots since 2025-07-31, and the
+// multi-tenant endpoint (tenant `botframework.com`) answers those AADSTS700016, so it is used only when named.
 
 const TIMEOUT_MS = 15_000;
 const SCOPE = "https://api.botframework.com/.default";
@@ -14,6 +16,9 @@ const SCOPE = "https://api.botframework.com/.default";
 const EARLY_MS = 5 * 60_000;
 
 const cache = new Map<string, { token: string; until: number }>();
+
+/** A tenant as the identity platform takes it in a path: its GUID or one of its domains (e.g. botframework.com). */
+const TENANT = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})$/i;
 
 export interface BotSettings { appId: string; appPassword: string; tokenUrl: string; serviceUrl: string; env?: ProviderEnv }
 
@@ -25,8 +30,26 @@ export function botSettingsOf(env: ProviderEnv | undefined): BotSettings {
     const missing = [!appId && ENV.appId, !appPassword && ENV.appPassword].filter(Boolean).join(" and ");
     throw new ProviderError(PROVIDER, "bad_request", `the bot is not configured: set ${missing}`, { status: null, providerCode: "bot_not_configured" });
   }
+  const tenant = env?.[ENV.botTenantId];
+  const notConfigured = (why: string) => new ProviderError(PROVIDER, "bad_request", `the bot is not configured: ${why}`, { status: null, providerCode: "bot_not_configured" });
+  if (tenant && !TENANT.test(tenant)) throw notConfigured(`${ENV.botTenantId} is neither a tenant id nor a tenant domain`);
+  const tokenUrl = env?.[ENV.botTokenUrl] || (tenant && DEFAULTS.botTokenUrl.replace("{tenant}", tenant));
+  if (!tokenUrl) throw notConfigured(`set ${ENV.botTenantId} (the tenant of the bot's app registration; botframework.com for a multi-tenant bot)`);
   const serviceUrl = env?.[ENV.serviceUrl] || DEFAULTS.serviceUrl;
-  return { appId, appPassword, tokenUrl: env?.[ENV.botTokenUrl] || DEFAULTS.botTokenUrl, serviceUrl: serviceUrl.endsWith("/") ? serviceUrl : `${serviceUrl}/`, env };
+  return { appId, appPassword, tokenUrl, serviceUrl: serviceUrl.endsWith("/") ? serviceUrl : `${serviceUrl}/`, env };
+}
+
+/**
+ * What to do about a refused token request. AADSTS700016 says the app is not in the directory asked: on the
+ * multi-tenant endpoint that is a single-tenant bot (not a wrong password), elsewhere a wrong app id or tenant.
+ */
+function tokenHint(s: BotSettings, res: ProviderResponse): string {
+  const codes: unknown = res.body?.error_codes;
+  const notInDirectory = (Array.isArray(codes) && codes.includes(700016)) || /^AADSTS700016:/.test(String(res.body?.error_description ?? ""));
+  if (!notInDirectory) return `check ${ENV.appId} and ${ENV.appPassword}`;
+  if (!/^\/botframework\.com\//i.test(new URL(s.tokenUrl).pathname)) return `${ENV.appId} is not an app of that tenant: check ${ENV.appId} and ${ENV.botTenantId}`;
+  const unset = s.env?.[ENV.botTokenUrl] ? ` and unset ${ENV.botTokenUrl}` : "";
+  return `the bot is single-tenant, its token comes from its own tenant: set ${ENV.botTenantId} to the tenant of its app registration${unset}`;
 }
 
 async function botToken(s: BotSettings, now = Date.now()): Promise<string> {
@@ -38,7 +61,7 @@ async function botToken(s: BotSettings, now = Date.now()): Promise<string> {
     form: new URLSearchParams({ grant_type: "client_credentials", client_id: s.appId, client_secret: s.appPassword, scope: SCOPE }),
   });
   if (res.status !== 200 || typeof res.body?.access_token !== "string") {
-    throw teamsError(res, "bot token", "bot_token", `check ${ENV.appId} and ${ENV.appPassword}`);
+    throw teamsError(res, "bot token", "bot_token", tokenHint(s, res));
   }
   const lifetimeMs = (Number(res.body.expires_in) > 0 ? Number(res.body.expires_in) : 3600) * 1000;
   cache.set(key, { token: res.body.access_token, until: now + Math.max(0, lifetimeMs - EARLY_MS) });

@@ -1,9 +1,11 @@
 import type { OperatorCard, OperatorState } from "../kind.ts";
 import { APPROVE_TEXT, BUTTON_TEXT, CARD_BUTTONS, FEEDBACK_BUTTONS, SNOOZE_BUTTON_MINUTES } from "../buttons.ts";
 
-// An operator card as an Adaptive Card 1.4 (https://learn.microsoft.com/adaptive-cards/) with Universal Actions
+// An operator card as an Adaptive Card 1.5 (https://learn.microsoft.com/adaptive-cards/) with Universal Actions
 // (Action.Execute, https://learn.microsoft.com/microsoftteams/platform/task-modules-and-cards/cards/universal-actions-for-adaptive-cards/overview):
-// a press comes back to our interactivity URL as an `adaptiveCard/action` invoke (interactions.ts). Trend text is
+// a press comes back to our interactivity URL as an `adaptiveCard/action` invoke (interactions.ts). Universal Actions
+// need version 1.5, and a Teams client that cannot render Action.Execute may drop the button: each one falls back to
+// an Action.Submit with the same data plus its `verb`, whose press comes back as a message activity. Trend text is
 // data, not markup: every text that comes from a trend, a category, a person or a plan is a TextRun inside a
 // RichTextBlock, which Adaptive Cards never read as markdown (a TextBlock would turn `[x](https://…)` into a link).
 // Our own labels are TextRuns too, so nothing on the card is markdown. Each button's data carries the item id and
@@ -24,12 +26,13 @@ const SEVERITY: Record<OperatorCard["severity"], { label: string; color: "Attent
 const STATE_LABEL: Record<OperatorState, string> = { open: "Open", acknowledged: "Acknowledged", snoozed: "Snoozed", resolved: "Resolved" };
 
 export type TextRun = { type: "TextRun"; text: string; weight?: "Bolder"; size?: "Small" | "Large"; color?: string; isSubtle?: boolean };
-export type ExecuteAction = { type: "Action.Execute"; title: string; verb: string; data: Record<string, unknown>; style?: "positive" | "destructive" };
+export type SubmitAction = { type: "Action.Submit"; title: string; data: Record<string, unknown>; style?: "positive" | "destructive" };
+export type ExecuteAction = { type: "Action.Execute"; title: string; verb: string; data: Record<string, unknown>; style?: "positive" | "destructive"; fallback: SubmitAction };
 type Element =
   | { type: "RichTextBlock"; inlines: TextRun[]; spacing?: "Small" | "Medium" }
   | { type: "Container"; separator?: boolean; items: Element[] }
   | { type: "ActionSet"; actions: (ExecuteAction | { type: "Action.OpenUrl"; title: string; url: string })[] };
-export interface AdaptiveCard { type: "AdaptiveCard"; $schema: string; version: "1.4"; body: Element[]; msteams: { width: "Full" } }
+export interface AdaptiveCard { type: "AdaptiveCard"; $schema: string; version: "1.5"; body: Element[]; msteams: { width: "Full" } }
 
 /** Cuts to `max` characters ending in "…", never inside a surrogate pair. */
 export function cut(s: string, max: number): string {
@@ -52,9 +55,11 @@ const utc = (d: Date) => `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`
 /** The briefing link as a button; null for anything but a reasonably sized http(s) URL. */
 const briefingUrl = (url: string | null): string | null => (url && url.length <= 2000 && /^https?:\/\//i.test(url) ? url : null);
 
-/** Data every press carries: the item, the version shown, and what was pressed. */
-const execute = (title: string, verb: string, data: Record<string, unknown>, style?: "positive"): ExecuteAction =>
-  ({ type: "Action.Execute", title, verb, data, ...(style ? { style } : {}) });
+/** Data every press carries: the item, the version shown, and what was pressed (a Submit has no verb of its own). */
+const execute = (title: string, verb: string, data: Record<string, unknown>, style?: "positive"): ExecuteAction => {
+  const look = { title, ...(style ? { style } : {}) };
+  return { type: "Action.Execute", ...look, verb, data, fallback: { type: "Action.Submit", ...look, data: { ...data, verb } } };
+};
 
 export function renderCard(card: OperatorCard): AdaptiveCard {
   const sev = SEVERITY[card.severity];
@@ -95,7 +100,7 @@ export function renderCard(card: OperatorCard): AdaptiveCard {
     else items.push({ type: "ActionSet", actions: [execute(APPROVE_TEXT, APPROVE_VERB, { ...base, action: "approve", plan_id: a.planId, plan_hash: a.planHash }, "positive")] });
     body.push({ type: "Container", separator: true, items });
   }
-  return { type: "AdaptiveCard", $schema: "http://adaptivecards.io/schemas/adaptive-card.json", version: "1.4", body, msteams: { width: "Full" } };
+  return { type: "AdaptiveCard", $schema: "http://adaptivecards.io/schemas/adaptive-card.json", version: "1.5", body, msteams: { width: "Full" } };
 }
 
 /** The notification text of a card (the activity's `summary`: what a toast or the activity feed shows). */

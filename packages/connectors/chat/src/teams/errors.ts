@@ -32,6 +32,8 @@ function messageOf(body: any): string | undefined {
 function kindOf(status: number, api: Api, code: string | undefined): ProviderErrorKind {
   if (status === 429) return "rate_limited";
   if (status >= 500 || status === 408) return "unavailable";
+  // Teams asks bots to retry the Connector's 412 as they do 429, 502 and 504: it is transient there.
+  if (status === 412 && api === "bot") return "unavailable";
   // The bot's own credentials (our app registration, not the customer's connection) refused: re-authorizing the
   // tenant cannot fix it, so it is not `unauthorized` (which marks the connection needs_reauth) but a configuration error.
   if (api === "bot" || api === "bot_token") return status === 429 ? "rate_limited" : status >= 500 ? "unavailable" : status === 404 ? "not_found" : "bad_request";
@@ -48,8 +50,10 @@ export function teamsError(res: ProviderResponse, what: string, api: Api, hint?:
   const code = codeOf(res.body);
   const kind = kindOf(res.status, api, code);
   const said = messageOf(res.body);
-  const wait = kind === "rate_limited" && res.waitMs !== undefined ? ` (retry after ${Math.ceil(res.waitMs / 1000)} s)` : "";
+  // A Retry-After on an outage (503, or the Connector's transient 412/502/504) is honoured as on a 429.
+  const waitMs = (kind === "rate_limited" || kind === "unavailable") && res.waitMs !== undefined ? res.waitMs : undefined;
+  const wait = waitMs !== undefined ? ` (retry after ${Math.ceil(waitMs / 1000)} s)` : "";
   return new ProviderError(PROVIDER, kind, `${what}: ${code ?? `HTTP ${res.status}`}${said ? `: ${said}` : ""}${wait}${hint ? ` (${hint})` : ""}`, {
-    status: res.status, providerCode: code ?? `http_${res.status}`, ...(kind === "rate_limited" && res.waitMs !== undefined ? { retryAfterMs: res.waitMs } : {}),
+    status: res.status, providerCode: code ?? `http_${res.status}`, ...(waitMs !== undefined ? { retryAfterMs: waitMs } : {}),
   });
 }

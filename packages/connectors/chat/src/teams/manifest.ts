@@ -5,14 +5,19 @@ import { TeamsSaveChannelBody, TeamsSettingsBody } from "./schemas.ts";
 // Microsoft Teams as the team-chat provider. Two identities: the customer's tenant authorizes us through the browser
 // (delegated Graph permissions, on the Microsoft identity platform's `/organizations` endpoint: work accounts only,
 // PKCE as Microsoft supports it) so we can list its teams and channels and see where our app is installed; cards are
-// posted by our bot (the Azure bot registration, TEAMS_APP_ID / TEAMS_APP_PASSWORD) through the Bot Framework
+// posted by our bot (the Azure bot registration, TEAMS_APP_ID / TEAMS_APP_PASSWORD / TEAMS_BOT_TENANT_ID) through the Bot Framework
 // Connector, with its own client-credentials token (bot.ts). The exchange is a hook only to learn the tenant id.
 export const env = {
   /** The bot's Microsoft App ID: bot token client id, audience of interaction JWTs, the app looked for in teams. */
   appId: "TEAMS_APP_ID",
   /** The bot's client secret. */
   appPassword: "TEAMS_APP_PASSWORD",
-  /** Token endpoint of the bot's client-credentials grant (default BOT_TOKEN_URL). */
+  /**
+   * The Entra tenant of the bot's app registration: its token comes from that tenant's endpoint (DEFAULTS.botTokenUrl).
+   * `botframework.com` for a multi-tenant bot (Azure has created none since 2025-07-31).
+   */
+  botTenantId: "TEAMS_BOT_TENANT_ID",
+  /** Token endpoint of the bot's client-credentials grant, in full (overrides the one TEAMS_BOT_TENANT_ID names). */
   botTokenUrl: "TEAMS_BOT_TOKEN_URL",
   /** The Bot Framework Connector's base URL for Teams (default SERVICE_URL). */
   serviceUrl: "TEAMS_SERVICE_URL",
@@ -21,7 +26,8 @@ export const env = {
 } as const;
 
 export const DEFAULTS = {
-  botTokenUrl: "https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token",
+  /** `{tenant}` is TEAMS_BOT_TENANT_ID. */
+  botTokenUrl: "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token",
   serviceUrl: "https://smba.trafficmanager.net/teams/",
   openIdMetadataUrl: "https://login.botframework.com/v1/.well-known/openidconfiguration",
 } as const;

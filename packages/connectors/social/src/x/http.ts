@@ -15,15 +15,36 @@ interface XProblem {
 
 
 
-/** The window's quota, from the headers the manifest names (the reset is epoch seconds). */
+/**
+ * The windows X reports: the endpoint's own (the headers the manifest names, usually 15 minutes) and, on posts, the
+ * app's and the user's 24-hour caps. Resets are epoch seconds.
+ */
+const WINDOWS = [
+  [RL.limitHeader, RL.remainingHeader, RL.resetHeader],
+  ["x-app-limit-24hour-limit", "x-app-limit-24hour-remaining", "x-app-limit-24hour-reset"],
+  ["x-user-limit-24hour-limit", "x-user-limit-24hour-remaining", "x-user-limit-24hour-reset"],
+] as const;
+
+const windowsOf = (headers: OutboundResult["headers"]) => WINDOWS.map(([l, r, t]) => {
+  const reset = num(header(headers, t));
+  return { limit: num(header(headers, l)), remaining: num(header(headers, r)), resetAt: reset === null ? null : new Date(reset * 1000) };
+});
+
+/** The quota of the tightest window: the one with the fewest requests left (the endpoint's own on a tie or without others). */
 export function readQuota(headers: OutboundResult["headers"]): QuotaState {
-  const reset = num(header(headers, RL.resetHeader));
-  return {
-    limit: num(header(headers, RL.limitHeader)),
-    remaining: num(header(headers, RL.remainingHeader)),
-    resetAt: reset === null ? null : new Date(reset * 1000),
-    cost: 1,
-  };
+  const [own, ...caps] = windowsOf(headers);
+  const tightest = caps.reduce((a, w) => (w.remaining !== null && (a.remaining === null || w.remaining < a.remaining) ? w : a), own);
+  return { ...tightest, cost: 1 };
+}
+
+/**
+ * When a 429 ends: the latest reset of the windows with nothing left, since a spent 24-hour cap outlasts the 15-minute
+ * window whose reset would otherwise be taken; the endpoint's own reset when none says it is spent.
+ */
+function retryAt(headers: OutboundResult["headers"]): Date | null {
+  const ws = windowsOf(headers);
+  const spent = ws.filter((w) => w.remaining === 0 && w.resetAt !== null).map((w) => w.resetAt!.getTime());
+  return spent.length ? new Date(Math.max(...spent)) : ws[0].resetAt;
 }
 
 // Without a reset header we still have to wait for something: a minute is short against a 15-minute window, so the
@@ -55,13 +76,13 @@ export function toProviderError(res: OutboundResult, what: string): ProviderErro
     return new ProviderError(PROVIDER, "unauthorized", `${what}: X refused this token (403 ${said}); check the token type and scopes`, detail);
   }
   if (status === 429) {
-    const reset = num(header(res.headers, RL.resetHeader));
+    const reset = retryAt(res.headers);
     // Measured against our clock: X's reset is an absolute time, so skew between the clocks shifts the wait.
-    const retryAfterMs = reset === null ? DEFAULT_RETRY_MS : Math.max(0, reset * 1000 - Date.now());
+    const retryAfterMs = reset === null ? DEFAULT_RETRY_MS : Math.max(0, reset.getTime() - Date.now());
     return new ProviderError(PROVIDER, "rate_limited", `${what}: X rate limit reached (429 ${said})`, {
       ...detail,
       retryAfterMs,
-      resetAt: reset === null ? undefined : new Date(reset * 1000),
+      resetAt: reset ?? undefined,
     });
   }
   if (status >= 500 || status === 408) return new ProviderError(PROVIDER, "unavailable", `${what}: X is unavailable (${status} ${said})`, detail);

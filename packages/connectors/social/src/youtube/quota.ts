@@ -1,8 +1,20 @@
+import crypto from "node:crypto";
 import { ProviderError, type QuotaState } from "../types.ts";
 import { nextPacificMidnight, pacificDay } from "./pacific-day.ts";
 
 // YouTube gives no quota headers, so we count units ourselves and refuse locally before a call would overdraw a
 // bucket: an overdrawn project is cut off until midnight Pacific, and every call in between still costs.
+// Google counts per Cloud project, so connections on one project keep one ledger (youtubeQuotaProject).
+
+/**
+ * The Cloud project whose quota a connection draws on: `project:<id or number>` when the connection names it, else
+ * `key:<digest of the API key>`. Google does not tell an API key's project, but a key belongs to exactly one, so
+ * connections with the same key share a ledger even unnamed.
+ */
+export function youtubeQuotaProject(credentials: Record<string, string>, options: { project?: string }): string {
+  if (options.project) return `project:${options.project}`;
+  return `key:${crypto.createHash("sha256").update(credentials.api_key ?? "").digest("hex").slice(0, 16)}`;
+}
 
 /** The API methods this connector calls. */
 export type YouTubeMethod = "search.list" | "videos.list";

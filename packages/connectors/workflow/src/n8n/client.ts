@@ -1,6 +1,7 @@
 import { ProviderError } from "@trendgate/connector-core";
 import type { OutboundResult } from "@trendgate/delivery";
-import type { PushTrigger, TriggerAuthentication, Workflow, WorkflowClient, WorkflowClientContext } from "../kind.ts";
+import { EVENT_ID_HEADER } from "../payload.ts";
+import type { PushTrigger, TriggerAuthentication, Workflow, WorkflowClient, WorkflowClientContext, WorkflowRuns } from "../kind.ts";
 
 // n8n's public API v1 (X-N8N-API-KEY; cursor pages `{data, nextCursor}`, at most 250 a page) and its webhook URLs.
 // One call per method, no retries here: the gateway answers the user, the outbox decides when to try a push again.
@@ -10,10 +11,23 @@ const MAX_PAGE = 250;
 /** n8n pages fetched at most for one of our pages (n8n's cursor keeps the page size it was made with). */
 const MAX_PAGES_PER_LISTING = 10;
 /**
- * After n8n answered its start-up 404 (it listens but has not re-registered its active workflows' webhooks yet,
- * about 4 s after a (re)start), the next attempt waits at least this long.
+ * After n8n answered its start-up 404 (it listens but has not re-registered its active workflows' webhooks yet, 5 to
+ * 12 s after a (re)start), the next attempt is due within this long, not after the schedule's minutes.
  */
 export const NOT_READY_RETRY_MS = 5_000;
+/**
+ * While n8n runs its database migrations it answers every request `200 n8n is starting up. Please wait` and runs
+ * nothing: retried within this long (migrations can take minutes, so not as often as the 404 above).
+ */
+export const STARTING_UP_RETRY_MS = 30_000;
+/** Either start-up answer is not tried again sooner than this: each try spends one of the schedule's attempts. */
+const START_UP_MIN_WAIT_MS = 2_000;
+/** Executions per page when looking for our pushes: each carries its run's data, so pages stay small. */
+const EXECUTIONS_PAGE = 25;
+/** Pages read at most per look; what lies further back is reported as not looked at (`checkedSince`). */
+const MAX_EXECUTION_PAGES = 40;
+/** n8n's clock and ours may differ: runs are looked for this far before the oldest push. */
+const CLOCK_SLACK_MS = 5 * 60_000;
 export const WEBHOOK_NODE = "n8n-nodes-base.webhook";
 /** Methods whose request carries our JSON body; a trigger listening only to GET/HEAD/DELETE cannot receive pushes. */
 const BODY_METHODS = ["POST", "PUT", "PATCH"];
@@ -64,6 +78,8 @@ export function pushTriggerOf(baseUrl: string, nodes: N8nNode[] | undefined): Pu
 }
 
 const json = (r: OutboundResult): any => { try { return JSON.parse(r.body); } catch { return undefined; } };
+/** n8n's answer to anything while its migrations run (a 200 that ran nothing). */
+const startingUp = (r: OutboundResult) => r.status !== null && r.status >= 200 && r.status < 300 && /^\s*n8n is starting up/i.test(r.body);
 const header = (r: OutboundResult, name: string) => { const v = r.headers[name]; return Array.isArray(v) ? v[0] : v; };
 
 /** Retry-After in seconds or as an HTTP date, in ms. */
@@ -76,8 +92,30 @@ export function retryAfterMs(r: OutboundResult): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-/** n8n's own error text, when the body has one (`{message}`; webhooks add `hint`). */
-const saidBy = (r: OutboundResult) => { const b = json(r); return typeof b?.message === "string" ? b.message.slice(0, 300) : null; };
+/**
+ * n8n's own error text: `{message}` (webhooks add `hint`), or a short plain-text body (the Webhook node's own
+ * authentication answers `Authorization data is wrong!` as text); never an HTML page.
+ */
+const saidBy = (r: OutboundResult) => {
+  const b = json(r);
+  if (typeof b?.message === "string") return b.message.slice(0, 300);
+  const t = b === undefined ? r.body.trim() : "";
+  return t && !t.startsWith("<") && t.length <= 300 ? t : null;
+};
+
+const startingUpError = (what: string) => new ProviderError(PROVIDER, "unavailable",
+  `${what}: n8n answered 200 "n8n is starting up. Please wait" (its database migrations are running) and ran nothing; trying again shortly`,
+  { status: 200, providerCode: "starting_up", retryAfterMs: START_UP_MIN_WAIT_MS, retryWithinMs: STARTING_UP_RETRY_MS });
+
+/** The event id a run's trigger received: the header in its first item (n8n lower-cases header names). */
+function eventIdOfRun(ex: { data?: { resultData?: { runData?: Record<string, { data?: { main?: { json?: { headers?: Record<string, unknown> } }[][] } }[]> } } }): string | null {
+  const name = EVENT_ID_HEADER.toLowerCase();
+  for (const runs of Object.values(ex.data?.resultData?.runData ?? {})) {
+    const id = runs?.[0]?.data?.main?.[0]?.[0]?.json?.headers?.[name];
+    if (typeof id === "string" && id) return id;
+  }
+  return null;
+}
 
 /** An API answer that is not a success, as a ProviderError. */
 function apiError(what: string, r: OutboundResult): ProviderError {
@@ -106,6 +144,7 @@ export class N8nClient implements WorkflowClient {
   private async get(what: string, pathAndQuery: string): Promise<any> {
     const r = await this.ctx.request("GET", `${this.base}/api/v1${pathAndQuery}`, { headers: { "X-N8N-API-KEY": this.ctx.apiKey, accept: "application/json" } });
     if (r.status === null || r.status < 200 || r.status >= 300) throw apiError(what, r);
+    if (startingUp(r)) throw startingUpError(what);
     const body = json(r);
     if (body === undefined || typeof body !== "object" || body === null) throw notN8n(what, `status ${r.status}, not a JSON object`, r.status);
     return body;
@@ -169,15 +208,44 @@ export class N8nClient implements WorkflowClient {
   async push(url: string, body: string, headers: Record<string, string>, method = "POST") {
     const m = (BODY_METHODS.includes(method) ? method : "POST") as "POST" | "PUT" | "PATCH";
     const r = await this.ctx.request(m, url, { body, headers: { "content-type": "application/json", ...headers } });
-    if (r.status !== null && r.status >= 200 && r.status < 300) return { status: r.status };
+    if (r.status !== null && r.status >= 200 && r.status < 300 && !startingUp(r)) return { status: r.status };
     throw pushError(r);
+  }
+
+  /**
+   * Our pushes among the workflow's executions (GET /executions?workflowId&includeData=true, newest first), matched by
+   * the X-Trendgate-Event-Id header in the trigger's output. n8n lists finished runs only (running ones are left out),
+   * and only those it saved (the workflow's "save successful production executions" setting).
+   */
+  async findRuns(workflowId: string, eventIds: ReadonlySet<string>, since: Date): Promise<WorkflowRuns> {
+    const what = `reading workflow ${workflowId}'s executions`;
+    const ran = new Map<string, string>();
+    const from = since.getTime() - CLOCK_SLACK_MS;
+    let cursor: string | null = null;
+    let oldest = Infinity;
+    for (let pages = 0; pages < MAX_EXECUTION_PAGES; pages++) {
+      const q = new URLSearchParams({ workflowId, includeData: "true", limit: String(EXECUTIONS_PAGE) });
+      if (cursor) q.set("cursor", cursor);
+      const body = await this.get(what, `/executions?${q}`);
+      if (!Array.isArray(body.data) || !("nextCursor" in body)) throw notN8n(what, "the answer has no `data` list and `nextCursor`", 200);
+      for (const ex of body.data) {
+        const id = eventIdOfRun(ex);
+        if (id && eventIds.has(id) && !ran.has(id)) ran.set(id, String(ex.id));
+        const started = Date.parse(ex.startedAt);
+        if (started < oldest) oldest = started;
+      }
+      if (ran.size === eventIds.size || !body.nextCursor || oldest < from) return { ran, checkedSince: since };
+      cursor = body.nextCursor;
+    }
+    return { ran, checkedSince: new Date(Number.isFinite(oldest) ? oldest + CLOCK_SLACK_MS : Date.now()) };
   }
 }
 
 /**
  * What a webhook's answer means, by n8n's behaviour rather than the status alone:
+ * - 200 `n8n is starting up. Please wait` (text): its migrations are running and nothing ran: retried shortly.
  * - 404 with an HTML page (`Cannot POST /webhook/...`): n8n is listening but has not re-registered its active
- *   workflows' webhooks yet (about 4 s after a start): retried shortly.
+ *   workflows' webhooks yet (5 to 12 s after a start): retried within seconds.
  * - 404 with n8n's JSON (`The requested webhook "POST path" is not registered.`): no active workflow has this webhook
  *   (inactive, or its path changed): not retried.
  * - 500 `{"message":"Error in workflow"}`: the workflow ran and failed; and a timeout once the request was sent: it may
@@ -187,10 +255,11 @@ export class N8nClient implements WorkflowClient {
 export function pushError(r: OutboundResult): ProviderError {
   const what = "pushing to the workflow";
   const said = saidBy(r);
+  if (startingUp(r)) return startingUpError(what);
   if (r.status === 404 && json(r) === undefined)
     return new ProviderError(PROVIDER, "unavailable",
       `${what}: n8n answered 404 without its JSON (a start-up page): it is starting and has not registered its active webhooks yet; trying again shortly`,
-      { status: 404, providerCode: "webhook_not_ready", retryAfterMs: NOT_READY_RETRY_MS });
+      { status: 404, providerCode: "webhook_not_ready", retryAfterMs: START_UP_MIN_WAIT_MS, retryWithinMs: NOT_READY_RETRY_MS });
   if (r.status === 404)
     return new ProviderError(PROVIDER, "not_found",
       `${what}: n8n has no active webhook at this URL (404${said ? `: ${said}` : ""}); the workflow is not active in n8n: activate the workflow (production webhook URLs only answer while it is active), or the push URL is not its webhook`,

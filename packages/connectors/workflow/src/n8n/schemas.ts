@@ -38,7 +38,7 @@ export const N8nSelectionBody = z
     ]).nullable().optional().meta({
       id: "WorkflowPushAuth",
       description: "For a Webhook node with Authentication set: `{type: \"header\", name, value}` as in its Header Auth credential, or `{type: \"basic\", username, password}`. " +
-        "Stored sealed, never shown back; omit to keep the saved one, null to remove it",
+        "Stored sealed, never shown back; omit to keep the saved one (only while the same workflow stays selected: selecting another drops it), null to remove it",
     }),
   })
   .strict()
