@@ -12,7 +12,7 @@ export const YouTubeConnectionBody = z
       category,
       published_within_days: z.number().int().min(1).max(30).default(2).meta({ description: "Only videos published this recently are followed" }),
       region_code: z.string().check(storableText).regex(/^[A-Z]{2}$/).optional(),
-      project: z.string().regex(/^(?:(?:[a-z0-9-]+\.)+[a-z]{2,}:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$|^\d{1,20}$/).optional().meta({
+      project: z.string().check(storableText).regex(/^(?:(?:[a-z0-9-]+\.)+[a-z]{2,}:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$|^\d{1,20}$/).optional().meta({
         description: "The Google Cloud project of the API key (its id or number, written the same way on every connection of that project): " +
           "Google counts the daily quota per project, so connections naming one project share one ledger. Unset: the key's own ledger " +
           "(shared by the connections that use the same key)",
