@@ -4,12 +4,11 @@ import { createLogger } from "@trendgate/logger";
 import { outboxJobId } from "@trendgate/queues";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
-import { appProcess, onCleanup, privateRedis, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
+import { appProcess, onCleanup, postgresBehindProxy, privateRedis, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
 import type { Stack } from "../helpers/stack.ts";
 import { startChatStack } from "../operator/helpers.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { cardsPerItem, chatAccounts, chatQueue, dispatch, newItems, slowSlack } from "./chat-outbox-kit.ts";
-import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 // Issue 9, "Done when": operator cards for the team chat ride the shared outbox, so they survive what webhook
 // deliveries survive (tests/faults/delivery-recovery.test.ts, tests/webhooks/robustness.test.ts): a worker killed
@@ -121,13 +120,8 @@ test("a card posted while Postgres is down is stored on its item once Postgres i
   const channels = accounts.map((a) => a.channelId);
   const { itemIds, messageIds, outbox } = await newItems(s, accounts, 4);
   await dispatch(s, outbox);
-  const pg = new URL(s.gw.deps.config.DATABASE_URL);
-  const proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  onCleanup(() => proxy.close());
-  const viaProxy = new URL(pg.href);
-  viaProxy.hostname = "127.0.0.1";
-  viaProxy.port = String(proxy.port);
-  const w = startWorkers({ ...s.gw.deps.config, DATABASE_URL: viaProxy.href } as typeof s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.chatMessages]);
+  const { proxy, url: viaProxy } = await postgresBehindProxy(s.gw.deps.config.DATABASE_URL);
+  const w = startWorkers({ ...s.gw.deps.config, DATABASE_URL: viaProxy } as typeof s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.chatMessages]);
   onCleanup(() => w.close());
 
   const posted = () => [...cardsPerItem(slack, channels).values()].reduce((n, ts) => n + ts.length, 0);

@@ -5,9 +5,8 @@ import { newId } from "@trendgate/db";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
 import { countBy, faultReceiver, onCleanup, privateRedis, runCleanups, stack, subscriptions } from "../helpers/faults-kit.ts";
-import { appProcess, keysMatching, sleep } from "../helpers/faults-proc-kit.ts";
+import { appProcess, keysMatching, postgresBehindProxy, sleep } from "../helpers/faults-proc-kit.ts";
 import { DELIVERY_ENV, type Stack } from "../helpers/stack.ts";
-import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 // Issue 44, items 2 and 3: every webhook attempt's record is durable before its job completes. Across a Postgres
 // outage a record that cannot be written is kept in Redis and written once the database answers, so nothing is sent
@@ -39,13 +38,8 @@ test("a Postgres outage while deliveries wait for their answers: each attempt is
   const { account, ids: subs } = await subscriptions(s, [rx.url("/a"), rx.url("/b")]);
   const ids = await deliveries(s, account.accountId, subs, 12);
 
-  const pg = new URL(s.gw.deps.config.DATABASE_URL);
-  const proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  onCleanup(() => proxy.close());
-  const viaProxy = new URL(pg.href);
-  viaProxy.hostname = "127.0.0.1";
-  viaProxy.port = String(proxy.port);
-  const w = startWorkers({ ...s.gw.deps.config, DATABASE_URL: viaProxy.href } as typeof s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.webhookDeliveries]);
+  const { proxy, url: viaProxy } = await postgresBehindProxy(s.gw.deps.config.DATABASE_URL);
+  const w = startWorkers({ ...s.gw.deps.config, DATABASE_URL: viaProxy } as typeof s.gw.deps.config, createLogger({ level: "silent" }), [QUEUES.webhookDeliveries]);
   onCleanup(() => w.close());
 
   await waitFor(async () => rx.requests.length >= ids.length, { timeoutMs: 30_000, everyMs: 20 });

@@ -2,10 +2,9 @@ import { QUEUES } from "@trendgate/contracts";
 import { createLogger } from "@trendgate/logger";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
-import { appProcess, keysMatching, onCleanup, privateRedis, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
+import { appProcess, keysMatching, onCleanup, postgresBehindProxy, privateRedis, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";
 import { DELIVERY_ENV, startStack, type Stack } from "../helpers/stack.ts";
 import { startN8nServer, type N8nServer } from "../peers/n8n-server.ts";
-import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 // Issue 10, "Done when": workflow pushes ride the shared outbox, so a worker killed with -9 mid-load and a Redis
 // FLUSHALL lose none. Real pieces: the gateway's push route, the workflow-pushes handler, the outbox processor and
@@ -167,13 +166,8 @@ test("a Postgres outage while pushes are in flight: each attempt's record is kep
   const a = await selectedAccount(s);
   const ids = await push(s, a, 20);
   n8n.slowWebhooks(1500); // each push reaches the workflow, its answer comes 1.5 s later
-  const pg = new URL(s.gw.deps.config.DATABASE_URL);
-  const proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  onCleanup(() => proxy.close());
-  const viaProxy = new URL(pg.href);
-  viaProxy.hostname = "127.0.0.1";
-  viaProxy.port = String(proxy.port);
-  workflowWorkers(s, { DATABASE_URL: viaProxy.href });
+  const { proxy, url: viaProxy } = await postgresBehindProxy(s.gw.deps.config.DATABASE_URL);
+  workflowWorkers(s, { DATABASE_URL: viaProxy });
 
   await waitFor(async () => n8n.pushes.length >= 10, { timeoutMs: 30_000, everyMs: 5 });
   proxy.down(); // Postgres "stops" while those pushes wait for their answers

@@ -7,6 +7,7 @@ import { startCluster } from "../../scripts/redis-cluster.mjs";
 import { waitFor } from "./config.ts";
 import { spawnApp } from "./process.ts";
 import { freePort } from "./free-port.ts";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 
 // Shared by tests/faults/{schedulers,shutdown,payload-cap}.test.ts and tests/gateway/server-limits.test.ts: a cleanup
 // registry, private Redis servers (FLUSHALL touches nobody else), real gateway/worker processes, and raw HTTP over
@@ -148,4 +149,18 @@ export class RawClient {
 export async function keysMatching(redis: Redis | Cluster, pattern: string): Promise<string[]> {
   const nodes = redis instanceof Cluster ? redis.nodes("master") : [redis];
   return (await Promise.all(nodes.map((n) => n.keys(pattern)))).flat();
+}
+
+/**
+ * A TCP proxy in front of the Postgres of `databaseUrl` (stopped after the test): workers given `url` lose their
+ * database when `proxy.down()` is called, as in an outage, while the test keeps its own connection.
+ */
+export async function postgresBehindProxy(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const pg = new URL(databaseUrl);
+  const proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+  onCleanup(() => proxy.close());
+  const via = new URL(pg.href);
+  via.hostname = "127.0.0.1";
+  via.port = String(proxy.port);
+  return { proxy, url: via.href };
 }
