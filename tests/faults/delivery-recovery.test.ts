@@ -50,7 +50,7 @@ test("after a FLUSHALL the sweeper re-queues every orphaned delivery, and each i
   // A worker comes back; its sweeper finds the orphans in Postgres.
   s.workers.push(startWorkers(s.gw.deps.config, createLogger({ level: "silent" })));
   const due = [...first, ...retries];
-  await waitFor(async () => (await db.webhookDelivery.count({ where: { id: { in: due }, status: "succeeded" } })) === due.length, { timeoutMs: 40_000, everyMs: 250 });
+  await waitFor(async () => (await db.webhookDelivery.count({ where: { id: { in: due }, status: "succeeded" } })) === due.length, { timeoutMs: 90_000, everyMs: 250 });
 
   const perId = countBy(rx.requests.map((r) => r.webhookId));
   expect(due.filter((id) => perId.get(id) !== 1)).toEqual([]); // each sent, once
@@ -63,4 +63,4 @@ test("after a FLUSHALL the sweeper re-queues every orphaned delivery, and each i
   expect(await db.webhookDelivery.count({ where: { id: { in: [...notDue, ...held] }, status: "pending", attempts: { in: [0, 1] } } })).toBe(200);
   for (const id of notDue) expect(await queue.getJob(`${id}-2`)).toBeUndefined();
   for (const id of held) expect(await queue.getJob(`${id}-1`)).toBeUndefined();
-}, 60_000);
+}, 150_000);
