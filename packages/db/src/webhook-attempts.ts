@@ -167,13 +167,13 @@ export function isTransientDbError(err: unknown): boolean {
  * `interrupted`: the receiver may have it. The delivery is left as it is (the same attempt is sent again). Written
  * once (the id is fixed when the send begins).
  */
-export async function recordInterruptedAttempt(db: Db, e: Omit<AttemptRecord["execution"], "outcome">): Promise<void> {
+export async function recordInterruptedAttempt(db: Db, e: Pick<AttemptRecord["execution"],
+  "id" | "accountId" | "subscriptionId" | "deliveryId" | "attempt" | "trigger" | "requestUrl" | "requestBodyBytes" | "durationMs">): Promise<void> {
   await db.webhookExecution.createMany({
     data: [{
-      id: e.id, accountId: e.accountId, subscriptionId: e.subscriptionId, deliveryId: e.deliveryId, attempt: e.attempt, trigger: e.trigger,
-      outcome: "interrupted", requestUrl: e.requestUrl, requestHeaders: e.requestHeaders, requestBodyBytes: e.requestBodyBytes,
-      responseStatus: null, responseBody: null, responseBodyTruncated: false, durationMs: e.durationMs, errorClass: "interrupted",
-      errorMessage: e.errorMessage, nextRetryAt: null,
+      ...e, outcome: "interrupted", requestHeaders: {}, responseStatus: null, responseBody: null, responseBodyTruncated: false, errorClass: "interrupted",
+      errorMessage: "the worker stopped during the request, before its answer was recorded; the receiver may have received it; sent again",
+      nextRetryAt: null,
     }],
     skipDuplicates: true,
   });

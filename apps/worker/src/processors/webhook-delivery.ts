@@ -92,7 +92,8 @@ export const webhookDelivery: ProcessorFactory = {
       },
       queue: (job, attempt, delayMs) => enqueueDelivery(queues, { ...job, attempt }, { delayMs }).then(() => undefined),
     };
-    type Begun = Omit<AttemptRecord["execution"], "outcome"> & { startedAt: number };
+    /** What an attempt's in-flight mark keeps: what its `interrupted` execution needs that the next run cannot read. */
+    type Begun = { id: string; attempt: number; trigger: string; url: string; bodyBytes: number; startedAt: number };
     const inFlight = new InFlightMarks<Begun>(queues.connection, config.QUEUE_PREFIX, QUEUES.webhookDeliveries);
     /** An attempt sent by an earlier run whose record could not be written: written (and followed) before anything else. */
     const writeKept = async (data: DeliveryJob) => {
@@ -128,8 +129,8 @@ export const webhookDelivery: ProcessorFactory = {
           const begun = await inFlight.find(data.delivery_id, data.attempt);
           if (begun) { // its worker died during the request: the receiver may have it
             await recordInterruptedAttempt(db, {
-              ...begun, durationMs: Date.now() - begun.startedAt,
-              errorMessage: "the worker stopped during the request, before its answer was recorded; the receiver may have received it; sent again",
+              id: begun.id, accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id, attempt: begun.attempt,
+              trigger: begun.trigger, requestUrl: begun.url, requestBodyBytes: begun.bodyBytes, durationMs: Date.now() - begun.startedAt,
             });
           }
         }
@@ -144,14 +145,11 @@ export const webhookDelivery: ProcessorFactory = {
         const host = new URL(entry.sub.url).host;
         if (!limiter.tryAcquire(entry.sub.id, host)) // this endpoint or host is busy: give the slot to others, try again shortly
           return deferJob(job, token, 100 + Math.round(Math.random() * 400));
-        const executionId = newId("exe");
         const out = rendered(entry.sub, body, event, logger);
         let sent;
         try {
           await inFlight.mark(data.delivery_id, {
-            id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id, attempt: data.attempt,
-            trigger: data.trigger, requestUrl: entry.sub.url, requestHeaders: {}, requestBodyBytes: Buffer.byteLength(out), responseStatus: null,
-            responseBody: null, responseBodyTruncated: false, durationMs: 0, errorClass: "interrupted", errorMessage: null, nextRetryAt: null, startedAt: Date.now(),
+            id: newId("exe"), attempt: data.attempt, trigger: data.trigger, url: entry.sub.url, bodyBytes: Buffer.byteLength(out), startedAt: Date.now(),
           });
           sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, out, data.trigger === "test", event);
         } finally {
@@ -164,7 +162,7 @@ export const webhookDelivery: ProcessorFactory = {
         const outcome = judged.outcome === "unknown" ? "failed" : judged.outcome;
         const settled = await record(ledger, { ...data, body, event: event ?? undefined }, data.attempt, judged, {
           execution: {
-            id: executionId, accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,
+            id: newId("exe"), accountId: entry.sub.accountId, subscriptionId: entry.sub.id, deliveryId: data.delivery_id,
             attempt: data.attempt, trigger: data.trigger, outcome, requestUrl: entry.sub.url, requestHeaders: sent.headersSent,
             requestBodyBytes: sent.bodyBytes, responseStatus: result.status, responseBody: result.status === null ? null : result.body,
             responseBodyTruncated: result.truncated, durationMs: result.durationMs, errorClass: verdict.errorClass,
