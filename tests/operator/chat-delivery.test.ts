@@ -55,7 +55,11 @@ test("Slack's 429 is retried after its Retry-After; the card arrives and no erro
   slack.inject("chat.postMessage", { status: 429, retryAfter: 1 });
   const it = await posted(stack, a, (await publishAndWait(stack, a, event(a.accountId))).id);
   expect(it.chat.delivery_error).toBeNull();
-  const attempts = await stack.gw.deps.db.outboxAttempt.findMany({ where: { accountId: a.accountId }, orderBy: { attempt: "asc" } });
+  // The succeeded attempt's record is written just after the card is stored on the item.
+  const attempts = await waitFor(async () => {
+    const rows = await stack.gw.deps.db.outboxAttempt.findMany({ where: { accountId: a.accountId }, orderBy: { attempt: "asc" } });
+    return rows.at(-1)?.outcome === "succeeded" ? rows : null;
+  });
   expect(attempts.map((x) => [x.attempt, x.outcome, x.errorClass, x.responseStatus])).toEqual([[1, "retrying", "rate_limited", 429], [2, "succeeded", null, 200]]);
 });
 

@@ -48,6 +48,10 @@ test("a second post to a channel within the interval is held (not failed, no att
   await held.promote();
   const sent = await posted(stack, a, second.id);
   expect(slack.messages(a.channelId).map((m) => m.ts)).toEqual([first.chat.message_ts, sent.chat.message_ts]);
-  const attempts = await stack.gw.deps.db.outboxAttempt.findMany({ where: { messageId: row.id } });
+  // The item shows the post once it is stored; the attempt's record is written right after it.
+  const attempts = await waitFor(async () => {
+    const rows = await stack.gw.deps.db.outboxAttempt.findMany({ where: { messageId: row.id } });
+    return rows.length ? rows : null;
+  });
   expect(attempts.map((x) => [x.attempt, x.outcome])).toEqual([[1, "succeeded"]]);
 });
