@@ -3,12 +3,36 @@
 // 21 days (the trigger window's re-assessment reads a week before each held firing), and the trend events its detection
 // passes would have published at the rate the evaluation corpus shows (about 0.06 detections per topic per day, four
 // events each: detected, a severity change, a velocity change, the end). Target: under 5 s for each preview.
+// Then another account's reads while this one keeps 8 windowed previews going at once (the per-account limit refuses
+// all but BACKTEST_CONCURRENCY_PER_ACCOUNT with 429; each client retries after its Retry-After): its p99 against the
+// same reads with no backtest running. Target: within 20 %, and no read held over 100 ms longer than the idle maximum.
 import { createAccount, createApiKey, createDb } from "@trendgate/db";
-import { fmt, startServer, stopServer } from "./lib.ts";
+import { fmt, startGateway, stopServer } from "./lib.ts";
 
 const TOPICS = Number(process.env.BENCH_TOPICS ?? 10_000);
 const DAYS = 14;
 const TARGET_SECONDS = 5;
+const PARALLEL_BACKTESTS = 8;
+const PROBE_SECONDS = 15;
+/** The other tenant's reads: one at a time, every 20 ms. */
+const PROBE_EVERY_MS = 20;
+
+const quantile = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
+
+/** Another account's GET /api/trends latencies (ms) over `seconds`. */
+async function probe(base: string, key: string, seconds: number): Promise<number[]> {
+  const out: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    const t = performance.now();
+    const res = await fetch(`${base}/api/trends?limit=20`, { headers: { authorization: `Bearer ${key}` } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`probe: ${res.status}`);
+    out.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
+  }
+  return out;
+}
 
 export async function benchBacktest() {
   const db = createDb(process.env.DATABASE_URL!);
@@ -47,7 +71,7 @@ export async function benchBacktest() {
   const seedSeconds = (performance.now() - s0) / 1000;
 
   const prefix = `benchbt${Date.now()}`;
-  const gateway = await startServer("apps/gateway/src/main.ts", { QUEUE_PREFIX: prefix, NODE_ENV: "production", LOG_LEVEL: "warn", HOST: "127.0.0.1", RATE_LIMIT_PLANS: "free:600,bench:100000000" }, 3927);
+  const gateway = await startGateway({ QUEUE_PREFIX: prefix, NODE_ENV: "production", LOG_LEVEL: "warn", HOST: "127.0.0.1", RATE_LIMIT_PLANS: "free:600,bench:100000000" }, 3927);
   const post = async (path: string, body: object) => {
     const t = performance.now();
     const res = await fetch(`http://127.0.0.1:3927${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
@@ -60,8 +84,35 @@ export async function benchBacktest() {
   const plain = await post("/api/integrations/webhooks/preview", rules);
   const windowed = await post("/api/integrations/webhooks/preview", { ...rules, sensitivity: "normal", cooldown_seconds: 3600, trigger_window_minutes: 30, recovery_window_minutes: 120 });
   const chat = await post("/api/integrations/chat/settings/preview", { min_severity: "medium" });
+
+  // Tenant isolation: another account's reads, alone and beside this account's parallel backtests.
+  const other = await createAccount(db, "bench backtest neighbour", "bench");
+  const { key: otherKey } = await createApiKey(db, other.id, "bench");
+  const base = "http://127.0.0.1:3927";
+  await probe(base, otherKey, 2); // warm
+  const idle = await probe(base, otherKey, PROBE_SECONDS);
+  let busy = true;
+  let ran = 0;
+  let refused = 0;
+  const client = async () => {
+    while (busy) {
+      const res = await fetch(`${base}/api/integrations/webhooks/preview`, {
+        method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({ ...rules, sensitivity: "normal", cooldown_seconds: 3600, trigger_window_minutes: 30, recovery_window_minutes: 120 }),
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) ran++;
+      else if (res.status === 429) { refused++; await new Promise((r) => setTimeout(r, Number(res.headers.get("retry-after") ?? 1) * 1000)); }
+      else throw new Error(`parallel backtest: ${res.status}`);
+    }
+  };
+  const clients = Array.from({ length: PARALLEL_BACKTESTS }, client);
+  await new Promise((r) => setTimeout(r, 500)); // the first backtests under way
+  const loaded = await probe(base, otherKey, PROBE_SECONDS);
+  busy = false;
+  await Promise.all(clients);
   await stopServer(gateway);
-  if (!process.env.BENCH_KEEP) await db.account.delete({ where: { id: account.id } });
+  if (!process.env.BENCH_KEEP) await db.account.deleteMany({ where: { id: { in: [account.id, other.id] } } });
   else console.log(`kept account ${account.id} (BENCH_KEEP)`);
   await db.$disconnect();
 
@@ -73,4 +124,10 @@ export async function benchBacktest() {
   line("webhook preview, normal sensitivity + 30 min trigger window + cooldown + recovery window", windowed,
     `${fmt(windowed.json.deliveries as number)} deliveries; the detector re-assessed the held firings; suppressed ${JSON.stringify(suppressed)}`);
   line("chat settings preview", chat, `${fmt(chat.json.items_opened as number)} items`);
+  const p99 = (xs: number[]) => quantile(xs, 0.99);
+  const ratio = p99(loaded) / p99(idle);
+  const extraMax = Math.max(...loaded) - Math.max(...idle);
+  console.log(`another account's GET /api/trends, alone: p50 ${fmt(quantile(idle, 0.5), 1)} ms, p99 ${fmt(p99(idle), 1)} ms, max ${fmt(Math.max(...idle), 1)} ms (${idle.length} reads)`);
+  console.log(`  beside ${PARALLEL_BACKTESTS} parallel windowed backtests of one account (${ran} ran, ${refused} answered 429): p50 ${fmt(quantile(loaded, 0.5), 1)} ms, p99 ${fmt(p99(loaded), 1)} ms, max ${fmt(Math.max(...loaded), 1)} ms (${loaded.length} reads)`);
+  console.log(`  p99 ${fmt(ratio * 100 - 100, 0)} % over alone ${ratio <= 1.2 ? "✓" : "✗"} target within 20 %; max ${fmt(extraMax, 0)} ms over alone ${extraMax <= 100 ? "✓" : "✗"} target <= 100 ms`);
 }

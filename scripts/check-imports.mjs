@@ -1,6 +1,7 @@
-// `npm run check:imports`: fails on any import circle among the TypeScript files of apps/ and packages/, type-only
-// imports included (a type import still ties the files' changes together). Workspace packages are resolved to their
-// source entry points, so a circle that crosses packages is found too, not only one inside a folder.
+// `npm run check:imports`: fails on any import circle among the TypeScript files of apps/ and packages/ (.ts and the
+// console's .tsx), type-only imports included (a type import still ties the files' changes together). Workspace
+// packages are resolved to their source entry points, so a circle that crosses packages is found too, not only one
+// inside a folder.
 import fs from "node:fs";
 import path from "node:path";
 import madge from "madge";
@@ -26,7 +27,7 @@ function workspacePaths() {
 
 const result = await madge(["apps", "packages"].map((d) => path.join(root, d)), {
   baseDir: root,
-  fileExtensions: ["ts"],
+  fileExtensions: ["ts", "tsx"],
   excludeRegExp: [/node_modules/, /[\\/]generated[\\/]/],
   tsConfig: { compilerOptions: { baseUrl: root, moduleResolution: "bundler", allowImportingTsExtensions: true, paths: workspacePaths() } },
 });

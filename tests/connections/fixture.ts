@@ -29,6 +29,7 @@ export function fixtureConnector(peer: PeerUrls, auth: Partial<OAuth2Auth> = {})
     },
     client() { throw new Error("the fixture provider has no API"); },
     parseMention: () => null,
+    channelIdHint: "the channel id",
     interactions: { signingSecretEnv: "FIXTURE_SIGNING_SECRET", verify: () => ({ ok: false, reason: "fixture" }), parse: () => null, fromWorkspaceOf: () => false, privateReply: (text) => ({ text }) },
   };
 }

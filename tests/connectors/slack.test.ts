@@ -1,10 +1,12 @@
 // The Slack chat connector through the official client (@slack/web-api) against a local server that speaks Slack's
 // Web API and checks every request and response against Slack's own API description (tests/peers/slack-server.ts).
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { oauthClientOf, ProviderError, type OAuthClientSettings } from "@trendgate/connector-core";
 import { slack } from "../../packages/connectors/chat/src/slack/index.ts";
 import { signSlackRequest } from "../../packages/connectors/chat/src/slack/interactions.ts";
 import { SLACK_LIMITS } from "../../packages/connectors/chat/src/slack/blocks.ts";
+import { SLACK_MAX_RESPONSE_BYTES } from "../../packages/connectors/chat/src/slack/web.ts";
 import type { ChatMessageRef, OperatorCard } from "../../packages/connectors/chat/src/kind.ts";
 import { blockKitProblems, startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { SlackSpec } from "../peers/slack-spec.ts";
@@ -27,7 +29,9 @@ async function providerError(fn: () => Promise<unknown>): Promise<ProviderError>
   throw new Error("expected a ProviderError");
 }
 
-const chatWith = (accessToken: string, baseUrl = peer.url) => slack.client({ baseUrl, accessToken });
+/** The stand-in listens on loopback, which the SSRF guard refuses unless the configuration's allow-list names it. */
+const ALLOW_LOOPBACK = { OUTBOUND_ALLOWLIST: "127.0.0.1" };
+const chatWith = (accessToken: string, baseUrl = peer.url, env: Record<string, string> = ALLOW_LOOPBACK) => slack.client({ baseUrl, accessToken, env });
 
 const card = operatorCardFixture;
 
@@ -35,7 +39,7 @@ const buttons = (blocks: any[] | null) => (blocks ?? []).filter((b) => b.type ==
 
 beforeAll(async () => {
   peer = await startSlackServer();
-  const env = { SLACK_CLIENT_ID: peer.app.clientId, SLACK_CLIENT_SECRET: peer.app.clientSecret, SLACK_API_URL: peer.url, SLACK_AUTHORIZE_URL: peer.authorizeUrl };
+  const env = { ...ALLOW_LOOPBACK, SLACK_CLIENT_ID: peer.app.clientId, SLACK_CLIENT_SECRET: peer.app.clientSecret, SLACK_API_URL: peer.url, SLACK_AUTHORIZE_URL: peer.authorizeUrl };
   const resolved = oauthClientOf(slack.manifest, env);
   if (!("client" in resolved)) throw new Error(`unresolved: ${resolved.missing}`);
   client = resolved.client;
@@ -316,6 +320,26 @@ describe("errors: ok:false, HTTP 429 and failures, each mapped once", () => {
     // providerCode is the network error's code (ECONNREFUSED) where the runtime passes it through.
     expect(down).toMatchObject({ kind: "unavailable", detail: { status: null } });
     expect(peer.calls()).toHaveLength(3);
+  });
+});
+
+describe("the outbound path: the SSRF guard and the size cap", () => {
+  test("a Slack base URL on a private address the allow-list does not name is refused before any request (bad_request, not retried)", async () => {
+    const e = await providerError(() => chatWith(peer.issueToken(), peer.url, {}).postCard("C0GENERAL01", card()));
+    expect(e).toMatchObject({ kind: "bad_request", detail: { providerCode: "ERR_BLOCKED_DESTINATION", status: null } });
+    expect(e.retryable).toBe(false);
+    expect(peer.calls()).toHaveLength(0);
+  });
+
+  test("an answer larger than Slack's cap is unavailable, not read whole", async () => {
+    const big = createHttpServer((_req, res) => { res.writeHead(200, { "content-type": "application/json" }); res.end(JSON.stringify({ ok: true, channels: [], pad: "x".repeat(SLACK_MAX_RESPONSE_BYTES + 1) })); });
+    await new Promise<void>((r) => big.listen(0, "127.0.0.1", () => r()));
+    try {
+      const e = await providerError(() => chatWith("xoxb-1-x", `http://127.0.0.1:${(big.address() as any).port}/api/`).listChannels({ limit: 1 }));
+      expect(e).toMatchObject({ kind: "unavailable", detail: { providerCode: "response_too_large", status: null } });
+    } finally {
+      await new Promise((r) => big.close(r));
+    }
   });
 });
 

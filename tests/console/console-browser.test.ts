@@ -19,6 +19,7 @@ import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
 import { startRedditAdsServer, type RedditAdsServer } from "../peers/reddit-ads-server.ts";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
+import { startTeamsServer, type TeamsServer } from "../peers/teams-server.ts";
 import { addTrend, googleConnected } from "../ads/kit.ts";
 
 const browser = await testBrowser();
@@ -31,6 +32,7 @@ let stream: TrendStream;
 let receiver: Receiver;
 let reddit: RedditAdsServer;
 let google: GoogleAdsServer;
+let ms: TeamsServer;
 let chromium: Browser;
 let base: string;
 
@@ -39,7 +41,9 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   reddit = await startRedditAdsServer();
   google = await startGoogleAdsServer();
+  ms = await startTeamsServer({ redirectUris: [`${base}/api/integrations/oauth/callback`] });
   stack = await startStack({
+    ...ms.env,
     GOOGLE_ADS_CLIENT_ID: "cid", GOOGLE_ADS_CLIENT_SECRET: "secret", GOOGLE_ADS_API_URL: google.url,
     PUBLIC_BASE_URL: base,
     REDDIT_ADS_CLIENT_ID: reddit.app.clientId, REDDIT_ADS_CLIENT_SECRET: reddit.app.clientSecret, REDDIT_ADS_AUTHORIZE_URL: reddit.authorizeUrl,
@@ -58,6 +62,7 @@ afterAll(async () => {
   await receiver?.close();
   await reddit?.close();
   await google?.close();
+  await ms?.close();
 });
 
 type Account = Awaited<ReturnType<Stack["gw"]["account"]>>;
@@ -350,6 +355,38 @@ browser.test("connections: Reddit Ads is connected through its OAuth consent and
   await closeAll(context);
 });
 
+browser.test("connections: Microsoft Teams, from the API's chat provider list, is connected through its tenant's consent and shows connected; Routing lists its channels", async () => {
+  const { account, context, page, problems } = await openConsole();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Connections" }).click();
+  const teams = page.getByRole("row").filter({ has: page.getByText("Microsoft Teams", { exact: true }) });
+  await expect(teams.getByText("not connected", { exact: true })).toBeVisibleSoon();
+  await page.getByRole("button", { name: "Connect Microsoft Teams" }).click();
+  // The stand-in's consent page for the tenant, then back through the gateway's callback to the console.
+  await page.getByRole("button", { name: "Approve" }).click();
+  await page.waitForURL((u) => u.pathname === "/console/" && u.searchParams.get("connection") === "teams" && u.searchParams.get("status") === "connected", { timeout: 15_000 });
+  await expect(page.getByRole("heading", { level: 1, name: "Connections" })).toBeVisibleSoon();
+  await expect(page.getByRole("status").filter({ hasText: "Connected: teams" })).toBeVisibleSoon();
+  await expect(teams.getByText("connected", { exact: true })).toBeVisibleSoon();
+  await expect(teams.getByText(`tenant id: ${ms.tenant.id}`, { exact: false })).toBeVisibleSoon();
+  await expect(page.getByRole("button", { name: "Reconnect Microsoft Teams" })).toBeVisibleSoon();
+  const status = await stack.gw.http.get("/api/integrations/chat/teams/connection").set(account.auth);
+  expect(status.body).toMatchObject({ status: "connected", account: { tenant_id: ms.tenant.id } });
+
+  // A routing rule may name Teams, and its channel is picked from Teams' own channel list.
+  const team = ms.addTeam({ displayName: `Marketing ${account.accountId.slice(-4)}`, installed: true });
+  const alerts = ms.addChannel(team.id, { displayName: "Alerts" });
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Routing" }).click();
+  await page.getByRole("button", { name: "Add rule" }).click();
+  const editor = page.getByRole("group", { name: "Edit rule 1" });
+  await editor.getByLabel("Chat provider").selectOption({ label: "Microsoft Teams" });
+  const channel = editor.getByRole("combobox", { name: "Channel", exact: true });
+  await expect(channel).toBeVisibleSoon();
+  await channel.selectOption(`${team.id}/${alerts.id}`);
+  expect(await channel.locator("option:checked").textContent()).toBe(`#${team.displayName} / Alerts`);
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});
+
 browser.test("every page, with data on it, passes axe-core's WCAG 2.1 A/AA checks, and the cold load's weight is stated", async () => {
   // An account with what the pages show: trends, a subscription with deliveries, an operator item.
   const a = await stack.gw.account();
@@ -615,7 +652,9 @@ browser.test("routing: a rule with a category and a notify step is added, moved 
   const hook = await stack.gw.http.post("/api/integrations/webhooks").set(a.auth).send(webhookBody(receiver.url("/escalated"), { description: "Pager bridge" }));
   expect(hook.status).toBe(201);
   const first = { name: "Ads approvals", match: { event_types: ["ads.approval_requested"] }, provider: "slack", channel_id: "C0ADS00001", escalation: [] };
-  expect((await stack.gw.http.put("/api/operator/routes").set(a.auth).send({ routes: [first], default_escalation: [] })).status).toBe(200);
+  const put = await stack.gw.http.put("/api/operator/routes").set(a.auth).send({ routes: [first], default_escalation: [] });
+  expect(put.status).toBe(200);
+  const firstId = put.body.routes[0].id as string;
 
   const { context, page, problems } = await openConsole(a);
   // Slack's channel list, as the gateway answers it (this stack has no Slack stand-in).
@@ -665,7 +704,9 @@ browser.test("routing: a rule with a category and a notify step is added, moved 
       { type: "notify_webhook", webhook_id: hook.body.id },
     ],
   });
-  expect(stored.routes[1]).toMatchObject({ ...first, match: { event_types: ["ads.approval_requested"] } });
+  // The stored rule keeps its id through the console's save (its open items keep their rule); the new one has its own.
+  expect(stored.routes[1]).toMatchObject({ ...first, id: firstId, match: { event_types: ["ads.approval_requested"] } });
+  expect(stored.routes[0].id).not.toBe(firstId);
   const summary = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: "1. Finance desk" }) });
   await expect(summary.getByText("Notify @U0PRIMARY1, then wait 10 min, then notify the webhook Pager bridge")).toBeVisibleSoon();
   await page.getByRole("button", { name: "Edit rule 1" }).click();

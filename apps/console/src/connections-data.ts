@@ -1,8 +1,10 @@
 import { ApiError, asApiError, get, isAbort } from "./api.ts";
-import type { AdsProviderList, ConnectionStatus, SocialConnectionStatus, SocialProviderList } from "./types.ts";
+import type { AdsProviderList, ChatProviderList, ConnectionStatus, SocialConnectionStatus, SocialProviderList } from "./types.ts";
 
-// Every connection of the account in one list: social and search connectors, team chat, the workflow tool,
-// community ads and the ads providers. A 404 on a connection means "not connected".
+// Every connection of the account in one list: social and search connectors, the chat providers, the workflow tool,
+// community ads and the ads providers. Which social, chat and ads providers there are, and where their routes are, is
+// read from the API's provider lists (the connector registry), never named here. A 404 on a connection means "not
+// connected".
 
 export interface ConnectionRow {
   key: string;
@@ -60,14 +62,22 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
   const rows: Promise<ConnectionRow | null>[] = [];
   const guard = (key: string, kind: string, name: string, path: string, p: () => Promise<ConnectionRow | null>) =>
     p().catch((err) => { if (isAbort(err)) throw err; return failedRow(key, kind, name, path, err); });
+  // A provider list that fails to load is one row with its error; the other lists still show. A list this server
+  // does not serve (a kind it has no provider of) is an empty one.
+  const list = <T extends { data: unknown[] }>(path: string) => get<T>(path, undefined, signal).catch((err) => {
+    if (isAbort(err)) throw err;
+    return err instanceof ApiError && err.code === "route_not_found" ? ({ data: [] } as unknown as T) : asApiError(err);
+  });
 
-  const [social, ads] = await Promise.all([
-    get<SocialProviderList>("/api/integrations/social/providers", undefined, signal).catch((err) => { if (isAbort(err)) throw err; return err as unknown; }),
-    get<AdsProviderList>("/api/integrations/ads/providers", undefined, signal).catch((err) => { if (isAbort(err)) throw err; return err as unknown; }),
+  const [social, chat, ads] = await Promise.all([
+    list<SocialProviderList>("/api/integrations/social/providers"),
+    list<ChatProviderList>("/api/integrations/chat/providers"),
+    list<AdsProviderList>("/api/integrations/ads/providers"),
   ]);
 
-  if (social && typeof social === "object" && "data" in social) {
-    for (const p of (social as SocialProviderList).data) {
+  if (social instanceof ApiError) rows.push(Promise.resolve(failedRow("social", "Social", "Social and search providers", "", social)));
+  else {
+    for (const p of social.data) {
       const base = p.connection_path.replace(/\/connection$/, "");
       rows.push(guard(`social:${p.id}`, "Social", p.display_name, p.connection_path, async () => {
         const s = await connection<SocialConnectionStatus>(`${base}/status`, signal);
@@ -80,26 +90,29 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
         };
       }));
     }
-  } else rows.push(Promise.resolve(failedRow("social", "Social", "Social and search providers", "", social)));
+  }
+
+  /** A browser-OAuth provider from a provider list (chat, ads): its connection at `base_path`. */
+  const oauthProvider = (prefix: string, kind: string, p: { id: string; display_name: string; base_path: string; configured: boolean }) =>
+    rows.push(guard(`${prefix}:${p.id}`, kind, p.display_name, `${p.base_path}/connection`, async () => {
+      const c = await connection<ConnectionStatus>(`${p.base_path}/connection`, signal);
+      return c === "absent" ? null : oauthRow(`${prefix}:${p.id}`, kind, p.display_name, p.base_path, c, { oauth: true, configured: p.configured });
+    }));
+
+  if (chat instanceof ApiError) rows.push(Promise.resolve(failedRow("chat", "Chat", "Chat providers", "", chat)));
+  else for (const p of chat.data) oauthProvider("chat", "Chat", p);
 
   const single = (key: string, kind: string, name: string, base: string, oauth: boolean, connectHint?: string) =>
     rows.push(guard(key, kind, name, `${base}/connection`, async () => {
       const c = await connection<ConnectionStatus>(`${base}/connection`, signal);
       return c === "absent" ? null : oauthRow(key, kind, name, base, c, { oauth, connectHint });
     }));
-  single("chat", "Chat", "Team chat", "/api/integrations/chat", true);
   single("workflow", "Workflow", "Workflow tool (n8n)", "/api/integrations/workflow", false,
     "Connect with the API: POST /api/integrations/workflow/connect with the instance's URL and API key.");
   single("community-ads", "Community ads", "Community ads (conversions)", "/api/integrations/community-ads", true);
 
-  if (ads && typeof ads === "object" && "data" in ads) {
-    for (const p of (ads as AdsProviderList).data) {
-      rows.push(guard(`ads:${p.id}`, "Ads", p.display_name, `${p.base_path}/connection`, async () => {
-        const c = await connection<ConnectionStatus>(`${p.base_path}/connection`, signal);
-        return c === "absent" ? null : oauthRow(`ads:${p.id}`, "Ads", p.display_name, p.base_path, c, { oauth: true, configured: p.configured });
-      }));
-    }
-  } else rows.push(Promise.resolve(failedRow("ads", "Ads", "Ads providers", "", ads)));
+  if (ads instanceof ApiError) rows.push(Promise.resolve(failedRow("ads", "Ads", "Ads providers", "", ads)));
+  else for (const p of ads.data) oauthProvider("ads", "Ads", p);
 
   return (await Promise.all(rows)).filter((r): r is ConnectionRow => r !== null);
 }

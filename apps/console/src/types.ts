@@ -15,6 +15,7 @@ import type {
   AdsRunList as AdsRunListSchema,
   AdsSelectionBody as AdsSelectionBodySchema,
   ChatChannelList as ChatChannelListSchema,
+  ChatProviderList as ChatProviderListSchema,
   ConsoleAccess as ConsoleAccessSchema,
   CreateFeedbackBody as CreateFeedbackBodySchema,
   CreateMuteBody as CreateMuteBodySchema,
@@ -102,6 +103,8 @@ export type OperatorRoutesBody = z.input<typeof OperatorRoutesBodySchema>;
 export type EscalationStep = OperatorRoute["escalation"][number];
 export type RouteMatch = OperatorRoute["match"];
 export type ChatChannelList = z.output<typeof ChatChannelListSchema>;
+export type ChatProviderList = z.output<typeof ChatProviderListSchema>;
+export type ChatProvider = ChatProviderList["data"][number];
 
 // Mutes
 export type Mute = z.output<typeof MuteSchema>;

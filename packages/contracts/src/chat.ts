@@ -27,6 +27,21 @@ export const ChatChannelList = z
   })
   .meta({ id: "ChatChannelList", description: "Channels the app can see (public and private, archived ones left out)" });
 
+export const ChatProvider = z
+  .object({
+    id: z.string().meta({ description: "The provider id routing rules name (`provider`)" }),
+    display_name: z.string(),
+    connected: z.boolean().meta({ description: "The account has a connection to it that needs no new authorization" }),
+    configured: z.boolean().meta({ description: "This server has the provider's OAuth client (id and secret): false means GET …/auth answers 501 `provider_not_configured`" }),
+    base_path: z.string().meta({ description: "Where its routes are: `auth`, `connection`, `channels`, `save-channel`, `channel`, `settings`, `interactivity`" }),
+    channel_id_hint: z.string().meta({ description: "How its channel ids look, for a person who types one" }),
+  })
+  .meta({ id: "ChatProvider" });
+
+export const ChatProviderList = z
+  .object({ data: z.array(ChatProvider) })
+  .meta({ id: "ChatProviderList", description: "The team-chat providers this service posts operator items to" });
+
 export const ChatSavedChannel = z
   .object({
     channel_id: z.string(),

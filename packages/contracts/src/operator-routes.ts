@@ -69,6 +69,11 @@ export const EscalationSteps = z.array(EscalationStep).max(ESCALATION.maxSteps).
 
 export const OperatorRouteInput = z
   .object({
+    id: Id.optional().meta({
+      description: "The id of a stored rule (from GET) this one replaces: it keeps its id, and the items it routes keep their rule. " +
+        "Absent: a new rule. A stored rule left out of the list is deleted.",
+      example: "rte_01kaq3m2b4c5d6e7f8g9h0jkmn",
+    }),
     name: text({ min: 1, max: 100, trim: true }),
     match: RouteMatch,
     provider: ProviderId.meta({ description: "The chat provider the channel is on (`slack`, `teams`); the account must be connected to it" }),
@@ -79,7 +84,17 @@ export const OperatorRouteInput = z
 
 export const OperatorRoutesBody = z
   .object({
-    routes: z.array(OperatorRouteInput).max(ESCALATION.maxRoutes).meta({ description: "In order: the first rule that matches an item routes it" }),
+    routes: z.array(OperatorRouteInput).max(ESCALATION.maxRoutes)
+      .superRefine((routes, ctx) => {
+        const first = new Map<string, number>();
+        routes.forEach((r, i) => {
+          if (r.id === undefined) return;
+          const at = first.get(r.id);
+          if (at === undefined) first.set(r.id, i);
+          else ctx.addIssue({ code: "custom", path: [i, "id"], message: `rule ${r.id} is already at routes.${at}: list each rule once`, params: { code: "duplicate_route" }, input: r.id });
+        });
+      })
+      .meta({ description: "In order: the first rule that matches an item routes it" }),
     default_escalation: EscalationSteps.default([]).meta({ description: "Escalation of items no rule matches (the default route); empty: the settings' reminder of critical items" }),
   })
   .strict()

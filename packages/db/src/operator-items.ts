@@ -66,17 +66,19 @@ export interface NewOperatorItem {
   routeId?: string | null;
   source?: string;
   adsPlanId?: string | null;
+  /** The escalation chain it opens with (packages/operator's EscalationChain), kept for the item's life. */
+  escalationChain?: unknown;
 }
 
 /** Creates the item unless the account already has one with this dedup key (then null: lock and update that one). */
 export async function insertOperatorItemIfAbsent(tx: Tx, it: NewOperatorItem): Promise<OperatorItemRow | null> {
   const id = newId("opi");
   const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `INSERT INTO operator_items (id, account_id, dedup_key, trend_id, state, severity, title, category, summary, velocity, briefing_url, renotify_at, route_id, source, ads_plan_id, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $9, $10, $11::timestamptz AT TIME ZONE 'UTC', $12, $13, $14, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC')
+    `INSERT INTO operator_items (id, account_id, dedup_key, trend_id, state, severity, title, category, summary, velocity, briefing_url, renotify_at, route_id, source, ads_plan_id, escalation_chain, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $9, $10, $11::timestamptz AT TIME ZONE 'UTC', $12, $13, $14, $15::jsonb, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC')
      ON CONFLICT (account_id, dedup_key) DO NOTHING RETURNING id`,
     id, it.accountId, it.dedupKey, it.trendId, it.severity, it.title, it.category, it.summary, it.velocity, it.briefingUrl, it.renotifyAt?.toISOString() ?? null,
-    it.routeId ?? null, it.source ?? "trends", it.adsPlanId ?? null,
+    it.routeId ?? null, it.source ?? "trends", it.adsPlanId ?? null, it.escalationChain === undefined ? null : JSON.stringify(it.escalationChain),
   );
   return rows.length ? tx.operatorItem.findUnique({ where: { id } }) : null;
 }

@@ -7,11 +7,12 @@ import { escalationMessage } from "./messages.ts";
 import { SYSTEM_ACTOR } from "./actors.ts";
 import type { ItemTarget } from "./routing.ts";
 
-// Escalation: while an item is open (nobody acknowledged, snoozed or resolved it), its route's steps run one at a
-// time, each a job on the chat-messages outbox (escalate_item) naming the run and the step; a wait step delays the
-// next job (a BullMQ delayed job, kept in Redis and in the outbox row, so a worker restart loses no step). Any state
-// change away from open ends the run (`stopEscalation`); reopening starts a new one. A job whose run or step is no
-// longer the item's is stale and does nothing, so a repeated or late job never notifies twice.
+// Escalation: while an item is open (nobody acknowledged, snoozed or resolved it), the chain it opened with runs one
+// step at a time (the chain is kept on the item, so a later save of the rules changes no chain: routing.ts), each a
+// job on the chat-messages outbox (escalate_item) naming the run and the step; a wait step delays the next job (a
+// BullMQ delayed job, kept in Redis and in the outbox row, so a worker restart loses no step). Any state change away
+// from open ends the run (`stopEscalation`); reopening starts a new one of the same chain. A job whose run or step is
+// no longer the item's is stale and does nothing, so a repeated or late job never notifies twice.
 //
 //   wait N min -> the next step after N minutes      notify -> a reply under the card mentioning people
 //   notify_webhook -> operator.escalated to that subscription      repeat K -> back to step 0, at most K times
@@ -24,7 +25,7 @@ export async function startEscalation(tx: Tx, item: OperatorItemRow, target: Ite
   if (!target.escalation.length) return [];
   const run = newId("esc");
   const updated = await updateOperatorItem(tx, item.id, { escalationRun: run, escalationStep: 0, escalationRepeats: 0, renotifyAt: null });
-  await history(tx, updated, "escalation_started", { run, route_id: target.routeId, steps: target.escalation.length });
+  await history(tx, updated, "escalation_started", { run, route_id: target.escalationRouteId, steps: target.escalation.length });
   return addOutboxMessages(tx, [escalationMessage(updated, run, 0, target.connection.id, now)]);
 }
 

@@ -8,7 +8,7 @@ import { commitTransition, type OperatorDeps } from "./apply.ts";
 import { SYSTEM_ACTOR } from "./actors.ts";
 import { startEscalation } from "./escalation.ts";
 import { chatMessage, hasCard } from "./messages.ts";
-import { matchRoute, targetOf, type ItemTarget } from "./routing.ts";
+import { chainAt, matchRoute, targetOf, type ItemTarget } from "./routing.ts";
 import { categoryMatches, chatSetups, type ChatSetup, type OperatorSettings } from "./settings.ts";
 import { renotifyAtFor } from "./state-machine.ts";
 
@@ -16,8 +16,8 @@ import { renotifyAtFor } from "./state-machine.ts";
 // - an event that matches a routing rule opens an item on that rule's route (its channel, its escalation); one no
 //   rule matches opens an item on the default route when it is at or above the settings' min_severity, in one of
 //   their categories (posted once a channel is saved);
-// - an open item escalates through its route's steps until someone acknowledges it (without steps: an open
-//   critical item is re-notified after the delay);
+// - an open item escalates through its route's steps, as they were when it opened (kept on the item), until someone
+//   acknowledges it (without steps: an open critical item is re-notified after the delay);
 // - any later event of the trend updates the item's figures (severity, velocity, summary) and counts an occurrence;
 //   its card is updated when velocity_alerts is on or the severity rose;
 // - an event that would open an item reopens a resolved one;
@@ -93,7 +93,7 @@ async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date, gra
 
   if (opens) {
     const created = await insertOperatorItemIfAbsent(tx, {
-      accountId: e.account_id, dedupKey, trendId: e.trend_id, ...figures, routeId: route?.id ?? null,
+      accountId: e.account_id, dedupKey, trendId: e.trend_id, ...figures, routeId: route?.id ?? null, escalationChain: chainAt(setup, route?.id ?? null),
       renotifyAt: renotifyAtFor("open", e.severity, now, s.renotifyMs), // cleared when its route escalates instead
     });
     if (created) {

@@ -4,7 +4,7 @@ import type { OperatorDeps } from "./apply.ts";
 import { SYSTEM_ACTOR } from "./actors.ts";
 import { chatMessage } from "./messages.ts";
 import { startEscalation } from "./escalation.ts";
-import { matchRoute, targetOf } from "./routing.ts";
+import { chainAt, matchRoute, targetOf } from "./routing.ts";
 import { chatSetupOf } from "./settings.ts";
 import { renotifyAtFor } from "./state-machine.ts";
 
@@ -39,12 +39,13 @@ export async function openReviewItem(tx: Tx, deps: OperatorDeps, r: ReviewReques
   if (!setup) return [];
   const source = r.source ?? "ads_review";
   const route = await matchRoute(setup.routes, { category: r.category, severity: r.severity, eventType: r.eventType ?? `${source}.opened`, source });
-  const target = targetOf(setup, { routeId: route?.id ?? null, chatProvider: null });
   const item = await insertOperatorItemIfAbsent(tx, {
     accountId: r.accountId, dedupKey: r.dedupKey, trendId: null, severity: r.severity, title: r.title, category: r.category,
     summary: r.summary, velocity: 0, briefingUrl: r.link, routeId: route?.id ?? null, source, adsPlanId: r.adsPlanId ?? null,
+    escalationChain: chainAt(setup, route?.id ?? null),
     renotifyAt: renotifyAtFor("open", r.severity, now, setup.settings.renotifyMs), // cleared when its route escalates instead
   });
+  const target = item && targetOf(setup, item);
   if (!item || !target) return [];
   await appendOperatorItemEvents(tx, [{ itemId: item.id, accountId: item.accountId, action: "opened", fromState: null, toState: "open", actor: SYSTEM_ACTOR, version: item.version, data: { ...r.data, route_id: item.routeId } }]);
   return [

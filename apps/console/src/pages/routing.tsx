@@ -1,26 +1,23 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { ADS_APPROVAL_EVENT_TYPE, ESCALATION, OPERATOR_ITEM_SOURCES, SEVERITIES, TREND_EVENT_TYPES } from "@trendgate/contracts/vocabulary";
 import { api, asApiError, get, type ApiError } from "../api.ts";
+import { useChannels, type ChannelCache } from "../chat-channels.ts";
 import { EmptyState, Loading } from "../components/EmptyState.tsx";
 import { ErrorBanner, Notice } from "../components/ErrorBanner.tsx";
 import { Field } from "../components/Field.tsx";
 import { PageHeader } from "../components/Layout.tsx";
 import { plural } from "../format.ts";
 import { useLoad, useTitle } from "../hooks.ts";
-import type { ChatChannelList, EscalationStep, OperatorRoute, OperatorRoutes, OperatorRoutesBody, RouteMatch, Webhook, WebhookList } from "../types.ts";
+import type { ChatProviderList, EscalationStep, OperatorRoute, OperatorRoutes, OperatorRoutesBody, RouteMatch, SocialProviderList, Webhook, WebhookList } from "../types.ts";
 
 // Operator routing rules (first match wins) and their escalation steps, edited as drafts and saved with one PUT of the
 // whole ordered list. A 422 names fields by index (`routes.1.escalation.0.type`); the page maps each path to the draft
-// it was sent from (rules and steps keep a key of their own), so a message stays by its field after a reorder.
+// it was sent from (rules and steps keep a key of their own), so a message stays by its field after a reorder. The chat
+// providers and the signal sources a rule may name are the API's provider lists (the connector registry).
 
 const ROUTES = "/api/operator/routes";
-const PROVIDERS: Record<string, { label: string; channels: string; hint: string }> = {
-  slack: { label: "Slack", channels: "/api/integrations/chat/channels", hint: "a channel id, e.g. C0FINANCE01" },
-  teams: { label: "Microsoft Teams", channels: "/api/integrations/chat/teams/channels", hint: "<team id>/<channel id>" },
-};
 const EVENT_TYPES = [...TREND_EVENT_TYPES, ADS_APPROVAL_EVENT_TYPE];
-const SOURCES = ["x", "reddit", "youtube", "google_trends", ...OPERATOR_ITEM_SOURCES];
 
 type StepType = EscalationStep["type"];
 const STEP_TYPES: Record<StepType, [label: string, add: string]> = {
@@ -33,6 +30,8 @@ const MENTION_KINDS: Record<MentionKind, string> = { user: "A person", group: "A
 interface Mention { kind: MentionKind; id: string; name: string }
 interface StepDraft { key: number; type: StepType; minutes: string; mentions: Mention[]; message: string; webhook_id: string; times: string }
 interface RuleDraft {
+  /** The stored rule's id (none for a rule added here): sent back so a save keeps it, and its open items their rule. */
+  id?: string;
   key: number; name: string; categories: string; min_severity: string; sources: string; event_types: string[];
   provider: string; channel_id: string; escalation: StepDraft[];
 }
@@ -58,7 +57,7 @@ function stepDraft(s: EscalationStep): StepDraft {
 }
 
 const ruleDraft = (r: OperatorRoute): RuleDraft => ({
-  key: ++lastKey, name: r.name, categories: (r.match.categories ?? []).join(", "), min_severity: r.match.min_severity ?? "",
+  id: r.id, key: ++lastKey, name: r.name, categories: (r.match.categories ?? []).join(", "), min_severity: r.match.min_severity ?? "",
   sources: (r.match.sources ?? []).join(", "), event_types: r.match.event_types ?? [], provider: r.provider, channel_id: r.channel_id,
   escalation: r.escalation.map(stepDraft),
 });
@@ -90,7 +89,7 @@ function matchBody(r: RuleDraft): RouteMatch {
 }
 
 const toBody = (rules: RuleDraft[], def: StepDraft[]): OperatorRoutesBody => ({
-  routes: rules.map((r) => ({ name: r.name.trim(), match: matchBody(r), provider: r.provider, channel_id: r.channel_id.trim(), escalation: r.escalation.map(stepBody) })),
+  routes: rules.map((r) => ({ ...(r.id ? { id: r.id } : {}), name: r.name.trim(), match: matchBody(r), provider: r.provider, channel_id: r.channel_id.trim(), escalation: r.escalation.map(stepBody) })),
   default_escalation: def.map(stepBody),
 });
 
@@ -124,48 +123,9 @@ const move = <T,>(xs: T[], i: number, by: number) => {
   return out;
 };
 
-// ---- Channel and webhook lists --------------------------------------------------------------------------------------
-
-type Channel = ChatChannelList["data"][number];
-type Channels = { state: "loading" } | { state: "ok"; data: Channel[] } | { state: "failed"; error: ApiError };
-
-/** Each provider's channels, loaded once when first asked for (up to 1,000); a failure leaves the field free text. */
-function useChannels() {
-  const [byProvider, setByProvider] = useState<Record<string, Channels>>({});
-  const asked = useRef(new Set<string>());
-  const want = (provider: string) => {
-    const path = PROVIDERS[provider]?.channels;
-    if (!path || asked.current.has(provider)) return;
-    asked.current.add(provider);
-    const put = (c: Channels) => setByProvider((s) => ({ ...s, [provider]: c }));
-    put({ state: "loading" });
-    void (async () => {
-      const data: Channel[] = [];
-      let cursor: string | null = null;
-      try {
-        for (let i = 0; i < 5; i++) {
-          const page: ChatChannelList = await get<ChatChannelList>(path, { limit: 200, cursor });
-          data.push(...page.data);
-          if (!(cursor = page.next_cursor)) break;
-        }
-        put({ state: "ok", data });
-      } catch (err) {
-        put({ state: "failed", error: asApiError(err) });
-      }
-    })();
-  };
-  const name = (provider: string, id: string) => {
-    const c = byProvider[provider];
-    const ch = c?.state === "ok" ? c.data.find((x) => x.id === id) : undefined;
-    return ch ? `#${ch.name}` : id;
-  };
-  return { byProvider, want, name };
-}
-type ChannelCache = ReturnType<typeof useChannels>;
+// ---- Summaries --------------------------------------------------------------------------------------------------------
 
 const webhookLabel = (w: Webhook) => w.description || w.url;
-
-// ---- Summaries --------------------------------------------------------------------------------------------------------
 
 function matchText(r: RuleDraft): string {
   const parts = [
@@ -364,8 +324,8 @@ function ChannelField({ id, provider, value, onChange, error, channels }: {
     );
   }
   const hint = c?.state === "loading" ? "Loading the channel list…"
-    : c?.state === "failed" ? `The channel list could not be loaded (${c.error.message}). Type ${PROVIDERS[provider]?.hint ?? "the channel id"}.`
-    : `Type ${PROVIDERS[provider]?.hint ?? "the channel id"}.`;
+    : c?.state === "failed" ? `The channel list could not be loaded (${c.error.message}). Type ${channels.hint(provider)}.`
+    : `Type ${channels.hint(provider)}.`;
   return (
     <Field id={id} label="Channel" error={error} hint={hint}>
       {(a) => <input {...a} type="text" autoComplete="off" maxLength={200} value={value} onInput={(e) => onChange(e.currentTarget.value)} />}
@@ -373,13 +333,14 @@ function ChannelField({ id, provider, value, onChange, error, channels }: {
   );
 }
 
-function RuleEditor({ rule: r, n, onChange, errs, channels, hooks }: {
-  rule: RuleDraft; n: number; onChange: (r: RuleDraft) => void; errs: Errs; channels: ChannelCache; hooks: Webhook[] | null;
+function RuleEditor({ rule: r, n, onChange, errs, channels, sources, hooks }: {
+  rule: RuleDraft; n: number; onChange: (r: RuleDraft) => void; errs: Errs; channels: ChannelCache; sources: string[]; hooks: Webhook[] | null;
 }) {
   const id = `rt-${r.key}`;
   const e = (f: string) => errs[`r${r.key}.${f}`];
   const set = <K extends keyof RuleDraft>(k: K, v: RuleDraft[K]) => onChange({ ...r, [k]: v });
-  const providers = r.provider in PROVIDERS ? Object.keys(PROVIDERS) : [...Object.keys(PROVIDERS), r.provider];
+  const known = channels.providers.map((p) => p.id);
+  const providers = known.includes(r.provider) ? known : [...known, r.provider];
   const eventsError = e("match.event_types");
   return (
     <div class="rule-editor" role="group" aria-label={`Edit rule ${n}`}>
@@ -399,7 +360,7 @@ function RuleEditor({ rule: r, n, onChange, errs, channels, hooks }: {
           )}
         </Field>
         <Field id={`${id}-sources`} label="Sources" error={e("match.sources")} class="span-2"
-          hint={<>Comma-separated: {SOURCES.join(", ")}, or an ingestion source of yours; empty: any</>}>
+          hint={<>Comma-separated: {sources.join(", ")}, or an ingestion source of yours; empty: any</>}>
           {(a) => <input {...a} type="text" autoComplete="off" value={r.sources} onInput={(ev) => set("sources", ev.currentTarget.value)} />}
         </Field>
         <fieldset class="span-2" aria-describedby={eventsError ? `${id}-events-error` : undefined}>
@@ -418,7 +379,7 @@ function RuleEditor({ rule: r, n, onChange, errs, channels, hooks }: {
         <Field id={`${id}-provider`} label="Chat provider" error={e("provider")}>
           {(a) => (
             <select {...a} value={r.provider} onChange={(ev) => onChange({ ...r, provider: ev.currentTarget.value, channel_id: "" })}>
-              {providers.map((p) => <option key={p} value={p}>{PROVIDERS[p]?.label ?? p}</option>)}
+              {providers.map((p) => <option key={p} value={p}>{channels.label(p)}</option>)}
             </select>
           )}
         </Field>
@@ -445,7 +406,7 @@ function RuleCard({ rule: r, n, count, open, invalid, onToggle, onMove, onRemove
       </div>
       <dl class="facts">
         <dt>Matches</dt><dd>{matchText(r)}</dd>
-        <dt>Posts to</dt><dd>{PROVIDERS[r.provider]?.label ?? r.provider}, {r.channel_id ? <code>{channels.name(r.provider, r.channel_id)}</code> : "no channel chosen"}</dd>
+        <dt>Posts to</dt><dd>{channels.label(r.provider)}, {r.channel_id ? <code>{channels.name(r.provider, r.channel_id)}</code> : "no channel chosen"}</dd>
         <dt>Escalation</dt><dd>{stepsText(r.escalation, hooks)}</dd>
       </dl>
       <Reorder what={`rule ${n}`} n={n} count={count} onMove={onMove} onRemove={onRemove} remove="Delete">
@@ -465,7 +426,11 @@ export function RoutingPage() {
   const loaded = useLoad((signal) => get<OperatorRoutes>(ROUTES, undefined, signal), []);
   const webhooks = useLoad((signal) => get<WebhookList>("/api/integrations/webhooks", { limit: 200 }, signal), []);
   const hooks = webhooks.data?.data ?? (webhooks.error ? null : []);
-  const channels = useChannels();
+  // Without a provider list, a rule's provider shows as its id and its channel is typed.
+  const chat = useLoad((signal) => get<ChatProviderList>("/api/integrations/chat/providers", undefined, signal), []);
+  const social = useLoad((signal) => get<SocialProviderList>("/api/integrations/social/providers", undefined, signal), []);
+  const channels = useChannels(chat.data?.data ?? []);
+  const sources = [...(social.data?.data.map((p) => p.id) ?? []), ...OPERATOR_ITEM_SOURCES];
   const [rules, setRules] = useState<RuleDraft[]>([]);
   const [def, setDef] = useState<StepDraft[]>([]);
   const [saved, setSaved] = useState("");
@@ -491,7 +456,7 @@ export function RoutingPage() {
   const setRule = (r: RuleDraft) => setRules((rs) => rs.map((x) => (x.key === r.key ? r : x)));
   const toggle = (key: number) => setOpen((o) => (o.includes(key) ? o.filter((k) => k !== key) : [...o, key]));
   const add = () => {
-    const r = newRule(data?.default.provider ?? "slack");
+    const r = newRule(data?.default.provider ?? channels.providers[0]?.id ?? "");
     setRules((rs) => [...rs, r]);
     setOpen((o) => [...o, r.key]);
     setNotice(null);
@@ -534,7 +499,9 @@ export function RoutingPage() {
         the first that matches an item routes it; items no rule matches take the default route.
       </PageHeader>
       <ErrorBanner error={loaded.error} />
-      {loaded.loading && !data ? <Loading /> : data && (
+      <ErrorBanner error={chat.error} />
+      {/* The provider list first: a channel field asks its provider's channel route once, when it appears. */}
+      {(loaded.loading && !data) || chat.loading ? <Loading /> : data && (
         <form onSubmit={save} aria-label="Routing rules and escalation" noValidate>
           <section aria-labelledby="rules-title">
             <h2 id="rules-title">Rules</h2>
@@ -546,7 +513,7 @@ export function RoutingPage() {
                     <RuleCard key={r.key} rule={r} n={i + 1} count={rules.length} open={open.includes(r.key)} invalid={invalid(r)}
                       onToggle={() => toggle(r.key)} onMove={(by) => setRules((rs) => move(rs, i, by))} onRemove={() => remove(r, i + 1)}
                       channels={channels} hooks={hooks ?? []}>
-                      <RuleEditor rule={r} n={i + 1} onChange={setRule} errs={errs} channels={channels} hooks={hooks} />
+                      <RuleEditor rule={r} n={i + 1} onChange={setRule} errs={errs} channels={channels} sources={sources} hooks={hooks} />
                     </RuleCard>
                   ))}
                 </ol>
@@ -557,9 +524,9 @@ export function RoutingPage() {
             <h2 id="default-title">Default route</h2>
             <p class="muted">
               {data.default.provider
-                ? <>Items no rule matches go to {PROVIDERS[data.default.provider]?.label ?? data.default.provider},{" "}
+                ? <>Items no rule matches go to {channels.label(data.default.provider)},{" "}
                   {data.default.channel_id ? <code>{channels.name(data.default.provider, data.default.channel_id)}</code> : "its saved channel (none yet)"}, when the chat settings let them open.</>
-                : <>No chat connection yet: connect Slack or Teams on <a href="#/connections">Connections</a> and save its channel.</>}
+                : <>No chat connection yet: connect {channels.providers.map((p) => p.display_name).join(" or ") || "a chat provider"} on <a href="#/connections">Connections</a> and save its channel.</>}
               {" "}Without steps, critical items get the settings' reminder.
             </p>
             <StepsEditor legend="Escalation of the default route" error={errs.default_escalation} steps={def} onChange={setDef} errs={errs} hooks={hooks} />

@@ -54,9 +54,12 @@ export const operatorRoutes = [
   defineRoute({
     method: "put", path: "/api/operator/routes", operationId: "putOperatorRoutes", tag: TAG, auth: "apiKey",
     summary: "Replace the routing rules and the default escalation",
-    description: "The whole ordered list at once. Each rule names a chat provider the account is connected to and a channel from its channel list; " +
-      "`notify_webhook` steps name webhook subscriptions of the account (422 naming the field otherwise). Items opened before keep their route; " +
-      "a removed rule's items fall back to the default route.",
+    description: "The whole ordered list at once. A rule sent with the `id` GET gave it is that rule, edited in place: it keeps its id, and the items " +
+      "it routes keep it; a rule without `id` is new; a stored rule left out is deleted. Each rule names a chat provider the account is connected " +
+      "to and a channel from its channel list; `notify_webhook` steps name webhook subscriptions of the account; an `id` must be one of the " +
+      "account's rules, each given once (422 naming the field otherwise: `not_found`, `duplicate_route`). Items opened before keep their route; " +
+      "a deleted rule's items post new cards to the default route. An item keeps the escalation chain it opened with: a save changes the chain " +
+      "of items opened after it, not of those open now.",
     body: OperatorRoutesBody,
     responses: { 200: { description: "The stored rules", schema: OperatorRoutes } },
     async handler({ deps, auth, body }) {

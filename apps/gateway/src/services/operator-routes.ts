@@ -1,12 +1,14 @@
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import type { EscalationStep, OperatorRoutes, OperatorRoutesBody } from "@trendgate/contracts";
-import { accountWebhookIds, connectionStates, operatorRoutesOf, replaceOperatorRoutes, type Db } from "@trendgate/db";
+import { accountWebhookIds, connectionStates, operatorRouteIds, operatorRoutesOf, saveOperatorRoutes, type Db } from "@trendgate/db";
 import { chatSetupOf, escalationSteps } from "@trendgate/operator";
 import { ApiError } from "../http/api-error.ts";
 
-// Operator routing rules over REST: read them with the default route, and replace the whole ordered list (a
-// partial edit of an ordered list is a reorder problem the client solves better). The rules are checked against
-// what they name: a chat provider the account is connected to, webhook subscriptions of the account.
+// Operator routing rules over REST: read them with the default route, and save the whole ordered list (a
+// partial edit of an ordered list is a reorder problem the client solves better). A rule sent with its id is that
+// stored rule, edited in place (its items keep their rule); the rest are new, and stored rules left out are deleted.
+// The rules are checked against what they name: a chat provider the account is connected to, webhook subscriptions
+// of the account, the account's own rules.
 
 type FieldError = { location: "body"; path: string; message: string; code: string };
 
@@ -32,11 +34,15 @@ export async function writeOperatorRoutes(db: Db, registry: ConnectorRegistry, a
   const connected = new Set((await connectionStates(db, accountId, { kind: "chat" })).map((c) => c.provider));
   const named = [body.default_escalation, ...body.routes.map((r) => r.escalation)].flat().flatMap((s) => (s.type === "notify_webhook" ? [s.webhook_id] : []));
   const webhooks = new Set(await accountWebhookIds(db, accountId, named));
+  const stored = new Set(await operatorRouteIds(db, accountId));
+  const unknownRule = (i: number): FieldError =>
+    ({ location: "body", path: `routes.${i}.id`, message: "not a rule of this account (deleted meanwhile? read the rules again)", code: "not_found" });
   const checkSteps = (steps: EscalationStep[], at: string) => steps.forEach((s, j) => {
     if (s.type === "notify_webhook" && !webhooks.has(s.webhook_id))
       errors.push({ location: "body", path: `${at}.${j}.webhook_id`, message: `no webhook subscription ${s.webhook_id} in this account`, code: "not_found" });
   });
   body.routes.forEach((r, i) => {
+    if (r.id !== undefined && !stored.has(r.id)) errors.push(unknownRule(i));
     if (!registry.find("chat", r.provider)) {
       const known = registry.ofKind("chat").map((c) => c.manifest.id).join(", ");
       errors.push({ location: "body", path: `routes.${i}.provider`, message: `not a chat provider (one of: ${known})`, code: "invalid_value" });
@@ -46,9 +52,12 @@ export async function writeOperatorRoutes(db: Db, registry: ConnectorRegistry, a
     checkSteps(r.escalation, `routes.${i}.escalation`);
   });
   checkSteps(body.default_escalation, "default_escalation");
-  if (errors.length) throw new ApiError("validation_failed", errors.map((e) => `${e.path}: ${e.message}`).join("; "), { errors });
-  await replaceOperatorRoutes(db, accountId, body.routes.map((r) => ({
-    name: r.name, match: r.match, provider: r.provider, channelId: r.channel_id, escalation: r.escalation,
+  const refuse = (list: FieldError[]) => new ApiError("validation_failed", list.map((e) => `${e.path}: ${e.message}`).join("; "), { errors: list });
+  if (errors.length) throw refuse(errors);
+  const saved = await saveOperatorRoutes(db, accountId, body.routes.map((r) => ({
+    id: r.id, name: r.name, match: r.match, provider: r.provider, channelId: r.channel_id, escalation: r.escalation,
   })), body.default_escalation);
+  // A save of the account that committed since the check above deleted a rule this one names.
+  if (saved.unknown.length) throw refuse(saved.unknown.map(unknownRule));
   return readOperatorRoutes(db, registry, accountId, renotifySeconds);
 }

@@ -12,8 +12,9 @@ import type { WorkerDeps } from "./types.ts";
 
 // Operator cards in the team chat, on the shared outbox (QUEUES.chatMessages): post_item posts an item's card (or
 // updates it when it already has one), update_item re-renders it, renotify_item replies under it with the mention,
-// escalate_item takes one escalation step (packages/operator/src/escalation.ts). Each item's messages go through its
-// route's chat provider and channel (packages/operator/src/routing.ts).
+// escalate_item takes one escalation step (packages/operator/src/escalation.ts) of the chain kept on the item when it
+// opened, not its route's steps now. Each item's messages go through its route's chat provider and channel
+// (packages/operator/src/routing.ts).
 // Every message renders the item as it is now, so a late one never shows an old state. Posts are paced to one per
 // CHAT_POST_INTERVAL_MS per channel across the fleet (../outbox/pacer.ts: a message that must wait is deferred to
 // its own slot, not failed). The outbox retries per the error's kind; credentials refused mark the connection

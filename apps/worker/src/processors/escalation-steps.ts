@@ -7,9 +7,9 @@ import { DeferError } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
 // The chat-messages worker's part of escalation (packages/operator/src/escalation.ts has the rules): an
-// escalate_item job takes its step at once, except a notify step, whose reply under the card the worker posts first
-// (paced like any post). A reply that fails for good still moves the chain on, so one refused mention does not
-// silence the steps after it.
+// escalate_item job takes its step of the chain kept on the item (target.escalation, not the route's steps now) at
+// once, except a notify step, whose reply under the card the worker posts first (paced like any post). A reply that
+// fails for good still moves the chain on, so one refused mention does not silence the steps after it.
 
 /** How long an escalation reply waits for its card's post before looking again. */
 const CARD_WAIT_MS = 2000;

@@ -122,4 +122,6 @@ export interface ChatConnector {
   interactions: ChatInteractions;
   /** The settings' `critical_mention` (in this provider's syntax) as a mention, or null. */
   parseMention(setting: string | null): ChatMention | null;
+  /** How its channel ids look, for a person who types one (the console, when the channel list cannot be loaded). */
+  channelIdHint: string;
 }

@@ -14,15 +14,17 @@ export interface AnomalyCheck {
  * Checks read per query, and queries in flight: the next chunks are read (by other Postgres backends) while the
  * detector assesses this one. A check's week of buckets is scattered over ~170 pages of topic_buckets: reading is
  * most of the time (8,750 checks: ~3.3 s read one chunk at a time, ~1.3 s to assess). A chunk's answer is parsed in
- * one stretch of the event loop, so it stays small (250 checks: about half a megabyte).
+ * one stretch of the event loop (the driver's rows, then their bucket lists), which other requests wait behind, so it
+ * stays small (250 checks: about half a megabyte).
  */
 const CHUNK = 250;
 const AHEAD = 3;
 /**
- * Checks assessed between turns of the event loop (0.2 ms each and more): a read already answered resumes at once, so
- * the awaits between chunks alone would let one backtest hold the loop for a whole chunk or more, other requests waiting.
+ * The longest stretch assessments hold the event loop before other requests get a turn: a read already answered
+ * resumes at once, so the awaits between chunks alone would let one backtest hold the loop for a whole chunk or more.
+ * By time, not by count: one assessment takes 0.2 ms on a quiet topic and several on a busy one, or on a loaded machine.
  */
-const TURN = 25;
+const SLICE_MS = 2;
 
 /**
  * For each check, whether assessNow at `at` (the topic's week before, read as the shard read builds it) finds a trend,
@@ -46,11 +48,15 @@ export async function anomalousAt(db: Db, checks: AnomalyCheck[], config: Partia
   const reads: Promise<Awaited<ReturnType<typeof read>>>[] = [];
   const ahead = (start: number) => { if (start < checks.length) reads.push(quiet(read(checks.slice(start, start + CHUNK)))); };
   for (let k = 0; k < AHEAD; k++) ahead(k * CHUNK);
+  let sliceStart = performance.now();
   for (let start = 0, i = 0; start < checks.length; start += CHUNK, i++) {
     const series = await reads[i];
     ahead(start + AHEAD * CHUNK);
     for (let k = 0; k < series.length; k++) {
-      if (k % TURN === 0) await nextTurn();
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
       const { buckets, counts, evidenceBar } = series[k];
       const at = checks[start + k].at.getTime();
       const current = Math.floor(at / bucketMs);

@@ -1,19 +1,20 @@
 import { AdAccountChoiceError, checkMappedEntities, planHashOf, planView, previewPlan, previewRollback, queueApply, resolveAdAccount } from "@trendgate/ads";
 import { openPlanApproval } from "../../services/ads-approval.ts";
 import type { AdsConnector, TargetingField } from "@trendgate/connector-ads";
-import { baseUrlOf, oauthClientOf } from "@trendgate/connector-core";
+import { baseUrlOf } from "@trendgate/connector-core";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import {
   AdsAccountList, AdsApplyAccepted, AdsApplyRequest, AdsApprovalRequested, AdsEntitiesQuery, AdsEntityPage, AdsMappingsBody, AdsPlanView, AdsProviderList, AdsRunList,
   AdsRunsQuery, AdsSelectionBody, IdParam, type AdsSelection,
 } from "@trendgate/contracts";
-import { connectionStates, findAccountPlan, listAdsMappings, listAdsRuns, replaceAdsMappings, saveConnectionSelection, type ConnectionRow } from "@trendgate/db";
+import { findAccountPlan, listAdsMappings, listAdsRuns, replaceAdsMappings, saveConnectionSelection, type ConnectionRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { invalidCursor, openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
 import { adAccountRequired, adsProblem, planProblem } from "./ads-problem.ts";
 import { basePathOf } from "./paths.ts";
+import { providerStates } from "./provider-list.ts";
 import { connectionOrConflict, providerProblem } from "./provider-problem.ts";
 
 // The ads connectors' routes, one set per ads provider in the registry, besides the OAuth and
@@ -292,16 +293,14 @@ const providersRoute = defineRoute({
   summary: "The ads providers: display name, whether connected, whether this server can connect it (`configured`), capabilities",
   responses: { 200: { description: "The providers", schema: AdsProviderList } },
   async handler({ deps, auth }) {
-    const ads = deps.registry.ofKind("ads");
-    const conns = await connectionStates(deps.db, auth.accountId, { providers: ads.map((c) => c.manifest.id) });
+    const ads = await providerStates(deps, auth.accountId, deps.registry.ofKind("ads"));
     return {
       status: 200,
       body: {
-        data: ads.map((c) => ({
-          id: c.manifest.id, display_name: c.manifest.displayName, connected: conns.some((x) => x.provider === c.manifest.id && x.status !== "needs_reauth"),
-          configured: !("missing" in oauthClientOf(c.manifest, deps.config.PROVIDER_ENV)),
+        data: ads.map(({ connector: c, ...p }) => ({
+          id: p.id, display_name: p.display_name, connected: p.connected, configured: p.configured,
           capabilities: { dry_run: c.capabilities.dryRun, audience_estimate: c.capabilities.audienceEstimate, sandbox: c.capabilities.sandbox, targeting: c.capabilities.targeting },
-          base_path: basePathOf(c.manifest),
+          base_path: p.base_path,
         })),
       },
     };

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
+import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatProviderList, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
 import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
 import { applyActionIn, chatActor, operatorSettings, queueCardRefresh } from "@trendgate/operator";
 import { approveFromCard } from "../../services/ads-approval.ts";
@@ -12,6 +12,7 @@ import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import type { GatewayDeps } from "../../deps.ts";
 import { basePathOf } from "./paths.ts";
+import { providerStates } from "./provider-list.ts";
 import { connectionOrConflict, providerProblem as sharedProviderProblem } from "./provider-problem.ts";
 
 // The team-chat connector's own routes, besides the connection routes every OAuth provider gets
@@ -22,9 +23,25 @@ import { connectionOrConflict, providerProblem as sharedProviderProblem } from "
 
 const TAG = "Chat connector";
 
-/** The chat routes of each chat provider in the registry (the primary one at the spec's paths). */
+// Read from the registry, so a client (the console's Connections and Routing pages) names no chat provider itself.
+const providersRoute = defineRoute({
+  method: "get", path: "/api/integrations/chat/providers", operationId: "listChatProviders", tag: TAG, auth: "apiKey",
+  summary: "The chat providers: display name, whether connected, whether this server can connect it (`configured`), where their routes are",
+  description: "Each provider's `id` is what a routing rule's `provider` names; its routes (auth, connection, channels, save-channel, settings) are under `base_path`.",
+  responses: { 200: { description: "The providers, in the registry's order", schema: ChatProviderList } },
+  async handler({ deps, auth }) {
+    const chat = await providerStates(deps, auth.accountId, deps.registry.ofKind("chat"));
+    return { status: 200, body: { data: chat.map(({ connector, ...p }) => ({ ...p, channel_id_hint: connector.channelIdHint })) } };
+  },
+});
+
+/**
+ * The chat providers list, and the chat routes of each chat provider in the registry (the primary one at the spec's
+ * paths). The list sits under the kind's path, so a registry without a chat provider serves neither.
+ */
 export function chatRoutes(registry: ConnectorRegistry): RouteDef[] {
-  return registry.ofKind("chat").flatMap(routesOf);
+  const chat = registry.ofKind("chat");
+  return chat.length ? [providersRoute, ...chat.flatMap(routesOf)] : [];
 }
 
 function routesOf(connector: ChatConnector): RouteDef[] {

@@ -38,8 +38,8 @@ export class SlackChatClient implements ChatClient {
   readonly successStatus = 200;
   private readonly web: WebClient;
 
-  constructor(ctx: { baseUrl: string; accessToken: string }) {
-    this.web = webClient(ctx.baseUrl, ctx.accessToken);
+  constructor(ctx: { baseUrl: string; accessToken: string; env?: Record<string, string | undefined> }) {
+    this.web = webClient(ctx.baseUrl, ctx.accessToken, ctx.env);
   }
 
   async listChannels(p: { cursor?: string; limit: number }) {

@@ -58,6 +58,8 @@ export function slackError(e: unknown, what: string): ProviderError {
         const code = /TimeoutError/.test(`${original.name} ${original.message}`) ? "timeout" : original.cause?.code ?? "request_error";
         // A post sent in full and not answered may be in the channel already, and chat.postMessage has no
         // idempotency key: sending it again would show a second message. Edits (chat.update) are safe to repeat.
+        // A destination the SSRF guard refuses (a base URL on a private address not allowed): retrying will not help.
+        if (code === "ERR_BLOCKED_DESTINATION") return new ProviderError(PROVIDER, "bad_request", `${what}: request refused (${original.message})`, { status: null, providerCode: code });
         const mayHaveActed = code === "timeout" && what === "chat.postMessage";
         return new ProviderError(PROVIDER, "unavailable", `${what}: request failed (${code})${mayHaveActed ? ", it may have been posted" : ""}`, { status: null, providerCode: code, ...(mayHaveActed ? { mayHaveActed } : {}) });
       }

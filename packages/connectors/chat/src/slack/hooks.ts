@@ -32,19 +32,19 @@ const tokenSetOf = (r: OauthV2AccessResponse, now = Date.now()): TokenSet => {
 export const slackOAuthHooks: OAuthHooks = {
   async exchangeCode({ code, redirectUri, client }) {
     const r = await slackCall("oauth.v2.access", () =>
-      webClient(client.baseUrl).oauth.v2.access({ client_id: client.clientId, client_secret: client.clientSecret, code, redirect_uri: redirectUri }));
+      webClient(client.baseUrl, undefined, client.env).oauth.v2.access({ client_id: client.clientId, client_secret: client.clientSecret, code, redirect_uri: redirectUri }));
     return tokenSetOf(r);
   },
 
   async refresh({ refreshToken, client }) {
     const r = await slackCall("oauth.v2.access (refresh)", () =>
-      webClient(client.baseUrl).oauth.v2.access({ client_id: client.clientId, client_secret: client.clientSecret, grant_type: "refresh_token", refresh_token: refreshToken }));
+      webClient(client.baseUrl, undefined, client.env).oauth.v2.access({ client_id: client.clientId, client_secret: client.clientSecret, grant_type: "refresh_token", refresh_token: refreshToken }));
     return tokenSetOf(r);
   },
 
   async revoke({ tokens, client }) {
     try {
-      await webClient(client.baseUrl, tokens.accessToken).auth.revoke();
+      await webClient(client.baseUrl, tokens.accessToken, client.env).auth.revoke();
     } catch (e) {
       const err = slackError(e, "auth.revoke");
       // A token Slack no longer accepts (revoked, expired, app uninstalled) is as good as revoked: disconnecting

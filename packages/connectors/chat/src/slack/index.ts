@@ -9,6 +9,7 @@ export const slack = {
   client: (ctx) => new SlackChatClient(ctx),
   interactions: slackInteractions,
   parseMention: parseSlackMention,
+  channelIdHint: "a channel id, e.g. C0FINANCE01",
 } satisfies ChatConnector;
 
 export { CHAT_SETTINGS_DEFAULTS, type ChatSettings } from "./schemas.ts";

@@ -9,6 +9,7 @@ export const teams: ChatConnector = {
   client: (ctx) => new TeamsChatClient(ctx),
   interactions: teamsInteractions,
   parseMention: parseTeamsMention,
+  channelIdHint: "<team id>/<channel id>",
 };
 
 export { parseTeamsMention, TEAMS_CHANNEL_ID, TEAMS_MENTION } from "./schemas.ts";

@@ -136,6 +136,33 @@ export class ProviderHttp {
   }
 
   /**
+   * A WHATWG `fetch` over the same guarded path, for a vendor SDK that takes one (Slack's WebClient), so its calls get
+   * the guard, the size cap, the timeouts and our User-Agent too. As fetch does, a request that got no answer rejects
+   * with a TypeError whose `cause.code` says why (`timeout`, an errno, ERR_BLOCKED_DESTINATION, response_too_large);
+   * an abort of the caller's signal rejects with its reason. String bodies only (no SDK call we make uploads files).
+   */
+  sdkFetch(opts: { env?: ProviderEnv; timeoutMs?: number; maxResponseBytes?: number } = {}) {
+    type Method = ProviderFetchInit["method"];
+    return async (url: string | URL, init: { method?: string; headers?: Record<string, string>; body?: unknown; signal?: AbortSignal } = {}): Promise<Response> => {
+      if (init.body != null && typeof init.body !== "string") throw new TypeError("only string bodies are sent on this path");
+      const signal = init.signal;
+      signal?.throwIfAborted();
+      const cap = opts.maxResponseBytes ?? PROVIDER_MAX_RESPONSE_BYTES;
+      const res = await outboundClientFor(opts.env).request((init.method ?? "GET").toUpperCase() as Method, String(url), {
+        headers: init.headers, body: init.body ?? undefined, signal, timeoutMs: opts.timeoutMs ?? PROVIDER_TIMEOUT_MS, maxResponseBytes: cap,
+      });
+      if (signal?.aborted) throw signal.reason;
+      if (res.error || res.status === null) {
+        const code = res.error?.name === "TimeoutError" || res.error?.code === "ETIMEDOUT" ? "timeout" : res.error?.code ?? "request_error";
+        throw new TypeError(`fetch failed (${res.error?.message ?? code})`, { cause: { code } });
+      }
+      if (res.truncated) throw new TypeError(`the answer is larger than ${cap} bytes`, { cause: { code: "response_too_large" } });
+      const noBody = res.status === 204 || res.status === 205 || res.status === 304;
+      return new Response(noBody ? null : res.body, { status: res.status, headers: headersOf(res.headers) });
+    };
+  }
+
+  /**
    * GETs a file (a report's signed URL) without our credentials, through the same guard; failures before an answer
    * map as in fetch. A body over `maxBytes` ends the stream with `unavailable`.
    */
