@@ -1,4 +1,4 @@
-import { QUEUES } from "@trendgate/contracts";
+import { QUEUES, UpdateWebhookBody } from "@trendgate/contracts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { webhookBody } from "../helpers/stack.ts";
 
@@ -86,6 +86,24 @@ describe("webhook subscriptions API", () => {
     expect((await gw.http.post(`${BASE}/${id}/resume`).set(a.auth)).body.status).toBe("active");
     expect((await gw.http.delete(`${BASE}/${id}`).set(a.auth)).status).toBe(204);
     expect((await gw.http.get(`${BASE}/${id}`).set(a.auth)).status).toBe(404);
+  });
+
+  test("a subscription read back writes back as it is: PATCH with the read's rule fields, or POST them as a copy", async () => {
+    const { auth } = await gw.account();
+    const created = await gw.http.post(BASE).set(auth).send(webhookBody("https://hooks.example.com/rt", { trigger_type: "trend_detected", threshold_value: 0 }));
+    expect(created.status).toBe(201);
+    const read = (await gw.http.get(`${BASE}/${created.body.id}`).set(auth)).body;
+    expect(read.event_types).toEqual([]);
+    const writable = Object.fromEntries(Object.entries(read).filter(([k]) => k in UpdateWebhookBody.shape));
+    const patched = await gw.http.patch(`${BASE}/${created.body.id}`).set(auth).send(writable);
+    expect([patched.status, patched.body.event_types]).toEqual([200, []]);
+    expect({ ...patched.body, updated_at: null }).toEqual({ ...read, updated_at: null });
+    const copy = await gw.http.post(BASE).set(auth).send(writable);
+    expect(copy.status).toBe(201);
+    // An empty list is still refused where it is the trigger: event_types needs at least one type.
+    const none = await gw.http.patch(`${BASE}/${created.body.id}`).set(auth).send({ trigger_type: "event_types", event_types: [] });
+    expect(none.status).toBe(422);
+    expect(none.body.errors).toEqual([expect.objectContaining({ path: "event_types" })]);
   });
 
   test("executions: limit is validated against its documented maximum", async () => {

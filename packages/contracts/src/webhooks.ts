@@ -58,8 +58,9 @@ const subscriptionFields = {
   cooldown_seconds: z.number().int().min(0).max(MAX_COOLDOWN_SECONDS).meta({ description: `Minimum seconds between deliveries (0 to ${MAX_COOLDOWN_SECONDS}, 7 days)` }),
   category: CategoryPath.nullable().optional().meta({ description: "Only trends in this category or its sub-categories (e.g. `tech` matches `tech/ai`); null = all" }),
   description: text({ max: 500 }).nullable().optional(),
-  event_types: z.array(WebhookEventType).min(1).max(WEBHOOK_EVENT_TYPES.length).optional().meta({
-    description: "With `trigger_type: event_types`: the event types delivered (each delivery names its type in X-Webhook-Event-Type); trend events and operational events (the account's own: a subscription disabled, a connection needing re-authorisation, an export ready)",
+  // Empty is accepted (as none) so that a subscription read back, which shows [] for the other triggers, can be written.
+  event_types: z.array(WebhookEventType).max(WEBHOOK_EVENT_TYPES.length).optional().meta({
+    description: "With `trigger_type: event_types` (at least one): the event types delivered; empty or absent with the other triggers, as a read shows it (each delivery names its type in X-Webhook-Event-Type); trend events and operational events (the account's own: a subscription disabled, a connection needing re-authorisation, an export ready)",
   }),
   filter: WebhookFilter.nullable().optional(),
   sensitivity: z.enum(SENSITIVITIES).optional().meta({

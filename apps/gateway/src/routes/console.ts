@@ -1,5 +1,5 @@
 import {
-  ConsoleAccess, ConsoleSession, ConsoleSessionIdParam, ConsoleSessionList, ConsoleSessionWithLink, ConsoleSettings, CreateConsoleSessionBody,
+  ConsoleAccess, ConsoleAssetParam, ConsoleSession, ConsoleSessionIdParam, ConsoleSessionList, ConsoleSessionWithLink, ConsoleSettings, CreateConsoleSessionBody,
   ExchangeConsoleLinkBody, ID_PATTERN, pageQuery,
 } from "@trendgate/contracts";
 import {
@@ -52,7 +52,9 @@ export const consoleRoutes = [
   defineRoute({
     method: "get", path: "/console/assets/{name}", operationId: "getConsoleAsset", tag: TAG, auth: "public", raw: true,
     summary: "The console's bundled script or stylesheet, by its content-hashed name (cached for a year; br or gzip when accepted)",
+    params: ConsoleAssetParam,
     responses: { 200: { description: "JavaScript or CSS" } },
+    // Declared for the document; a raw route reads the path itself (an unknown name is a 404, whatever its form).
     async handler({ req, res }) {
       const asset = (await consoleAssets()).byName.get(String(req.params.name));
       if (!asset) throw new ApiError("route_not_found", `No console asset ${req.params.name}; reload the console page`);
