@@ -116,6 +116,9 @@ export const ConfigSchema = z.object({
   DELIVERY_BODY_MAX_BYTES: int(16 * 1024, 1024 * 1024).default(64 * 1024),
   WEBHOOK_RECORD_BATCH_SIZE: int(1, 1000).default(50),
   WEBHOOK_RECORD_BATCH_WAIT_MS: int(0, 1000).default(5),
+  // How often account events are pushed to the webhooks that list them and held trigger-window firings are decided:
+  // their latency (5 s, as the sweeper gave them by default; an idle tick is two indexed queries).
+  WEBHOOK_TICK_SECONDS: int(1, 3600).default(5),
   SOCIAL_POLL_INTERVAL_SECONDS: int(1, 86_400).default(300),
   SOCIAL_POLL_TICK_SECONDS: int(1, 3600).default(30),
   // Each social provider's endpoint variables (SOCIAL_X_BASE_URL, ...) are named by its manifest and read from PROVIDER_ENV.

@@ -23,6 +23,8 @@ export const QUEUES = {
   operatorTicks: "operator-ticks",
   // Bounded storage: one pass per RETENTION_INTERVAL_SECONDS deletes rows past their retention (docs/operating.md "Retention").
   retention: "retention",
+  // Webhooks' clock: account events fanned out to the subscriptions that list them, held trigger-window firings decided.
+  webhookTicks: "webhook-ticks",
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -80,6 +82,8 @@ export const JOB_PAYLOADS = {
   [QUEUES.operatorTicks]: z.object({}),
   // {} = the scheduler's tick.
   [QUEUES.retention]: z.object({}),
+  // {} = the scheduler's tick.
+  [QUEUES.webhookTicks]: z.object({}),
 } satisfies Record<QueueName, z.ZodType>;
 
 export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_PAYLOADS)[Q]>;

@@ -31,6 +31,7 @@ export function schedules(config: Config): Schedule[] {
     { queue: QUEUES.operatorTicks, id: "operator-tick", everyMs: config.OPERATOR_TICK_SECONDS * 1000 },
     { queue: QUEUES.workflowConfirmations, id: "workflow-confirmation-pass", everyMs: config.WORKFLOW_CONFIRM_INTERVAL_SECONDS * 1000 },
     { queue: QUEUES.retention, id: "retention-pass", everyMs: config.RETENTION_INTERVAL_SECONDS * 1000 },
+    { queue: QUEUES.webhookTicks, id: "webhook-tick", everyMs: config.WEBHOOK_TICK_SECONDS * 1000 },
   ];
 }
 

@@ -6,7 +6,8 @@ import type { WorkerDeps } from "../processors/types.ts";
 const BATCH = 500;
 
 /**
- * Decides the firings whose trigger window has ended (run by the outbox sweeper, under its lock): delivered, through
+ * Decides the firings whose trigger window has ended (run by the webhook tick, processors/webhook-ticks.ts, under its
+ * lock: two runs reading the same due rows would each record a suppressed one): delivered, through
  * the subscription's cooldown as it is now, when a detection pass still found the trend anomalous at least the window
  * after the firing was held; otherwise recorded as suppressed (`trigger_window`). A firing whose event or subscription
  * is gone is dropped. Each row is forgotten only after it was decided; a crash in between decides it again, and the

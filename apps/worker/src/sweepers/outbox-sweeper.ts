@@ -1,11 +1,9 @@
 import { QUEUES, type OutboxQueueName, type TrendEvent } from "@trendgate/contracts";
-import { deliveryBody, enqueueDelivery } from "@trendgate/connector-webhook";
-import { findUndispatchedTrendEvents, pushAccountEvents, type OverdueDelivery } from "@trendgate/db";
+import { findUndispatchedTrendEvents, type Db, type OverdueDelivery } from "@trendgate/db";
 import { enqueueTrendEvents } from "@trendgate/trends";
 import { outboxSweepSource, webhookDeliveriesSource, type SweepSource } from "../outbox/sweep-source.ts";
 import type { WorkerDeps } from "../processors/types.ts";
 import { Periodic } from "../periodic.ts";
-import { releaseHeldFirings } from "./held-firings.ts";
 
 const LOCK_KEY = 0x7467_0001; // pg advisory lock id: one sweeper at a time across the fleet
 /** Overdue rows handled per step: one query, a pipelined state check, one pending re-check, one addBulk. */
@@ -26,6 +24,7 @@ function quiet<T>(p: Promise<T>): Promise<T> {
  * by SWEEP_GRACE_SECONDS because their job was lost (Redis flushed or restarted without persistence, a crash between
  * commit and enqueue), and trend events never matched. Sources: webhook deliveries (webhook_deliveries), and one per
  * outbox queue (outbox_messages) that this process runs. Job ids make this idempotent: a job still queued is left alone.
+ * It only recovers lost work: account events and held firings are the webhook tick's (processors/webhook-ticks.ts).
  *
  * Set-based, so that recovering from a Redis loss takes seconds, not minutes: overdue rows are read CHUNK at a time
  * (keyset-paged, so rows whose new jobs are still waiting are not read again in the same pass), their jobs' states
@@ -53,44 +52,20 @@ export class OutboxSweeper {
 
   /** One pass; returns how many jobs it re-queued (`outbox`: over all its outbox queues). */
   async sweep(): Promise<{ deliveries: number; events: number; outbox: number }> {
-    const client = await this.deps.db.$pool.connect();
-    // A checked-out client has no error listener of its own: without one, a connection cut while we wait on Redis
-    // would be an unhandled 'error' event (a crash). The next query on it fails instead, and it is discarded below.
-    let broken: Error | undefined;
-    const onError = (err: Error) => { broken = err; };
-    client.on("error", onError);
-    try {
-      const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [LOCK_KEY]);
-      if (!rows[0].locked) return { deliveries: 0, events: 0, outbox: 0 };
-      try {
-        const deliveries = this.what.deliveries ? await sweepSource(this.deliveries) : 0;
-        const events = this.what.events ? await this.sweepEvents() + await this.pushAccountEvents() : 0;
-        if (this.what.events) await this.releaseHeld();
-        const perQueue: Record<string, number> = {};
-        let outbox = 0;
-        for (const source of this.outbox) {
-          const n = await sweepSource(source);
-          if (n) perQueue[source.name] = n;
-          outbox += n;
-        }
-        if (deliveries || events || outbox) this.deps.logger.info({ deliveries, events, outbox: perQueue }, "outbox sweeper re-queued lost jobs");
-        return { deliveries, events, outbox };
-      } finally {
-        await client.query("SELECT pg_advisory_unlock($1)", [LOCK_KEY]).catch((err) => { broken ??= err; });
+    const none = { deliveries: 0, events: 0, outbox: 0 };
+    return underFleetLock(this.deps.db, LOCK_KEY, none, async () => {
+      const deliveries = this.what.deliveries ? await sweepSource(this.deliveries) : 0;
+      const events = this.what.events ? await this.sweepEvents() : 0;
+      const perQueue: Record<string, number> = {};
+      let outbox = 0;
+      for (const source of this.outbox) {
+        const n = await sweepSource(source);
+        if (n) perQueue[source.name] = n;
+        outbox += n;
       }
-    } catch (err) {
-      broken ??= err as Error;
-      throw err;
-    } finally {
-      client.off("error", onError);
-      client.release(broken); // a broken connection is closed, and its session lock goes with it
-    }
-  }
-
-  /** Firings whose trigger window ended: delivered or recorded as suppressed (held-firings.ts). */
-  private async releaseHeld(): Promise<void> {
-    const r = await releaseHeldFirings(this.deps);
-    if (r.delivered || r.suppressed) this.deps.logger.info(r, "held firings decided at the end of their trigger windows");
+      if (deliveries || events || outbox) this.deps.logger.info({ deliveries, events, outbox: perQueue }, "outbox sweeper re-queued lost jobs");
+      return { deliveries, events, outbox };
+    });
   }
 
   /** Every undispatched event, a page at a time (within the pass budget): a page that stays stuck hides no other. */
@@ -103,30 +78,6 @@ export class OutboxSweeper {
       queued += await this.requeueEvents(lost);
       if (lost.length < EVENT_BATCH || Date.now() - started > PASS_BUDGET_MS) return queued;
       after = lost[lost.length - 1];
-    }
-  }
-
-  /**
-   * Operational events (account events: a subscription disabled, a connection needing re-authorisation, ...) pushed
-   * to the subscriptions that list their type, a page at a time within the pass budget. The deliveries are written
-   * with the events marked pushed; the pending ones of active subscriptions are queued now (the deliveries source
-   * re-queues any whose job is lost).
-   */
-  private async pushAccountEvents(): Promise<number> {
-    const { db, queues, config } = this.deps;
-    const started = Date.now();
-    let queued = 0;
-    for (;;) {
-      const { events, deliveries } = await pushAccountEvents(db, EVENT_BATCH);
-      for (const d of deliveries) {
-        if (d.status !== "pending" || d.subscriptionStatus !== "active") continue;
-        await enqueueDelivery(queues, {
-          delivery_id: d.id, webhook_id: d.subscriptionId, attempt: 1, trigger: "account_event",
-          body: deliveryBody(d.payload, config.DELIVERY_BODY_MAX_BYTES), event: { type: d.type },
-        });
-        queued++;
-      }
-      if (events < EVENT_BATCH || Date.now() - started > PASS_BUDGET_MS) return queued;
     }
   }
 
@@ -145,6 +96,36 @@ export class OutboxSweeper {
       await enqueueTrendEvents(queues, lost.map((e) => e.payload as TrendEvent), { maxBytes: config.DELIVERY_BODY_MAX_BYTES });
     }
     return lost.length;
+  }
+}
+
+/**
+ * Runs `run` if this process takes the session-level advisory lock `key` (one holder across the fleet; else returns
+ * `none` at once). The lock is held on one pooled connection for the run only; `run` queries on other connections in
+ * autocommit, so no transaction stays open across its Redis calls. A connection that breaks meanwhile is discarded,
+ * and its lock goes with it.
+ */
+export async function underFleetLock<T>(db: Db, key: number, none: T, run: () => Promise<T>): Promise<T> {
+  const client = await db.$pool.connect();
+  // A checked-out client has no error listener of its own: without one, a connection cut while we wait on Redis
+  // would be an unhandled 'error' event (a crash). The next query on it fails instead, and it is discarded below.
+  let broken: Error | undefined;
+  const onError = (err: Error) => { broken = err; };
+  client.on("error", onError);
+  try {
+    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [key]);
+    if (!rows[0].locked) return none;
+    try {
+      return await run();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [key]).catch((err) => { broken ??= err; });
+    }
+  } catch (err) {
+    broken ??= err as Error;
+    throw err;
+  } finally {
+    client.off("error", onError);
+    client.release(broken); // a broken connection is closed, and its session lock goes with it
   }
 }
 
