@@ -155,8 +155,15 @@ describe("opening the console", () => {
     await second.goto(session.url);
     await expect(second.getByRole("alert")).toBeVisibleSoon();
     await expect(second.getByText(/expired or was already used/i)).toBeVisibleSoon();
+    // Opened without a link by someone who never had a session here: told how to get one, not that it "ended".
+    const fresh = await context.browser()!.newContext();
+    const bare = await fresh.newPage();
+    await bare.goto(new URL("/console/", session.url).href);
+    await expect(bare.getByRole("heading", { name: "Open the console with a console link." })).toBeVisibleSoon();
+    expect(await bare.getByText(/session has ended/i).count()).toBe(0);
+    expect(await bare.getByRole("link", { name: "API reference" }).getAttribute("href")).toBe("/docs/");
     expect(problems).toEqual([]);
-    await closeAll(context, again);
+    await closeAll(context, again, fresh);
   });
 
   browser.test("a revoked session ends in the browser at its next request", async () => {

@@ -66,3 +66,15 @@ test("/docs renders a readable page from local assets", async () => {
   const init = await gw.http.get("/docs/swagger-ui-init.js");
   expect(init.text).toContain("Trendgate API");
 });
+
+test("the bare address points a visitor on: a page with working links, or the same links as JSON for an API client", async () => {
+  const page = await gw.http.get("/").set("accept", "text/html");
+  expect(page.status).toBe(200);
+  expect(page.headers["content-type"]).toMatch(/^text\/html/);
+  const hrefs = [...page.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
+  expect(hrefs).toEqual(expect.arrayContaining(["/docs/", "/docs/events", "/console/", "/status"]));
+  for (const href of hrefs) expect([href, (await gw.http.get(href)).status]).toEqual([href, 200]);
+  const json = await gw.http.get("/").set("accept", "application/json");
+  expect(json.status).toBe(200);
+  expect(json.body.links.map((l: { href: string }) => l.href)).toEqual(hrefs);
+});

@@ -55,6 +55,12 @@ function App() {
       return <SessionMessage title="The console could not be opened." alert>{session.detail}</SessionMessage>;
     case "ended":
       return <SessionMessage title="Your console session has ended." alert>Ask for a new console link to sign in again.</SessionMessage>;
+    case "no_session":
+      return (
+        <SessionMessage title="Open the console with a console link.">
+          A link comes from <code>POST /api/console/sessions</code> with an API key (see the <a href="/docs/">API reference</a>); it opens the console once.
+        </SessionMessage>
+      );
     case "signing_out":
       return <SessionMessage title="Signing out…" busy />;
     case "signed_out":

@@ -11,6 +11,8 @@ export type SessionState =
   | { kind: "link_expired" }
   | { kind: "exchange_failed"; detail: string }
   | { kind: "ended" }
+  /** Opened without a link and with no session in this tab: never signed in here, so nothing "ended". */
+  | { kind: "no_session" }
   | { kind: "signing_out" }
   | { kind: "signed_out" };
 
@@ -64,6 +66,11 @@ export async function signOut(): Promise<void> {
   set({ kind: "signed_out" });
 }
 
+/** Whether this tab holds a session at all (an expired one included). */
+function hadSession(): boolean {
+  try { return sessionStorage.getItem(KEY) !== null; } catch { return false; }
+}
+
 function stored(): ConsoleAccess | null {
   try {
     const raw = sessionStorage.getItem(KEY);
@@ -85,7 +92,7 @@ export async function bootSession(): Promise<void> {
   const hash = location.hash;
   if (!hash.startsWith("#token=")) {
     const s = stored();
-    set(s ? { kind: "ready", session: s } : { kind: "ended" });
+    set(s ? { kind: "ready", session: s } : hadSession() ? { kind: "ended" } : { kind: "no_session" });
     return;
   }
   const token = decodeURIComponent(hash.slice("#token=".length));
