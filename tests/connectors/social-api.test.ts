@@ -90,7 +90,7 @@ describe("providers", () => {
     expect(res.body.data.map((p: any) => p.id)).toEqual(registry.ofKind("social").map((c) => c.manifest.id));
     const byId = Object.fromEntries(res.body.data.map((p: any) => [p.id, p]));
     expect(byId.x).toEqual({
-      id: "x", display_name: "X", kind: "social", polled: true, connection_path: `${BASE}/x/connection`,
+      id: "x", display_name: "X", kind: "social", polled: true, connection_path: `${BASE}/x/connection`, connected: false,
       actions: [{ name: "reply", path: `${BASE}/x/reply`, summary: expect.stringContaining("reply"), approval: true }],
     });
     expect(byId.reddit).toMatchObject({ polled: true, actions: [{ name: "poll", path: `${BASE}/reddit/poll`, approval: false }] });

@@ -347,6 +347,27 @@ browser.test("operator queue: an open item is acknowledged, then resolved, from 
   await closeAll(context);
 });
 
+browser.test("overview and connections: an account with no social connection asks no social status, so the browser logs no 404", async () => {
+  const { context, page, problems } = await openConsole();
+  // A failed request is logged in the browser console; collect every 404 the two pages' loads cause.
+  const notFound: string[] = [];
+  page.on("response", (r) => { if (r.status() === 404) notFound.push(new URL(r.url()).pathname); });
+  await page.reload();
+  await expect(page.getByRole("heading", { level: 1, name: "Overview" })).toBeVisibleSoon();
+  await page.waitForLoadState("networkidle");
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Connections" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Connections" })).toBeVisibleSoon();
+  await page.waitForLoadState("networkidle");
+  // The social providers are still listed, as not connected.
+  const providers = (await stack.gw.http.get("/api/integrations/social/providers").set((await stack.gw.account()).auth)).body.data as { display_name: string; connected: boolean }[];
+  expect(providers.length).toBeGreaterThan(0);
+  for (const p of providers) await expect(page.getByRole("row", { name: new RegExp(p.display_name) }).first()).toBeVisibleSoon();
+  // Only the social connectors' 404s are fixed: an unconnected chat, workflow or ads connection still answers 404.
+  expect(notFound.filter((p) => p.startsWith("/api/integrations/social/"))).toEqual([]);
+  expect(problems).toEqual([]);
+  await closeAll(context);
+});
+
 browser.test("connections: Reddit Ads is connected through its OAuth consent and the console shows it connected", async () => {
   const { account, context, page, problems } = await openConsole();
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Connections" }).click();

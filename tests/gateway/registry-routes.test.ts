@@ -52,7 +52,11 @@ test("the routes of a registry's only provider answer", async () => {
   expect(status.body.actions.map((a: { id: string }) => a.id)).toEqual([queued.body.id]);
 
   const list = await gw.http.get("/api/integrations/social/providers").set(auth);
-  expect(list.body.data.map((p: { id: string }) => p.id)).toEqual(["fake_search"]);
+  expect(list.body.data.map((p: { id: string; connected: boolean }) => [p.id, p.connected])).toEqual([["fake_search", true]]);
+  // Another account has no connection to it: the list says so (and its status is a 404).
+  const other = await gw.account();
+  expect((await gw.http.get("/api/integrations/social/providers").set(other.auth)).body.data[0].connected).toBe(false);
+  expect((await gw.http.get(`${base}/status`).set(other.auth)).status).toBe(404);
 });
 
 test("its OpenAPI document lists the provider's routes and no connector route of a provider it does not hold", async () => {

@@ -80,7 +80,8 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
     for (const p of social.data) {
       const base = p.connection_path.replace(/\/connection$/, "");
       rows.push(guard(`social:${p.id}`, "Social", p.display_name, p.connection_path, async () => {
-        const s = await connection<SocialConnectionStatus>(`${base}/status`, signal);
+        // Only a connected provider has a status to ask; asking the others would log a 404 each in the browser.
+        const s = p.connected ? await connection<SocialConnectionStatus>(`${base}/status`, signal) : null;
         if (s === "absent") return null;
         return {
           key: `social:${p.id}`, kind: "Social", name: p.display_name, status: s?.status ?? "not_connected", scopes: [], tokenExpiresAt: null,

@@ -76,6 +76,7 @@ export const SocialProviderList = z
       kind: z.literal("social"),
       polled: z.boolean().meta({ description: "Polled on the schedule; otherwise it only runs its actions" }),
       connection_path: z.string().meta({ description: "PUT the connection here; GET `status` next to it" }),
+      connected: z.boolean().meta({ description: "The account has a connection to it (in any status); without one its `status` answers 404" }),
       actions: z.array(z.object({
         name: z.string(),
         path: z.string().meta({ description: "POST here to run the action" }),

@@ -10,6 +10,12 @@ export type SocialConnectionRow = SocialConnection;
 export const findSocialConnection = (db: Db, accountId: string, provider: string) =>
   db.socialConnection.findUnique({ where: { accountId_provider: { accountId, provider } } });
 
+/** The providers the account has a social connection to, whatever its status. */
+export async function socialConnectionProviders(db: Db, accountId: string): Promise<Set<string>> {
+  const rows = await db.socialConnection.findMany({ where: { accountId }, select: { provider: true } });
+  return new Set(rows.map((r) => r.provider));
+}
+
 /** What PUT …/connection sets, on a new connection or over an existing one (whose cursor and quota are kept). */
 export interface SocialConnectionFields {
   status: string;

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { QUEUES, SocialAction, SocialConnection, SocialConnectionStatus, SocialProviderList, type JobPayload } from "@trendgate/contracts";
 import { isPolled, type RunAction, type SocialActionDef, type SocialConnector } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { countSignalsSince, decideSocialDraft, deleteSocialConnection, findSocialConnection, newId, prependSocialAction, saveSocialConnection, type SocialConnectionRow } from "@trendgate/db";
+import { countSignalsSince, decideSocialDraft, socialConnectionProviders, deleteSocialConnection, findSocialConnection, newId, prependSocialAction, saveSocialConnection, type SocialConnectionRow } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -192,9 +192,9 @@ function actionRoute(c: SocialConnector, a: SocialActionDef): RouteDef {
 }
 
 function providersRoute(connectors: SocialConnector[]): RouteDef {
-  const list: z.infer<typeof SocialProviderList> = {
+  const list = {
     data: connectors.map((c) => ({
-      id: c.manifest.id, display_name: c.manifest.displayName, kind: "social", polled: isPolled(c),
+      id: c.manifest.id, display_name: c.manifest.displayName, kind: "social" as const, polled: isPolled(c),
       connection_path: `${basePathOf(c.manifest)}/connection`,
       actions: c.actions.map((a) => ({ name: a.name, path: `${basePathOf(c.manifest)}/${a.name}`, summary: a.summary, approval: a.kind === "run" && !!a.approval })),
     })),
@@ -202,9 +202,14 @@ function providersRoute(connectors: SocialConnector[]): RouteDef {
   return defineRoute({
     method: "get", path: PROVIDERS_PATH, operationId: "listSocialProviders", tag: TAG, auth: "apiKey",
     summary: "List the social and search providers",
-    description: "Each provider's id (the `{provider}` path segment), whether it is polled on the schedule, where its connection is configured, and its actions.",
+    description: "Each provider's id (the `{provider}` path segment), whether it is polled on the schedule, where its connection is configured, whether the account has connected it, and its actions.",
     responses: { 200: { description: "The registered social providers", schema: SocialProviderList } },
-    handler: () => ({ status: 200, body: list }),
+    // `connected` lets a client ask `status` only of connected providers instead of collecting a 404 per other one.
+    async handler({ deps, auth }) {
+      const have = await socialConnectionProviders(deps.db, auth.accountId);
+      const body: z.infer<typeof SocialProviderList> = { data: list.data.map((p) => ({ ...p, connected: have.has(p.id) })) };
+      return { status: 200, body };
+    },
   });
 }
 
