@@ -24,7 +24,8 @@ afterEach(async () => {
   await slack.close();
 });
 
-const ENV = { OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1,1", SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_SECONDS: "1", CHAT_POST_INTERVAL_MS: "20" };
+// Slack's stand-in listens on loopback, which the outbound guard refuses unless allowed (as any connector's).
+const ENV = { OUTBOUND_ALLOWLIST: "127.0.0.1", OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1,1", SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_SECONDS: "1", CHAT_POST_INTERVAL_MS: "20" };
 
 /** A gateway (no workers) on a private Redis, pointed at `slackApiUrl`; stopped after the test. */
 async function chatStack(slackApiUrl: string, redisUrl: string): Promise<Stack> {
