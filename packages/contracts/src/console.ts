@@ -38,7 +38,7 @@ export const ConsoleSessionList = page(ConsoleSession).meta({ id: "ConsoleSessio
 export const ConsoleSessionIdParam = z.object({ session_id: Id });
 /** A console asset's content-hashed file name (e.g. `console-3f2a9c1b.js`). */
 export const ConsoleAssetParam = z.object({
-  name: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).meta({ description: "The asset's content-hashed file name, as the console page links it" }),
+  name: text({ min: 1, max: 100 }).meta({ description: "The asset's content-hashed file name, as the console page links it" }),
 });
 
 export const ExchangeConsoleLinkBody = z
