@@ -87,6 +87,11 @@ export function outboundClientFor(env?: ProviderEnv): OutboundClient {
   return client;
 }
 
+/** Why a request got no answer, in one word: `timeout`, the errno (ERR_BLOCKED_DESTINATION, ECONNREFUSED...), or request_error. */
+function failureReason(e: { name?: string; code?: string } | null | undefined): string {
+  return e?.name === "TimeoutError" || e?.code === "ETIMEDOUT" ? "timeout" : e?.code ?? "request_error";
+}
+
 function headersOf(raw: OutboundResult["headers"]): Headers {
   const h = new Headers();
   for (const [k, v] of Object.entries(raw)) {
@@ -122,7 +127,7 @@ export class ProviderHttp {
       if (code === "ERR_BLOCKED_DESTINATION") {
         throw new ProviderError(this.provider, "bad_request", `${what}: request refused (${res.error!.message})`, { status: null, providerCode: code });
       }
-      const reason = res.error?.name === "TimeoutError" || code === "ETIMEDOUT" ? "timeout" : code;
+      const reason = failureReason(res.error);
       throw new ProviderError(this.provider, "unavailable", `${what}: request failed (${reason})`, { status: null, providerCode: reason });
     }
     if (res.truncated) {
@@ -153,7 +158,7 @@ export class ProviderHttp {
       });
       if (signal?.aborted) throw signal.reason;
       if (res.error || res.status === null) {
-        const code = res.error?.name === "TimeoutError" || res.error?.code === "ETIMEDOUT" ? "timeout" : res.error?.code ?? "request_error";
+        const code = failureReason(res.error);
         throw new TypeError(`fetch failed (${res.error?.message ?? code})`, { cause: { code } });
       }
       if (res.truncated) throw new TypeError(`the answer is larger than ${cap} bytes`, { cause: { code: "response_too_large" } });
@@ -184,7 +189,7 @@ export class ProviderHttp {
       if (e.code === "ERR_BLOCKED_DESTINATION" || /OUTBOUND_ALLOWLIST/.test(String(e.message))) {
         throw new ProviderError(this.provider, "bad_request", `${what}: request refused (${e.message})`, { status: null, providerCode: "ERR_BLOCKED_DESTINATION" });
       }
-      const reason = e.name === "TimeoutError" || e.code === "ETIMEDOUT" ? "timeout" : e.code ?? "request_error";
+      const reason = failureReason(e);
       throw new ProviderError(this.provider, "unavailable", `${what}: request failed (${reason})`, { status: null, providerCode: reason });
     }
     let size = 0;
