@@ -10,7 +10,12 @@ import { pathToFileURL } from "node:url";
 import { build, stop } from "esbuild";
 
 const root = path.resolve(import.meta.dirname, "..");
-const ENTRIES = { gateway: "apps/gateway/src/main.ts", worker: "apps/worker/src/main.ts" };
+// Output name (under dist/, .mjs) -> source. The gateway's backtest threads load their own module, beside the gateway's.
+const ENTRIES = {
+  "gateway/main": "apps/gateway/src/main.ts",
+  "gateway/backtest-thread": "apps/gateway/src/services/backtest/thread.ts",
+  "worker/main": "apps/worker/src/main.ts",
+};
 
 // Bare specifiers other than our workspaces resolve at run time from node_modules.
 const externalPackages = {
@@ -51,7 +56,7 @@ export async function buildApps({ quiet = false, outdir = path.join(root, "dist"
   const warn = (msg) => process.stderr.write(`[trendgate] build: ${msg}\n`);
   await build({
     absWorkingDir: root,
-    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [`${name}/main`, entry])),
+    entryPoints: ENTRIES,
     outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,

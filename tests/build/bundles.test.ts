@@ -45,6 +45,13 @@ test("the gateway bundle serves an authenticated request (Prisma's query compile
     const res = await fetch(`http://127.0.0.1:${port}/api/keys`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { data: { name: string }[] }).data.map((k) => k.name)).toEqual(["k"]);
+    // A backtest runs on a backtest thread, whose module the bundle carries beside the gateway's.
+    const preview = await fetch(`http://127.0.0.1:${port}/api/integrations/webhooks/preview`, {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ trigger_type: "trend_detected", threshold_value: 0, delivery_mode: "instant_stream", cooldown_seconds: 0, days: 1 }),
+    });
+    expect(preview.status).toBe(200);
+    expect(await preview.json()).toMatchObject({ events_replayed: 0, deliveries: 0, truncated: false });
     // The web console: the bundled gateway finds the console's sources (through its workspace link) and bundles them.
     const page = await (await fetch(`http://127.0.0.1:${port}/console/`)).text();
     const script = /src="(\/console\/assets\/app\.[\w-]+\.js)"/.exec(page)?.[1];

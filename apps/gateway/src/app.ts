@@ -14,6 +14,7 @@ import { DASHBOARD_CSP, securityHeaders } from "./http/security-headers.ts";
 import { adminAuth, mountRoutes } from "./http/router.ts";
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from "./http/queue-dashboard.ts";
 import type { Deps, GatewayDeps } from "./deps.ts";
+import { BacktestPool } from "./services/backtest/pool.ts";
 import { routesFor } from "./routes/index.ts";
 import { docsAssets } from "./routes/ops.ts";
 
@@ -53,6 +54,7 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
     rateLimits: new RateLimits(base.redis, config.RATE_LIMIT_PLANS, config.RATE_LIMIT_WINDOW_SECONDS, config.QUEUE_PREFIX),
     registry,
     connections: new Connections({ db: base.db, secrets, config, providers: registry, logger: base.logger }),
+    backtests: new BacktestPool(config),
   };
 
   const app = express();
@@ -70,5 +72,5 @@ export async function createGateway(base: Deps, opts: { registry?: ConnectorRegi
   app.use(problemHandler(base.logger));
 
   deps.idempotency.start();
-  return { app, deps, stop: async () => { deps.idempotency.stop(); await authenticator.stop(); } };
+  return { app, deps, stop: async () => { deps.idempotency.stop(); await authenticator.stop(); await deps.backtests.close(); } };
 }

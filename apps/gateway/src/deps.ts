@@ -10,6 +10,7 @@ import { createRedis, Queues, type RedisConnection } from "@trendgate/queues";
 import type { Authenticator } from "./http/auth.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import type { AuthFailureLimiter, RateLimits } from "./http/rate-limit.ts";
+import type { BacktestPool } from "./services/backtest/pool.ts";
 
 /** Everything a request handler may touch. Built once per process (and once per test app). */
 export interface Deps {
@@ -34,10 +35,12 @@ export interface GatewayDeps extends Deps {
   registry: ConnectorRegistry;
   /** Browser-OAuth connections: auth, callback, status, disconnect, access tokens. */
   connections: Connections;
+  /** The threads backtests run on. */
+  backtests: BacktestPool;
 }
 
 export function createDeps(config: Config, logger: Logger): Deps {
-  const db = createDb(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, { connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
   const redis = createRedis(config.REDIS_URL, "client");
   const queues = new Queues(redis, config.QUEUE_PREFIX);
   const metrics = new Registry();

@@ -43,7 +43,7 @@ function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 export function createWorkerDeps(config: Config, logger: Logger, registry: ConnectorRegistry = defaultRegistry): WorkerDeps {
-  const db = createDb(config.DATABASE_URL, { poolSize: 20 });
+  const db = createDb(config.DATABASE_URL, { poolSize: 20, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
   const secrets = new SecretBox(config.ENCRYPTION_KEY);
   const guard = new OutboundGuard(config.OUTBOUND_ALLOWLIST);
   const outbound = (maxResponseBytes: number, userAgent: string) => new OutboundClient({

@@ -41,6 +41,8 @@ export const ConfigSchema = z.object({
   HOST: z.string().default("0.0.0.0"),
   PORT: int(1, 65535).default(3000),
   DATABASE_URL: url(["postgres:", "postgresql:"]).default("postgresql://postgres@127.0.0.1:5432/trendgate"),
+  // How long to wait for a new database connection before failing the request (a hung server, not a stopped one).
+  DATABASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5000),
   // One server (redis://, rediss://) or a Redis Cluster by a few seed nodes: redis+cluster://host:port,host:port
   REDIS_URL: z.string().refine((v) => /^rediss?\+cluster:\/\/(?:[^@/]*@)?[^/?#,@]+:\d+(?:,[^/?#,@]+:\d+)*\/?$/.test(v) || url(["redis:", "rediss:"]).safeParse(v).success,
     "must be redis://host:port[/db], rediss://..., or a Redis Cluster: redis+cluster://host:port[,host:port...] (rediss+cluster:// for TLS)")
@@ -168,6 +170,8 @@ export const ConfigSchema = z.object({
   BACKTEST_MAX_EVENTS: int(1, 10_000_000).default(100_000),
   BACKTEST_MAX_SECONDS: int(1, 600).default(10),
   BACKTEST_CONCURRENCY_PER_ACCOUNT: int(1, 100).default(2),
+  // Threads per gateway that run backtests, off the event loop that serves requests (each runs four at once).
+  BACKTEST_THREADS: int(1, 64).default(1),
   // Retention (docs/operating.md "Retention"): rows older than this many days are deleted in small batches by one worker an
   // interval (0 = keep forever). Signals and buckets are always kept for DETECTION_BASELINE_HOURS plus a day.
   // DELIVERIES covers finished webhook deliveries, their executions, finished outbox messages and their attempts;

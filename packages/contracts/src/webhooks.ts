@@ -265,7 +265,8 @@ export const WebhookBacktest = z.object({
   ...backtestWindow,
   deliveries: z.number().int().meta({ description: "What the subscription would have received" }),
   suppressed: z.object({ cooldown: z.number().int(), trigger_window: z.number().int(), recovery_window: z.number().int() })
-    .meta({ description: "Firings it would have dropped, by reason (as `suppressed` executions)" }),
+    .meta({ description: "Firings it would have dropped, by reason (as `suppressed` executions). One a trigger window holds and the cooldown drops anyway " +
+      "counts under `cooldown`: the detector is not asked whether it lasted (live, it counts under `trigger_window` if it did not). The total is exact." }),
   per_day: z.array(z.object({ date: z.string().meta({ example: "2026-11-20" }), deliveries: z.number().int() }))
     .meta({ description: "Deliveries per UTC day, every day of the window" }),
   trends: z.array(BacktestTrend).meta({ description: "The trends that would have fired, most deliveries first (at most 100)" }),

@@ -14,11 +14,13 @@ export type Tx = Prisma.TransactionClient;
 /** Prisma's generated types (selects and their payloads), for callers that derive a type from what they select. */
 export type { Prisma };
 
-export function createDb(url: string, opts: { poolSize?: number } = {}): Db {
+export function createDb(url: string, opts: { poolSize?: number; connectTimeoutMs?: number } = {}): Db {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
-    connectionTimeoutMillis: 2000, // a down database fails the request (503) instead of hanging it
+    // A stopped database refuses at once; this bounds a hung one, so the request fails (503) instead of hanging.
+    // Not lower: on a loaded host a healthy server's fork + auth can take over a second.
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
   });
   pool.on("error", () => {}); // idle-client errors surface on the next query
   // A connection Postgres cuts right as it is handed out has no listener yet: its error would crash the process.

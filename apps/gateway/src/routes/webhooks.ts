@@ -10,7 +10,7 @@ import {
   type PendingDeliveryFilter, type WebhookExecutionRow, type WebhookSubscriptionRow,
 } from "@trendgate/db";
 import { generateSecret } from "@trendgate/delivery";
-import { backtestWebhook } from "../services/backtest.ts";
+import { backtestWebhook } from "../services/backtest/index.ts";
 import { assertPublicDestination } from "../http/outbound-url.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { keysetPage } from "../http/paginate.ts";

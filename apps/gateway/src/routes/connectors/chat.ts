@@ -6,7 +6,7 @@ import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, Cha
 import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
 import { applyActionIn, chatActor, operatorSettings, queueCardRefresh } from "@trendgate/operator";
 import { approveFromCard } from "../../services/ads-approval.ts";
-import { backtestChat } from "../../services/backtest.ts";
+import { backtestChat } from "../../services/backtest/index.ts";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
