@@ -258,9 +258,9 @@ describe("cards: chat.postMessage, chat.update", () => {
 });
 
 describe("errors: ok:false, HTTP 429 and failures, each mapped once", () => {
-  test("posting where the bot is not a member is a bad request (not_in_channel), and nothing is posted", async () => {
+  test("posting where the bot is not a member is a channel that takes no post (not_found, code not_in_channel), and nothing is posted", async () => {
     const e = await providerError(() => chatWith(peer.issueToken()).postCard("C0RANDOM001", card()));
-    expect(e).toMatchObject({ kind: "bad_request", detail: { providerCode: "not_in_channel", status: 200 } });
+    expect(e).toMatchObject({ kind: "not_found", detail: { providerCode: "not_in_channel", status: 200 } });
     expect(e.retryable).toBe(false);
     expect(peer.messages("C0RANDOM001")).toEqual([]);
   });

@@ -60,11 +60,12 @@ test("a rule sends its category to its channel (at its own severity); the rest t
 
 test("rules are checked against what they name: a provider the account is connected to, its webhooks, a repeat after a wait", async () => {
   const a = await connectedAccount(stack, slack, channel("checks"));
+  const hooked = channel("hooked");
   const bad = await putRoutes(a, {
     routes: [
       { name: "Teams", match: {}, provider: "teams", channel_id: "19:abc@thread.tacv2" },
       { name: "Nope", match: {}, provider: "nope", channel_id: "x" },
-      { name: "Hook", match: {}, provider: "slack", channel_id: "C0X", escalation: [{ type: "notify_webhook", webhook_id: "wh_01kaq3m2b4c5d6e7f8g9h0jkmn" }] },
+      { name: "Hook", match: {}, provider: "slack", channel_id: hooked.id, escalation: [{ type: "notify_webhook", webhook_id: "wh_01kaq3m2b4c5d6e7f8g9h0jkmn" }] },
     ],
   });
   expect(bad.status).toBe(422);

@@ -473,6 +473,12 @@ export async function startSlackServer(opts: SlackServerOptions = {}) {
       if (!c) throw new Error(`no channel ${channelId}`);
       c.botMember = member;
     },
+    /** A member archives the channel (conversations.archive): it stays listed as archived and takes no post. */
+    archive(channelId: string) {
+      const c = channels.get(channelId);
+      if (!c) throw new Error(`no channel ${channelId}`);
+      c.isArchived = true;
+    },
     channel(channelId: string) {
       const c = channels.get(channelId);
       return c ? { ...c } : undefined;

@@ -74,6 +74,10 @@ export function exampleOperationalEvent(type: OperationalEventType): Operational
     "report.export_ready": { export_id: "rex_01KF3EXAMPLEEXPORT", rows: 1250, bytes: 96512 },
     "operator.acknowledged": { item_id: "opi_01KF3EXAMPLEITEM", trend_id: "trend_01KF3EXAMPLETREND", title: "AI agents", severity: "critical", actor: "chat:T0001/U0001", actor_name: "Ada", route_id: null, action: "acknowledge" },
     "operator.resolved": { item_id: "opi_01KF3EXAMPLEITEM", trend_id: "trend_01KF3EXAMPLETREND", title: "AI agents", severity: "critical", actor: "key:key_01KF3EXAMPLEKEY", actor_name: null, route_id: null, action: "resolve" },
+    "operator.route_failed": {
+      item_id: "opi_01KF3EXAMPLEITEM", trend_id: "trend_01KF3EXAMPLETREND", title: "AI agents", route_id: "rte_01KF3EXAMPLEROUTE", route: "Finance desk",
+      provider: "slack", channel_id: "C0FINANCE01", error: "chat.postMessage: is_archived", posted_to: { provider: "slack", channel_id: "C0ALERTS001" },
+    },
     "operator.escalated": { item_id: "opi_01KF3EXAMPLEITEM", trend_id: "trend_01KF3EXAMPLETREND", title: "AI agents", severity: "critical", step: 1, step_type: "notify_webhook", route_id: "rte_01KF3EXAMPLEROUTE", notify_webhook_id: "wh_01KF3EXAMPLEWEBHOOK" },
   };
   return { id: `evt_01KF3EXAMPLE${type.replace(/\W/g, "").toUpperCase().slice(0, 12)}`, type, created_at: "2026-11-26T14:05:00.000Z", data: data[type] };

@@ -63,7 +63,7 @@ export type OperatorItem = z.infer<typeof OperatorItem>;
 export const OperatorItemEvent = z
   .object({
     id: z.string(),
-    action: z.string().meta({ description: "`opened`, `updated` (a later event of its trend), `acknowledge`, `resolve`, `snooze`, `reopen`, `unsnoozed` (its snooze ended), `renotified` `delivery_failed` (a chat message about it could not be sent) or `delivery_unknown` (the chat provider did not answer after the message was sent: it may be in the channel; not sent again)" }),
+    action: z.string().meta({ description: "`opened`, `updated` (a later event of its trend), `acknowledge`, `resolve`, `snooze`, `reopen`, `unsnoozed` (its snooze ended), `renotified` `delivery_failed` (a chat message about it could not be sent), `route_failed` (its rule's channel could not take its card: posted to the default channel) or `delivery_unknown` (the chat provider did not answer after the message was sent: it may be in the channel; not sent again)" }),
     from_state: z.string().nullable(),
     to_state: z.string(),
     actor: z.string(),

@@ -39,6 +39,7 @@ export const OPERATIONAL_EVENTS = {
   "operator.acknowledged": "someone acknowledged an operator item; data: item_id, trend_id, title, severity, actor, route_id",
   "operator.resolved": "an operator item was resolved (or muted); data: item_id, trend_id, title, severity, actor, route_id",
   "operator.escalated": "an operator item nobody acknowledged reached an escalation step; data: item_id, trend_id, title, severity, step, step_type, route_id",
+  "operator.route_failed": "a routing rule's channel could not take an item's card (deleted, archived, the bot removed): it went to the default channel; data: item_id, trend_id, title, route_id, route, provider, channel_id, error, posted_to",
 } as const;
 export const OPERATIONAL_EVENT_TYPES = Object.keys(OPERATIONAL_EVENTS) as (keyof typeof OPERATIONAL_EVENTS)[];
 

@@ -10,3 +10,4 @@ export * from "./preview.ts";
 export * from "./actors.ts";
 export * from "./routing.ts";
 export * from "./escalation.ts";
+export * from "./chat-client.ts";

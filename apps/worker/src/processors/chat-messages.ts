@@ -1,10 +1,10 @@
-import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
+import { ProviderError } from "@trendgate/connector-core";
 import type { ChatClient, ChatMessageRef, OperatorCard } from "@trendgate/connector-chat";
 import { QUEUES, type ChatMessagePayload } from "@trendgate/contracts";
 import {
-  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, storeChatMessage, trendAnomalousSince, type OperatorItemRow,
+  appendOperatorItemEvents, findOperatorItem, hasNewerPendingChatUpdate, recordAccountEventsIn, storeChatMessage, trendAnomalousSince, type OperatorItemRow,
 } from "@trendgate/db";
-import { chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, targetOf, type ChatSetup, type ItemTarget } from "@trendgate/operator";
+import { chatClientOf, chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, targetOf, type ChatSetup, type ItemTarget } from "@trendgate/operator";
 import { escalationSteps, type EscalationPlan } from "./escalation-steps.ts";
 import { DeferError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import { Pacer } from "../outbox/pacer.ts";
@@ -41,11 +41,7 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
   async function clientFor(target: ItemTarget): Promise<ChatClient> {
     const connector = deps.registry.find("chat", target.provider);
     if (!connector) throw new ProviderError(target.provider, "unavailable", `chat provider ${target.provider} is not in this build's registry`);
-    const accessToken = await deps.connections.accessToken(target.connection.id);
-    return connector.client({
-      baseUrl: baseUrlOf(connector.manifest, config.PROVIDER_ENV), accessToken, env: config.PROVIDER_ENV,
-      account: (target.connection.externalAccount ?? {}) as Record<string, unknown>,
-    });
+    return chatClientOf(deps.connections, config.PROVIDER_ENV, connector, target.connection);
   }
 
   /**
@@ -73,6 +69,37 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
     const latest = await operatorCard(db, stored, setup.settings);
     if (kept || !sameCard(latest, card)) await client.updateCard(ref, latest);
     return { channel: ref.channelId, ts: ref.ts, version: latest.version, ...(kept ? { stored_after_failure: true } : {}) };
+  }
+
+  /**
+   * A routed item's first card: when its rule's channel cannot take it any more (deleted, archived, the bot removed
+   * since the rule was saved), the default route's channel does, and the account hears why (operator.route_failed,
+   * also in the item's history). Its later messages follow the card.
+   */
+  async function postRouted(item: OperatorItemRow, setup: ChatSetup, target: ItemTarget, client: ChatClient): Promise<{ result: Record<string, unknown>; client: ChatClient }> {
+    try {
+      return { result: await post(item, setup, target, client), client };
+    } catch (err) {
+      const closed = err instanceof ProviderError && err.kind === "not_found";
+      if (!closed || target.routeId === null || !setup.channelId || (setup.channelId === target.channelId && setup.connection.id === target.connection.id)) throw err;
+      const fallback: ItemTarget = { ...target, routeId: null, provider: setup.connection.provider, connection: setup.connection, channelId: setup.channelId };
+      const fallbackClient = fallback.connection.id === target.connection.id ? client : await clientFor(fallback);
+      const result = await post(item, setup, fallback, fallbackClient);
+      const route = setup.routes.find((r) => r.id === target.routeId);
+      const data = {
+        item_id: item.id, trend_id: item.trendId, title: item.title, route_id: target.routeId, route: route?.name ?? null,
+        provider: target.provider, channel_id: target.channelId, error: err.message, posted_to: { provider: fallback.provider, channel_id: fallback.channelId },
+      };
+      // After the post: a failure here must not post the card twice; the card itself says where it went.
+      await db.$transaction(async (tx) => {
+        await appendOperatorItemEvents(tx, [{
+          itemId: item.id, accountId: item.accountId, action: "route_failed", fromState: item.state, toState: item.state, actor: SYSTEM_ACTOR,
+          version: item.version, data: { route_id: target.routeId, channel_id: target.channelId, error: err.message, posted_to: data.posted_to },
+        }]);
+        await recordAccountEventsIn(tx, [{ accountId: item.accountId, type: "operator.route_failed", data }]);
+      }).catch((e) => logger.warn({ item_id: item.id, err: String(e) }, "route failure not recorded (the card went to the default channel)"));
+      return { result: { ...result, fell_back_from: { route_id: target.routeId, channel_id: target.channelId, error: err.message } }, client: fallbackClient };
+    }
   }
 
   async function update(item: OperatorItemRow, setup: ChatSetup, client: ChatClient): Promise<Record<string, unknown>> {
@@ -135,9 +162,14 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
           ctx.responded(client.successStatus);
           return { channel: reply.channelId, ts: reply.ts };
         }
-        const result = hasCard(item) ? await update(item, setup, client) : await post(item, setup, target, client);
-        ctx.responded(client.successStatus);
-        return result;
+        if (hasCard(item)) {
+          const result = await update(item, setup, client);
+          ctx.responded(client.successStatus);
+          return result;
+        }
+        const posted = await postRouted(item, setup, target, client);
+        ctx.responded(posted.client.successStatus);
+        return posted.result;
       } catch (err) {
         if (err instanceof ProviderError && err.kind === "unauthorized")
           await deps.connections.markNeedsReauth(target.connection.id, err.message).catch((e) => logger.warn({ err: String(e) }, "needs_reauth not recorded"));

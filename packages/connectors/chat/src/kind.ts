@@ -88,6 +88,7 @@ export interface ChatClient {
   channelInfo(channelId: string): Promise<ChatChannel>;
   /** Joins a public channel. */
   join(channelId: string): Promise<void>;
+  /** Fails with kind `not_found` when the channel cannot take the app's posts any more (deleted, archived, the bot removed). */
   postCard(channelId: string, card: OperatorCard): Promise<ChatMessageRef>;
   updateCard(ref: ChatMessageRef, card: OperatorCard): Promise<void>;
   /** A reply under a card (re-notification, an escalation step), notifying `mentions` (rendered the provider's way). */

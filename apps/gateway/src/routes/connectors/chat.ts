@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { ProviderError, baseUrlOf } from "@trendgate/connector-core";
+import { ProviderError } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatProviderList, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
 import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
-import { applyActionIn, chatActor, operatorSettings, queueCardRefresh } from "@trendgate/operator";
+import { applyActionIn, chatActor, chatClientOf, operatorSettings, queueCardRefresh } from "@trendgate/operator";
 import { approveFromCard } from "../../services/ads-approval.ts";
 import { backtestChat } from "../../services/backtest/index.ts";
 import { ApiError, notFound } from "../../http/api-error.ts";
@@ -70,11 +70,7 @@ function routesOf(connector: ChatConnector): RouteDef[] {
 
   async function clientOf(deps: GatewayDeps, accountId: string) {
     const { connector, conn } = await connectionOf(deps, accountId);
-    const accessToken = await deps.connections.accessToken(conn).catch((err) => providerProblem(deps, conn, err));
-    const client = connector.client({
-      baseUrl: baseUrlOf(connector.manifest, deps.config.PROVIDER_ENV), accessToken, env: deps.config.PROVIDER_ENV,
-      account: (conn.externalAccount ?? {}) as Record<string, unknown>,
-    });
+    const client = await chatClientOf(deps.connections, deps.config.PROVIDER_ENV, connector, conn).catch((err) => providerProblem(deps, conn, err));
     return { connector, conn, client, call: <T>(p: Promise<T>) => p.catch((err) => providerProblem(deps, conn, err)) };
   }
 

@@ -8,6 +8,9 @@ import { webClient } from "./web.ts";
 // The chat client on one connection's bot token. One call per method, no retries and no pacing here: the outbox
 // decides when to try again (a 429 comes back as rate_limited with Slack's Retry-After).
 
+/** chat.postMessage codes for a channel that exists but takes no post from the app. */
+const CHANNEL_CLOSED = new Set(["is_archived", "not_in_channel"]);
+
 /** conversations.list accepts at most 1,000 per page (and may answer fewer). */
 const MAX_PAGE = 1000;
 
@@ -68,7 +71,11 @@ export class SlackChatClient implements ChatClient {
   async postCard(channelId: string, card: OperatorCard): Promise<ChatMessageRef> {
     const { text, blocks } = renderCard(card);
     const r = await slackCall("chat.postMessage", () =>
-      this.web.chat.postMessage({ channel: channelId, text, blocks, unfurl_links: false, unfurl_media: false }));
+      this.web.chat.postMessage({ channel: channelId, text, blocks, unfurl_links: false, unfurl_media: false }))
+      .catch((err: ProviderError) => {
+        // A channel archived, or one the bot was removed from, can no more take a post than a deleted one.
+        throw CHANNEL_CLOSED.has(String(err.detail.providerCode)) ? new ProviderError(err.provider, "not_found", err.message, err.detail) : err;
+      });
     return refOf(r, channelId, "chat.postMessage");
   }
 
