@@ -11,6 +11,7 @@ import { startRedditServer } from "./reddit-server.ts";
 import { startSlackServer } from "./slack-server.ts";
 import { startSnapAdsServer } from "./snap-ads-server.ts";
 import { startTikTokAdsServer } from "./tiktok-ads-server.ts";
+import { startInboxServer, type InboxServer } from "./inbox-server.ts";
 import { startXServer } from "./x-server.ts";
 import { startYouTubeServer } from "./youtube-server.ts";
 
@@ -26,6 +27,7 @@ export const SANDBOX_BASE_PORT = 4100;
 export const SANDBOX_PORTS = {
   n8n: 0, slack: 1, reddit_ads: 2, x: 3, reddit_api: 4, reddit_auth: 5, youtube: 6, google_trends: 7,
   google_ads: 8, google_oauth: 9, meta_ads: 10, linkedin_ads: 11, tiktok_ads: 12, microsoft_ads: 13, snap_ads: 14, pinterest_ads: 15,
+  inbox: 16,
 } as const;
 export type SandboxService = keyof typeof SANDBOX_PORTS;
 
@@ -39,6 +41,8 @@ export interface Sandbox {
   env: Record<string, string>;
   /** What to send when connecting the connectors that take credentials instead of a browser flow. */
   credentials: { connector: string; how: string }[];
+  /** A webhook receiver that verifies signatures, and the page of what every stand-in received. */
+  inbox: InboxServer;
   close(): Promise<void>;
 }
 
@@ -55,6 +59,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
   const env: Record<string, string> = {};
   const add = (service: SandboxService, url: string, what: string) => services.push({ service, port: port(service), url, what });
   let conversionToken = "";
+  let inbox: InboxServer | null = null;
 
   try {
     // ---- workflow, chat, conversions -----------------------------------------------------------------------------
@@ -212,6 +217,18 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     pinterest.addKeyword(pGroup.id, { value: "trail running outfit", matchType: "PHRASE" });
     add("pinterest_ads", pinterest.url, "Pinterest API v5 + OAuth");
     Object.assign(env, { PINTEREST_ADS_CLIENT_ID: pinterest.app.clientId, PINTEREST_ADS_CLIENT_SECRET: pinterest.app.clientSecret, PINTEREST_ADS_API_URL: pinterest.url, PINTEREST_ADS_AUTHORIZE_URL: pinterest.authorizeUrl, PINTEREST_ADS_TOKEN_URL: pinterest.tokenUrl });
+
+    // ---- what they received --------------------------------------------------------------------------------------
+    const slackChannels = ["C0GENERAL01", "C0TRENDS001", "C0MKTOPS001", "G0LEADERS01"];
+    inbox = await startInboxServer({
+      port: port("inbox"),
+      sources: {
+        n8nPushes: () => n8n.pushes.map((p) => ({ at: p.at.toISOString(), path: p.path, event: (p.body as { event?: string })?.event ?? null, body: p.body })),
+        slackMessages: () => slackChannels.flatMap((c) => slack.messages(c).map((m) => ({ channel: c, ts: m.ts, text: m.text, thread_ts: m.threadTs }))),
+      },
+    });
+    closers.push(inbox.close);
+    add("inbox", inbox.url, "webhook receiver (verifies signatures) + the page of what every stand-in received");
   } catch (e) {
     for (const close of closers.reverse()) await close().catch(() => {});
     throw e;
@@ -231,6 +248,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
       { connector: "youtube", how: `PUT /api/integrations/social/youtube/connection {"credentials": {"api_key": "yt-sandbox-api-key"}, "terms": ["trail running"]}` },
       { connector: "google_trends", how: `PUT /api/integrations/social/google_trends/connection {"credentials": {"access_token": "trends-sandbox-token"}, "terms": ["trail running"]}` },
     ],
+    inbox: inbox!,
     async close() { for (const close of closers.reverse()) await close(); },
   };
 }
