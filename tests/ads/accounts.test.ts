@@ -97,7 +97,7 @@ test("mappings naming an entity the ad account does not have, or a level that ca
   const campaign = await gw.http.put(`${BASE}/mappings`).set(a.auth).send({ entities: [{ id: a.groups[0].campaign.id, field: "keywords" }] });
   expect([campaign.status, campaign.body.errors?.[0]?.path]).toEqual([422, "entities.0.field"]);
 
-  expect((await gw.http.get(`${BASE}/mappings`).set(a.auth)).body).toEqual({ entities: [good] }); // the saved one stands
+  expect((await gw.http.get(`${BASE}/mappings`).set(a.auth)).body).toEqual({ entities: [{ ...good, name: "AI" }] }); // the saved one stands, named as Google lists it
   const plan = await gw.http.post(`${BASE}/preview`).set(a.auth);
   expect(plan.status).toBe(201);
 });

@@ -1,4 +1,4 @@
-import { computePlan, DEFAULT_SAFETY, stateHash, hashablePrior, type PlanInput, type PlanTrend } from "@trendgate/ads";
+import { computePlan, DEFAULT_SAFETY, emptyReasonOf, stateHash, hashablePrior, type PlanInput, type PlanTrend } from "@trendgate/ads";
 import type { EntityTargeting, TargetingItem } from "@trendgate/connector-ads";
 
 // A preview's plan: each mapped entity gets the items its category's trends resolve to, less
@@ -27,9 +27,10 @@ test("adds what each entity lacks, most severe trend first, and shows before/aft
   ]);
   expect(plan.diff).toEqual([
     { entity_id: "ag_1", entity_name: "AI", field: "keywords", before: ["ai agents"], after: ["ai agents", "robot vacuums"],
-      changes: [{ change_id: plan.changes[0].id, op: "add", item: "robot vacuums", trend: { id: "t_med", name: "robot vacuums" } }] },
+      changes: [{ change_id: plan.changes[0].id, op: "add", item: "robot vacuums", trend: { id: "t_med", name: "robot vacuums" } }], empty_reason: null, empty_detail: null },
     { entity_id: "ag_2", entity_name: "Home", field: "keywords", before: [], after: ["ai agents", "robot vacuums"],
-      changes: plan.changes.slice(1).map((c) => ({ change_id: c.id, op: "add", item: c.item.text, trend: { id: c.trend_id!, name: c.item.text } })) },
+      changes: plan.changes.slice(1).map((c) => ({ change_id: c.id, op: "add", item: c.item.text, trend: { id: c.trend_id!, name: c.item.text } })),
+      empty_reason: null, empty_detail: null },
   ]);
   expect(plan.refused).toEqual([]);
 });
@@ -45,6 +46,25 @@ test("refused changes stay out of the plan and out of the diff's after, each wit
     ["ag_2", "drone war", "blocklisted_topic"], ["ag_2", "smart rings", "below_min_severity"],
   ]);
   expect(plan.diff[1].after).toEqual(["ai agents"]);
+  // ag_1 gets nothing: what it lacks was all refused (its entity says so; the plan, having changes, does not).
+  expect([plan.diff[0].empty_reason, plan.diff[0].empty_detail]).toEqual(["all_refused", '"AI" (ag_1): all 2 of its changes were refused (see refused)']);
+  expect(emptyReasonOf(plan.changes, plan.diff)).toEqual({ empty_reason: null, empty_detail: null });
+});
+
+test("an empty plan says why: nothing found for an interest field names the terms searched; the upstream reason wins", () => {
+  const plan = computePlan(input({
+    entities: [{ id: "ag_1", name: "AI", field: "keywords" }, { id: "as_9", field: "interests" }],
+    prior: [{ entity_id: "ag_1", field: "keywords", items: [kw("ai agents"), kw("robot vacuums")] }, { entity_id: "as_9", field: "interests", items: [] }],
+    resolved: new Map([["keywords", new Map([["ai agents", [kw("ai agents")]], ["robot vacuums", [kw("robot vacuums")]]])], ["interests", new Map()]]),
+    lookup: { interests: "the interest search" },
+  }));
+  expect(plan.changes).toEqual([]);
+  expect(plan.diff.map((d) => d.empty_reason)).toEqual(["already_targeted", "no_interest_matched"]);
+  expect(emptyReasonOf(plan.changes, plan.diff)).toEqual({
+    empty_reason: "no_interest_matched", empty_detail: 'no interest matched the trend terms searched in the interest search: "ai agents", "robot vacuums"',
+  });
+  expect(emptyReasonOf([], [{ empty_reason: null }])).toEqual({ empty_reason: null, empty_detail: null }); // rows from before reasons were kept
+  expect(computePlan(input({ trends: [], category: "tech" })).diff.map((d) => d.empty_reason)).toEqual(["no_rising_trends", "no_rising_trends"]);
 });
 
 test("the per-entity cap keeps the most severe trends' items", () => {

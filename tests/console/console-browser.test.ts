@@ -347,7 +347,7 @@ browser.test("operator queue: an open item is acknowledged, then resolved, from 
   await closeAll(context);
 });
 
-browser.test("overview and connections: an account with no social connection asks no social status, so the browser logs no 404", async () => {
+browser.test("overview and connections: an account with no connection asks for no connection's status, so the browser logs no 404", async () => {
   const { context, page, problems } = await openConsole();
   // A failed request is logged in the browser console; collect every 404 the two pages' loads cause.
   const notFound: string[] = [];
@@ -362,8 +362,9 @@ browser.test("overview and connections: an account with no social connection ask
   const providers = (await stack.gw.http.get("/api/integrations/social/providers").set((await stack.gw.account()).auth)).body.data as { display_name: string; connected: boolean }[];
   expect(providers.length).toBeGreaterThan(0);
   for (const p of providers) await expect(page.getByRole("row", { name: new RegExp(p.display_name) }).first()).toBeVisibleSoon();
-  // Only the social connectors' 404s are fixed: an unconnected chat, workflow or ads connection still answers 404.
-  expect(notFound.filter((p) => p.startsWith("/api/integrations/social/"))).toEqual([]);
+  // Chat, workflow, community ads and ads come from one list with the account's connections (GET /api/integrations/connections).
+  expect(notFound).toEqual([]);
+  for (const name of ["Slack", "n8n", "Reddit Ads", "Google Ads"]) await expect(page.getByRole("row", { name: new RegExp(name) }).first()).toBeVisibleSoon();
   expect(problems).toEqual([]);
   await closeAll(context);
 });
@@ -371,13 +372,13 @@ browser.test("overview and connections: an account with no social connection ask
 browser.test("connections: Reddit Ads is connected through its OAuth consent and the console shows it connected", async () => {
   const { account, context, page, problems } = await openConsole();
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Connections" }).click();
-  await page.getByRole("button", { name: /^Connect Community ads/ }).click();
+  await page.getByRole("button", { name: /^Connect Reddit Ads/ }).click();
   // The stand-in's consent redirects back through the gateway's callback to the console.
   await page.waitForURL((u) => u.pathname === "/console/" && u.searchParams.get("status") === "connected", { timeout: 15_000 });
   await expect(page.getByRole("heading", { level: 1, name: "Connections" })).toBeVisibleSoon();
   const status = await stack.gw.http.get("/api/integrations/community-ads/connection").set(account.auth);
   expect(status.body.status).toBe("connected");
-  await expect(page.getByRole("button", { name: /^Reconnect Community ads/ })).toBeVisibleSoon();
+  await expect(page.getByRole("button", { name: /^Reconnect Reddit Ads/ })).toBeVisibleSoon();
   await shot(page, "connections-connected");
   expect(problems).toEqual([]);
   await closeAll(context);

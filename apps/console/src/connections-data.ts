@@ -1,10 +1,11 @@
 import { ApiError, asApiError, get, isAbort } from "./api.ts";
-import type { AdsProviderList, ChatProviderList, ConnectionStatus, SocialConnectionStatus, SocialProviderList } from "./types.ts";
+import type { ConnectionList, ConnectionStatus, SocialConnectionStatus, SocialProviderList } from "./types.ts";
 
 // Every connection of the account in one list: social and search connectors, the chat providers, the workflow tool,
-// community ads and the ads providers. Which social, chat and ads providers there are, and where their routes are, is
-// read from the API's provider lists (the connector registry), never named here. A 404 on a connection means "not
-// connected".
+// community ads and the ads providers. Which providers there are, and where their routes are, is read from the API's
+// lists (the connector registry), never named here: the social providers, and every other provider with the
+// account's connection to it (GET /api/integrations/connections). Only a connected social connector's status is
+// asked for, so a provider not connected costs no 404.
 
 export interface ConnectionRow {
   key: string;
@@ -31,6 +32,13 @@ export interface ConnectionRow {
 
 const ATTENTION = new Set(["needs_reauth", "error", "rate_limited", "quota_exhausted"]);
 export const needsAttention = (r: ConnectionRow) => !!r.loadError || ATTENTION.has(r.status);
+
+// Kinds as the page names them.
+const KIND_LABEL: Record<string, string> = { chat: "Chat", workflow: "Workflow", conversions: "Community ads", ads: "Ads" };
+/** How to connect a kind whose providers take credentials sent to the API rather than a browser flow. */
+const CONNECT_HINT: Record<string, string> = {
+  workflow: "Connect with the API: POST /api/integrations/workflow/connect with the instance's URL and API key.",
+};
 
 /** The connection at `path`: the value, null when not connected (404), "absent" when the route does not exist here. */
 async function connection<T>(path: string, signal: AbortSignal): Promise<T | null | "absent"> {
@@ -69,10 +77,9 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
     return err instanceof ApiError && err.code === "route_not_found" ? ({ data: [] } as unknown as T) : asApiError(err);
   });
 
-  const [social, chat, ads] = await Promise.all([
+  const [social, others] = await Promise.all([
     list<SocialProviderList>("/api/integrations/social/providers"),
-    list<ChatProviderList>("/api/integrations/chat/providers"),
-    list<AdsProviderList>("/api/integrations/ads/providers"),
+    list<ConnectionList>("/api/integrations/connections"),
   ]);
 
   if (social instanceof ApiError) rows.push(Promise.resolve(failedRow("social", "Social", "Social and search providers", "", social)));
@@ -93,27 +100,13 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
     }
   }
 
-  /** A browser-OAuth provider from a provider list (chat, ads): its connection at `base_path`. */
-  const oauthProvider = (prefix: string, kind: string, p: { id: string; display_name: string; base_path: string; configured: boolean }) =>
-    rows.push(guard(`${prefix}:${p.id}`, kind, p.display_name, `${p.base_path}/connection`, async () => {
-      const c = await connection<ConnectionStatus>(`${p.base_path}/connection`, signal);
-      return c === "absent" ? null : oauthRow(`${prefix}:${p.id}`, kind, p.display_name, p.base_path, c, { oauth: true, configured: p.configured });
-    }));
-
-  if (chat instanceof ApiError) rows.push(Promise.resolve(failedRow("chat", "Chat", "Chat providers", "", chat)));
-  else for (const p of chat.data) oauthProvider("chat", "Chat", p);
-
-  const single = (key: string, kind: string, name: string, base: string, oauth: boolean, connectHint?: string) =>
-    rows.push(guard(key, kind, name, `${base}/connection`, async () => {
-      const c = await connection<ConnectionStatus>(`${base}/connection`, signal);
-      return c === "absent" ? null : oauthRow(key, kind, name, base, c, { oauth, connectHint });
-    }));
-  single("workflow", "Workflow", "Workflow tool (n8n)", "/api/integrations/workflow", false,
-    "Connect with the API: POST /api/integrations/workflow/connect with the instance's URL and API key.");
-  single("community-ads", "Community ads", "Community ads (conversions)", "/api/integrations/community-ads", true);
-
-  if (ads instanceof ApiError) rows.push(Promise.resolve(failedRow("ads", "Ads", "Ads providers", "", ads)));
-  else for (const p of ads.data) oauthProvider("ads", "Ads", p);
+  if (others instanceof ApiError) rows.push(Promise.resolve(failedRow("connections", "Connections", "Chat, workflow and ads providers", "", others)));
+  else {
+    for (const p of others.data) {
+      rows.push(Promise.resolve(oauthRow(`${p.kind}:${p.provider}`, KIND_LABEL[p.kind] ?? p.kind, p.display_name, p.base_path, p.connection as ConnectionStatus | null,
+        { oauth: p.oauth, configured: p.configured, connectHint: p.oauth ? undefined : CONNECT_HINT[p.kind] })));
+    }
+  }
 
   return (await Promise.all(rows)).filter((r): r is ConnectionRow => r !== null);
 }

@@ -16,6 +16,7 @@ import type {
   AdsSelectionBody as AdsSelectionBodySchema,
   ChatChannelList as ChatChannelListSchema,
   ChatProviderList as ChatProviderListSchema,
+  ConnectionList as ConnectionListSchema,
   ConsoleAccess as ConsoleAccessSchema,
   CreateFeedbackBody as CreateFeedbackBodySchema,
   CreateMuteBody as CreateMuteBodySchema,
@@ -105,6 +106,7 @@ export type RouteMatch = OperatorRoute["match"];
 export type ChatChannelList = z.output<typeof ChatChannelListSchema>;
 export type ChatProviderList = z.output<typeof ChatProviderListSchema>;
 export type ChatProvider = ChatProviderList["data"][number];
+export type ConnectionList = z.output<typeof ConnectionListSchema>;
 
 // Mutes
 export type Mute = z.output<typeof MuteSchema>;

@@ -15,9 +15,12 @@ export const approvalDedupKey = (planId: string) => `ads_approval:${planId}`;
 /** Lines of the diff a card shows (the rest: "and N more"). */
 const CARD_LINES = 12;
 
-/** The card's view of a plan's changes: one line per change. */
+/**
+ * The card's view of a plan's changes: one line per change, naming the entity by its id (what the provider acts on;
+ * names need not be unique) and by its name where the plan knows it (what a person recognises).
+ */
 export function approvalLines(diff: DiffRow[]): string[] {
-  const lines = diff.flatMap((d) => d.changes.map((c) => `${c.op === "add" ? "+" : "-"} ${c.item} (${d.field} of ${d.entity_name ?? d.entity_id})`));
+  const lines = diff.flatMap((d) => d.changes.map((c) => `${c.op === "add" ? "+" : "-"} ${c.item} (${d.field} of ${d.entity_id})${d.entity_name ? ` · ${d.entity_name}` : ""}`));
   return lines.length > CARD_LINES ? [...lines.slice(0, CARD_LINES), `and ${lines.length - CARD_LINES} more`] : lines;
 }
 

@@ -1,6 +1,6 @@
 import type { AdsDryRun } from "@trendgate/contracts";
 import type { AdsClient, ProviderCall } from "@trendgate/connector-ads";
-import type { ComputedPlan } from "./plan.ts";
+import { entityLabel, type ComputedPlan } from "./plan.ts";
 
 /** The dry run of the calls, per change: the provider's own where it has one (`dryRun`), else the connector's checks. */
 export async function dryRunOf(client: AdsClient, providerHasDryRun: boolean, adAccountId: string, calls: ProviderCall[]): Promise<AdsDryRun> {
@@ -30,7 +30,13 @@ export function withoutDryRunRefusals(plan: ComputedPlan, dry: AdsDryRun, provid
     refused: [...plan.refused, ...refusedNow],
     diff: plan.diff.map((d) => {
       const gone = new Set(d.changes.filter((x) => failed.has(x.change_id)).map((x) => x.item));
-      return { ...d, changes: d.changes.filter((x) => !failed.has(x.change_id)), after: d.after.filter((x) => !gone.has(x) || d.before.includes(x)) };
+      const changes = d.changes.filter((x) => !failed.has(x.change_id));
+      // A row the dry run emptied says so (its earlier refusals, if any, are in `refused` too).
+      const emptied = d.changes.length > 0 && !changes.length;
+      return {
+        ...d, changes, after: d.after.filter((x) => !gone.has(x) || d.before.includes(x)),
+        ...(emptied ? { empty_reason: "all_refused" as const, empty_detail: `${entityLabel({ id: d.entity_id, name: d.entity_name })}: ${providerName}'s dry run refused all of its changes (see refused)` } : {}),
+      };
     }),
   };
 }

@@ -1,3 +1,4 @@
+import type { AdsEmptyReason } from "@trendgate/contracts";
 import type { EntityTargeting, TargetingChange, TargetingField, TargetingItem } from "@trendgate/connector-ads";
 import { applyGuardrails, type PlanTrend, type ProposedChange, type Refusal, type SafetySettings } from "./guardrails.ts";
 import { stateHash } from "./plan-hash.ts";
@@ -18,6 +19,9 @@ export interface PlanInput {
   /** Targeting items per field, then per trend name (the provider's resolveItems, once per mapped field). */
   resolved: ReadonlyMap<TargetingField, ReadonlyMap<string, TargetingItem[]>>;
   safety: SafetySettings;
+  /** The selected category and where each field's items were looked up: what an empty row's detail names. */
+  category?: string;
+  lookup?: Partial<Record<TargetingField, string>>;
 }
 
 export interface DiffRow {
@@ -27,6 +31,9 @@ export interface DiffRow {
   before: string[];
   after: string[];
   changes: { change_id: string; op: "add" | "remove"; item: string; trend: { id: string; name: string } | null }[];
+  /** Why the entity gets no change (null when it gets some), and that reason for people. */
+  empty_reason: AdsEmptyReason | null;
+  empty_detail: string | null;
 }
 
 export interface RefusedChange { change_id: string; entity_id: string; field: string; item: string; trend_id: string | null; rule: Refusal["rule"]; reason: string }
@@ -72,6 +79,7 @@ export function computePlan(input: PlanInput): ComputedPlan {
   const diff: DiffRow[] = input.entities.map((entity) => {
     const before = priorOf.get(`${entity.id}|${entity.field}`)?.items ?? [];
     const mine = changes.filter((c) => c.entity_id === entity.id && c.field === entity.field);
+    const why = mine.length ? null : whyEmpty(input, trends, entity, proposed.filter((p) => p.entity_id === entity.id && p.field === entity.field).length);
     return {
       entity_id: entity.id, entity_name: entity.name ?? null, field: entity.field,
       before: before.map((i) => i.text),
@@ -80,6 +88,7 @@ export function computePlan(input: PlanInput): ComputedPlan {
         const t = c.trend_id ? trendById.get(c.trend_id) : undefined;
         return { change_id: c.id, op: c.op, item: c.item.text, trend: t ? { id: t.id, name: t.name } : null };
       }),
+      empty_reason: why?.reason ?? null, empty_detail: why?.detail ?? null,
     };
   });
   return {
@@ -90,4 +99,29 @@ export function computePlan(input: PlanInput): ComputedPlan {
     }),
     prior_state_hash: stateHash(hashablePrior(input.prior)),
   };
+}
+
+/** How many names a detail lists before "and N more". */
+const LISTED = 10;
+export const listed = (xs: string[]) =>
+  xs.slice(0, LISTED).map((x) => `"${x}"`).join(", ") + (xs.length > LISTED ? ` and ${xs.length - LISTED} more` : "");
+export const entityLabel = (e: { id: string; name?: string | null }) => (e.name ? `"${e.name}" (${e.id})` : e.id);
+
+/**
+ * Why an entity gets no change, from what the planner saw: no trend, nothing the provider's lookup found for the
+ * trends' terms, every item already targeted, or every change refused. Only the first two say what to change
+ * outside the plan (the category, or the trends' wording), so they are told apart from the rest.
+ */
+function whyEmpty(input: PlanInput, trends: PlanTrend[], entity: PlanInput["entities"][number], proposed: number): { reason: AdsEmptyReason; detail: string } {
+  if (!trends.length) {
+    return { reason: "no_rising_trends", detail: `no trend${input.category ? ` of category "${input.category}"` : ""} is emerging, rising or peaking` };
+  }
+  const items = trends.flatMap((t) => input.resolved.get(entity.field)?.get(t.name) ?? []);
+  if (!items.length) {
+    const what = entity.field === "interests" ? "interest" : "keyword";
+    const where = input.lookup?.[entity.field] ?? `the provider's ${what} lookup`;
+    return { reason: entity.field === "interests" ? "no_interest_matched" : "no_keyword_matched", detail: `no ${what} matched the trend terms searched in ${where}: ${listed(trends.map((t) => t.name))}` };
+  }
+  if (proposed) return { reason: "all_refused", detail: `${entityLabel(entity)}: all ${proposed} of its changes were refused (see refused)` };
+  return { reason: "already_targeted", detail: `${entityLabel(entity)} already targets every ${entity.field === "interests" ? "interest" : "keyword"} the trends resolve to: ${listed([...new Set(items.map((i) => i.text))])}` };
 }

@@ -4,6 +4,7 @@ import { activeTrendsInCategory, createPreviewedPlan, listAdsMappings, type AdsP
 import { dryRunOf, withoutDryRunRefusals } from "./dry-run.ts";
 import { AdsPlanError } from "./errors.ts";
 import { DEFAULT_SAFETY, type PlanTrend, type SafetySettings } from "./guardrails.ts";
+import { entityNames } from "./mapping-check.ts";
 import { computePlan } from "./plan.ts";
 import { readTargets } from "./read-targets.ts";
 
@@ -40,13 +41,20 @@ export interface PreviewRequest {
   planTtlSeconds: number;
 }
 
-/** Computes, dry-runs and stores a plan; AdsPlanError `not_connected` when no entity is mapped. */
+/** Computes, dry-runs and stores a plan; AdsPlanError `nothing_mapped` when no entity is mapped. */
 export async function previewPlan(deps: { db: Db }, q: PreviewRequest): Promise<AdsPlanRow> {
   const { client, adAccountId } = q;
   const provider = q.connector.manifest.id;
+  const name = q.connector.manifest.displayName;
   const mapped = await listAdsMappings(deps.db, q.accountId, provider);
-  if (!mapped.length) throw new AdsPlanError("not_connected", "No campaign entities are mapped: PUT …/mappings first");
-  const entities = mapped.map((e) => ({ id: e.entityId, name: e.entityName ?? undefined, field: e.field as TargetingField }));
+  // Connected and selected, but no entity to plan for: its own code, so a client does not send the user to reconnect.
+  if (!mapped.length) {
+    throw new AdsPlanError("nothing_mapped", `No ${name} campaign entities are mapped: PUT …/mappings naming the entities to target (GET …/entities lists them), then preview again`);
+  }
+  // Mappings saved without a name (before names were kept) get the provider's, so the diff names what it changes.
+  const unnamed = mapped.filter((e) => e.entityName === null).map((e) => ({ id: e.entityId, field: e.field as TargetingField }));
+  const names = unnamed.length ? await entityNames(client, adAccountId, unnamed) : new Map<string, string>();
+  const entities = mapped.map((e) => ({ id: e.entityId, name: e.entityName ?? names.get(e.entityId), field: e.field as TargetingField }));
   const category = q.selection.trend_category;
   const rows = await activeTrendsInCategory(deps.db, { accountId: q.accountId, category, stages: POSITIVE_STAGES, take: MAX_TRENDS });
   const trends: PlanTrend[] = rows.map((t) => ({ id: t.id, name: t.name, category: t.category, severity: t.severity as Severity, sentiment: t.sentiment }));
@@ -54,10 +62,10 @@ export async function previewPlan(deps: { db: Db }, q: PreviewRequest): Promise<
   const prior = await readTargets(client, adAccountId, entities);
   const resolved = new Map<TargetingField, Map<string, TargetingItem[]>>();
   for (const f of new Set(entities.map((e) => e.field))) resolved.set(f, await client.resolveItems(adAccountId, f, trends.map((t) => t.name)));
-  const computed = computePlan({ trends, entities, prior, resolved, safety: safetyOf(q.selection) });
+  const computed = computePlan({ trends, entities, prior, resolved, safety: safetyOf(q.selection), category, lookup: q.connector.itemLookup });
   const planned = client.calls(adAccountId, computed.changes, prior);
   const dry = await dryRunOf(client, q.connector.capabilities.dryRun, adAccountId, planned);
-  const plan = withoutDryRunRefusals(computed, dry, q.connector.manifest.displayName);
+  const plan = withoutDryRunRefusals(computed, dry, name);
   const calls = plan === computed ? planned : client.calls(adAccountId, plan.changes, prior);
 
   return createPreviewedPlan(deps.db, {

@@ -2,7 +2,7 @@ import type { AdsClient, AdsConnector, EntityTargeting, TargetingChange } from "
 import { createPreviewedPlan, findAccountPlan, findLiveRollback, type AdsPlanRow, type Db } from "@trendgate/db";
 import { dryRunOf } from "./dry-run.ts";
 import { AdsPlanError } from "./errors.ts";
-import { hashablePrior, type DiffRow } from "./plan.ts";
+import { entityLabel, hashablePrior, type DiffRow } from "./plan.ts";
 import { stateHash } from "./plan-hash.ts";
 import { readTargets } from "./read-targets.ts";
 
@@ -32,18 +32,25 @@ export function rollbackChanges(applied: TargetingChange[], results: { change_id
   });
 }
 
-/** Per entity and field: the targets now, and after the rollback's changes. */
-export function rollbackDiff(now: EntityTargeting[], changes: TargetingChange[]): DiffRow[] {
+/** Per entity and field: the targets now, and after the rollback's changes; `names` as the applied plan showed them. */
+export function rollbackDiff(now: EntityTargeting[], changes: TargetingChange[], names: ReadonlyMap<string, string> = new Map()): DiffRow[] {
   return now.map((t) => {
     const mine = changes.filter((x) => x.entity_id === t.entity_id && x.field === t.field);
     const removed = new Set(mine.filter((x) => x.op === "remove").map((x) => x.item.key));
+    const name = names.get(t.entity_id) ?? null;
     return {
-      entity_id: t.entity_id, entity_name: null, field: t.field, before: t.items.map((x) => x.text),
+      entity_id: t.entity_id, entity_name: name, field: t.field, before: t.items.map((x) => x.text),
       after: [...t.items.filter((x) => !removed.has(x.key)).map((x) => x.text), ...mine.filter((x) => x.op === "add").map((x) => x.item.text)],
       changes: mine.map((x) => ({ change_id: x.id, op: x.op, item: x.item.text, trend: null })),
+      empty_reason: mine.length ? null : "nothing_to_undo",
+      empty_detail: mine.length ? null : `${entityLabel({ id: t.entity_id, name })}: nothing the applied plan changed is left to undo`,
     };
   });
 }
+
+/** The entity names an applied plan's diff showed, so its rollback shows the same. */
+const namesOf = (diff: unknown) =>
+  new Map((diff as Partial<DiffRow>[]).flatMap((d) => (d.entity_id && d.entity_name ? [[d.entity_id, d.entity_name] as const] : [])));
 
 /**
  * Previews and stores the rollback of an applied plan; AdsPlanError `not_found` (no such plan of the account at this
@@ -65,7 +72,7 @@ export async function previewRollback(deps: { db: Db }, q: RollbackRequest): Pro
   const dry = await dryRunOf(client, q.connector.capabilities.dryRun, adAccountId, calls);
   return createPreviewedPlan(deps.db, {
     accountId: q.accountId, provider: applied.provider, connectionId, adAccountId, category: applied.category, strictSafety: applied.strictSafety,
-    changes, calls, diff: rollbackDiff(now, changes), refused: [], dryRun: dry, priorState: now,
+    changes, calls, diff: rollbackDiff(now, changes, namesOf(applied.diff)), refused: [], dryRun: dry, priorState: now,
     priorStateHash: stateHash(hashablePrior(now)), rollbackOf: applied.id,
   }, q.planTtlSeconds);
 }

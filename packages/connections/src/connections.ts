@@ -1,5 +1,5 @@
 import type { AuthorizationStart, ConnectionStatus, Disconnected } from "@trendgate/contracts";
-import { cancelConnectionOutboxMessages, deleteConnection, findConnection, setConnectionNeedsReauth, type ConnectionRow } from "@trendgate/db";
+import { accountConnections, cancelConnectionOutboxMessages, deleteConnection, findConnection, setConnectionNeedsReauth, type ConnectionRow } from "@trendgate/db";
 import { completeAuthorization, startAuthorization, type CallbackOutcome, type CallbackQuery } from "./authorize.ts";
 import { tell, type ConnectionsDeps } from "./context.ts";
 import { openTokens } from "./credentials.ts";
@@ -33,6 +33,11 @@ export class Connections {
   /** The account's connection to a provider (with sealed credentials: for workers and routes, never for output). */
   find(accountId: string, providerId: string): Promise<ConnectionRow | null> {
     return findConnection(this.deps.db, accountId, providerId);
+  }
+
+  /** Every connection of the account by provider, as GET …/connection shows each. */
+  async list(accountId: string): Promise<Map<string, ConnectionStatus>> {
+    return new Map((await accountConnections(this.deps.db, accountId)).map((r) => [r.provider, toConnectionStatus(r)]));
   }
 
   async status(accountId: string, providerId: string): Promise<ConnectionStatus | null> {

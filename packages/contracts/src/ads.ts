@@ -36,7 +36,9 @@ export const AdsSelectionBody = z.object({
 export type AdsSelection = z.infer<typeof AdsSelectionBody>;
 
 export const AdsMappingsBody = z.object({
-  entities: z.array(z.object({ id: text({ min: 1, max: 64, trim: true }), name: text({ max: 200 }).optional(), field: z.enum(ADS_TARGETING_FIELDS) })).max(200)
+  entities: z.array(z.object({ id: text({ min: 1, max: 64, trim: true }), name: text({ max: 200 }).optional().meta({
+    description: "The entity's name as plans show it (`diff[].entity_name`); left out, the name GET …/entities lists for it is saved",
+  }), field: z.enum(ADS_TARGETING_FIELDS) })).max(200)
     // An entity is mapped once (its id is the mapping's key): a repeat is the client's to fix, refused before any
     // provider call or write, not a conflict to retry.
     .superRefine((entities, ctx) => {
@@ -73,9 +75,33 @@ export const AdsDryRun = z.object({
 });
 export type AdsDryRun = z.infer<typeof AdsDryRun>;
 
+/**
+ * Why a plan (or one entity's diff row) has no changes: machine-readable, so a client can say what to do about it.
+ * `no_rising_trends`: no trend of the category is rising; `no_interest_matched` / `no_keyword_matched`: the provider's
+ * lookup found nothing for the trends' terms; `all_refused`: every change was refused (see `refused`);
+ * `already_targeted`: the entities target all of it already; `nothing_to_undo` (rollbacks): nothing left to undo.
+ */
+// In precedence order: a plan whose entities differ gives the first its rows give.
+export const ADS_EMPTY_REASONS = ["no_rising_trends", "no_interest_matched", "no_keyword_matched", "all_refused", "already_targeted", "nothing_to_undo"] as const;
+export type AdsEmptyReason = (typeof ADS_EMPTY_REASONS)[number];
+
 export const AdsPlanView = z.object({
   id: z.string(), provider: z.string(), status: z.string(), ad_account_id: z.string(), category: z.string(), strict_safety: z.boolean(),
-  changes: z.array(z.unknown()), diff: z.array(z.unknown()), refused: z.array(z.unknown()),
+  changes: z.array(z.unknown()),
+  diff: z.array(z.unknown()).meta({
+    description: "Per mapped entity: `entity_id`, `entity_name` (as the provider lists it), `field`, `before`, `after`, its `changes` with the trend behind " +
+      "each, and `empty_reason` / `empty_detail` when it gets no change (as on the plan)",
+  }),
+  refused: z.array(z.unknown()),
+  empty_reason: z.enum(ADS_EMPTY_REASONS).nullable().meta({
+    description: "Why `changes` is empty; null when the plan has changes. `no_rising_trends`: no trend of the category is emerging, rising or peaking; " +
+      "`no_interest_matched` / `no_keyword_matched`: the provider's lookup found nothing for the trends' terms; `already_targeted`: the mapped " +
+      "entities already target everything the trends resolve to; `all_refused`: the guardrails or the dry run refused every change (see `refused`); " +
+      "`nothing_to_undo`: a rollback finds nothing of the applied plan left to undo",
+  }),
+  empty_detail: z.string().nullable().meta({
+    description: "The reason for people, naming what was looked at (e.g. the trend terms searched in the provider's interest search); null when the plan has changes",
+  }),
   dry_run: AdsDryRun,
   plan_hash: z.string().meta({ description: "Hash of the plan's changes, calls and prior state: what `acknowledged_plan_hash` repeats" }),
   requires_acknowledgement: z.boolean().meta({ description: "strict_safety on a provider without a dry run: apply only with `acknowledged_plan_hash`" }),

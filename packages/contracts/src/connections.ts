@@ -30,6 +30,22 @@ export const ConnectionStatus = z
   })
   .meta({ id: "ConnectionStatus", description: "A browser-OAuth connection's state; its tokens are never returned" });
 
+export const ConnectableProvider = z
+  .object({
+    provider: z.string().meta({ description: "Provider id from the registry", example: "slack" }),
+    kind: z.string().meta({ description: "Connector kind: `chat`, `workflow`, `conversions`, `ads`", example: "chat" }),
+    display_name: z.string(),
+    base_path: z.string().meta({ description: "Where its routes are: `{base_path}/connection`, and `{base_path}/auth` for a browser-OAuth provider", example: "/api/integrations/chat" }),
+    oauth: z.boolean().meta({ description: "Connected in the browser (GET `{base_path}/auth`); otherwise with credentials sent to the API" }),
+    configured: z.boolean().meta({ description: "This server has the provider's OAuth client (false: GET …/auth answers 501); true for credential providers" }),
+    connection: ConnectionStatus.nullable().meta({ description: "The account's connection, as GET `{base_path}/connection` shows it; null when not connected" }),
+  })
+  .meta({ id: "ConnectableProvider" });
+
+export const ConnectionList = z
+  .object({ data: z.array(ConnectableProvider) })
+  .meta({ id: "ConnectionList", description: "Every provider this server connects (social connectors aside), in the registry's order, each with the account's connection or null" });
+
 export const AuthorizationStart = z
   .object({
     authorization_url: z.string().meta({ description: "Open this in the user's browser: the provider's consent page" }),

@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   version_conflict: { status: 409, title: "The item changed since you read it" },
   invalid_transition: { status: 422, title: "Action not allowed in the item's current state" },
   not_connected: { status: 409, title: "The connector is not connected" },
+  nothing_mapped: { status: 409, title: "Nothing is mapped for this provider" },
   bot_not_in_channel: { status: 422, title: "The app's bot is not in this channel" },
   provider_credentials_rejected: { status: 422, title: "The provider refused the credentials" },
   provider_unreachable: { status: 422, title: "The provider could not be reached at the given address" },

@@ -10,6 +10,10 @@ export type ConnectionRow = Connection;
 export const findConnection = (db: Db | Tx, accountId: string, provider: string) =>
   db.connection.findUnique({ where: { accountId_provider: { accountId, provider } } });
 
+/** Every connection row of the account (OAuth and credential ones; social connectors have their own table). */
+export const accountConnections = (db: Db | Tx, accountId: string) =>
+  db.connection.findMany({ where: { accountId }, orderBy: [{ kind: "asc" }, { provider: "asc" }] });
+
 export const findConnectionById = (db: Db | Tx, id: string) => db.connection.findUnique({ where: { id } });
 
 export interface AuthorizedConnection {

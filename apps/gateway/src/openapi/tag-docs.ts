@@ -12,8 +12,9 @@ const ADS_FLOW = `Turn the account's rising trends into targeting on mapped camp
  "diff":[{"entity_id":"5551","field":"keywords","before":["machine learning"],"after":["machine learning","ai agents"],"changes":[{"change_id":"c1","op":"add","item":"ai agents","trend":"AI agents"}]}],
  "refused":[{"item":"casino night","rule":"blocklist","reason":"…"}],"dry_run":{"ran":true,"passed":true,"by":"provider","results":[…]},
  "calls":[{"method":"POST","path":"customers/1234567890/adGroupCriteria:mutate","body":{…},"change_ids":["c1"]}],
- "prior_state_hash":"sha256:…","plan_hash":"sha256:…","requires_acknowledgement":false,"expires_at":"…"}
+ "prior_state_hash":"sha256:…","plan_hash":"sha256:…","requires_acknowledgement":false,"expires_at":"…","empty_reason":null,"empty_detail":null}
 \`\`\`
+   A plan with no change says why in \`empty_reason\` (\`no_rising_trends\`, \`no_interest_matched\`, \`no_keyword_matched\`, \`already_targeted\`, \`all_refused\`) and \`empty_detail\` (what was searched where). Nothing mapped yet: 409 \`nothing_mapped\`.
 5. \`POST …/apply\` \`{"plan_id":"pln_…"}\` (+ \`Idempotency-Key\`; \`"acknowledged_plan_hash"\` when \`requires_acknowledgement\`) → 202 \`{"run_id":…,"status":"applying"}\`.
    Poll \`GET …/plans/{id}\`: \`applied\`, \`partially_applied\` (refusals marked \`review\`; an operator item when chat is connected), \`failed\`, or \`refused\` (the targets changed since the preview: nothing written).
 6. \`POST …/plans/{id}/rollback\` → a new plan undoing it; apply that the same way. \`GET …/runs\` lists runs.

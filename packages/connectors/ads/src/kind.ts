@@ -110,6 +110,11 @@ export interface AdsConnector {
   manifest: ProviderManifest<"ads">;
   capabilities: AdsCapabilities;
   client(ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }): AdsClient;
+  /**
+   * Where resolveItems looks each field's items up, as a plan with nothing found says it (e.g. "Meta's interest
+   * search"); a field left out is the trend's own phrase (keywords), named generically.
+   */
+  itemLookup?: Partial<Record<TargetingField, string>>;
   /** Its reporting: the catalog, report previews and CSV exports read through it. */
   reporting?: AdsReporting;
 }

@@ -63,16 +63,20 @@ function routesOf(c: AdsConnector): RouteDef[] {
     return { conn, selection, client, adAccountId };
   }
 
-  /** Mapped entities the selected ad account has at the provider, with a field each can take; else 422 naming them. */
-  async function assertKnownEntities(deps: GatewayDeps, accountId: string, entities: { id: string; field: TargetingField }[]) {
+  /**
+   * Mapped entities the selected ad account has at the provider, with a field each can take (else 422 naming them);
+   * the names the provider lists them with.
+   */
+  async function assertKnownEntities(deps: GatewayDeps, accountId: string, entities: { id: string; field: TargetingField }[]): Promise<Map<string, string>> {
     const { conn, client, adAccountId } = await selected(deps, accountId, "ad account is");
-    let problems;
+    let checked;
     try {
-      problems = await checkMappedEntities(client, adAccountId, entities);
+      checked = await checkMappedEntities(client, adAccountId, entities);
     } catch (err) {
       return providerProblem(deps, conn, err, problem);
     }
-    if (!problems.length) return;
+    const { problems, names } = checked;
+    if (!problems.length) return names;
     const errors = problems.map((p) => p.problem === "unknown_entity"
       ? { location: "body" as const, path: `entities.${p.index}.id`, message: `ad account ${adAccountId} has no entity ${p.id} at ${name}`, code: "unknown_entity" }
       : { location: "body" as const, path: `entities.${p.index}.field`, message: `entity ${p.id} takes ${p.targeting.join(", ") || "no targeting"} (map the level that carries targeting)`, code: "invalid_value" });
@@ -149,20 +153,26 @@ function routesOf(c: AdsConnector): RouteDef[] {
         `Each entity is checked at ${name} against the selected ad account's entities (GET ${base}/entities): an id it does not have ` +
         "answers 422 naming `entities.<i>.id` (code `unknown_entity`), a field the entity's targeting is not 422 naming `entities.<i>.field`; " +
         "an id listed twice is 422 naming the repeat's `entities.<i>.id` (code `duplicate_entity`), before the provider is asked. " +
+        "An entity sent without `name` is saved with the name the provider lists it with, so plans' `diff` names it. " +
         "Needs a selection (409), except to clear the mapping (`entities: []`). Read it back with GET.",
       body: AdsMappingsBody,
       responses: {
-        200: { description: "The saved mapping", schema: AdsMappingsBody }, 409: { description: "`not_connected`: no connection or no selection" },
+        200: { description: "The saved mapping, names included", schema: AdsMappingsBody }, 409: { description: "`not_connected`: no connection or no selection" },
         422: { description: "`validation_failed`: an entity listed twice, one the ad account does not have, or a field it cannot change; `ad_account_required`" },
       },
       async handler({ deps, auth, body }) {
         const bad = body.entities.findIndex((e) => !c.capabilities.targeting.includes(e.field));
         if (bad >= 0) throw new ApiError("validation_failed", `entities.${bad}.field: ${name} plans change ${c.capabilities.targeting.join(", ")}`, {
           errors: [{ location: "body", path: `entities.${bad}.field`, message: `one of ${c.capabilities.targeting.join(", ")}`, code: "invalid_value" }] });
-        if (body.entities.length) await assertKnownEntities(deps, auth.accountId, body.entities);
+        let names = new Map<string, string>();
+        if (body.entities.length) names = await assertKnownEntities(deps, auth.accountId, body.entities);
         else await connectionOrConflict(deps, auth.accountId, m.id, { name, reconnect: authorize, usable: false }); // clearing needs no provider
-        await replaceAdsMappings(deps.db, auth.accountId, m.id, body.entities);
-        return { status: 200, body };
+        const entities = body.entities.map((e) => {
+          const named = e.name ?? names.get(e.id);
+          return { id: e.id, ...(named !== undefined ? { name: named } : {}), field: e.field };
+        });
+        await replaceAdsMappings(deps.db, auth.accountId, m.id, entities);
+        return { status: 200, body: { entities } };
       },
     }),
     defineRoute({
@@ -183,9 +193,12 @@ function routesOf(c: AdsConnector): RouteDef[] {
         "From the account's rising trends in the selected category, the targeting each mapped entity lacks, through the strict_safety guardrails " +
         "(refused changes listed with their reasons), as the exact provider calls; where the provider has a dry run it is run and its verdict " +
         "reported per change. The plan is stored with the targets' state and its hash: an apply runs exactly these calls, and refuses if the " +
-        `targets changed or the plan expired (ADS_PLAN_TTL_SECONDS). ${c.capabilities.dryRun ? `${name} has a dry run.` : `${name} has no dry run.`}`,
+        `targets changed or the plan expired (ADS_PLAN_TTL_SECONDS). ${c.capabilities.dryRun ? `${name} has a dry run.` : `${name} has no dry run.`} ` +
+        "A plan without changes says why in `empty_reason` (e.g. `no_interest_matched`) and `empty_detail` (the trend terms searched, and where). " +
+        `409 \`nothing_mapped\` when connected and selected but no entity is mapped: PUT ${base}/mappings naming the entities (GET ${base}/entities lists them).`,
       responses: {
-        201: { description: "The plan", schema: AdsPlanView }, 409: { description: "`not_connected`: no connection, selection or mapping" },
+        201: { description: "The plan", schema: AdsPlanView },
+        409: { description: "`not_connected`: no connection or selection; `nothing_mapped`: no entity is mapped (PUT …/mappings)" },
         422: { description: "`ad_account_required`: no account_id selected and the connection reaches several ad accounts (named in the detail and `errors`)" },
       },
       async handler({ deps, auth }) {

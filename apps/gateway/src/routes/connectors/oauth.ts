@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import { isOAuth, type OAuthManifest } from "@trendgate/connector-core";
+import { isOAuth, oauthClientOf, type OAuthManifest } from "@trendgate/connector-core";
 import { callbackAnswer, ConnectionsError } from "@trendgate/connections";
 import type { ConnectorRegistry } from "@trendgate/connectors";
-import { AuthorizationQuery, AuthorizationStart, CALLBACK_ERRORS, OAUTH_CALLBACK_PATH, OAuthCallbackQuery } from "@trendgate/contracts";
+import { AuthorizationQuery, AuthorizationStart, CALLBACK_ERRORS, ConnectionList, OAUTH_CALLBACK_PATH, OAuthCallbackQuery } from "@trendgate/contracts";
 import { ApiError } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { validateRequest } from "../../http/validate.ts";
@@ -83,9 +83,28 @@ const callbackRoute = defineRoute({
   },
 });
 
-/** The callback, the authorization route of every OAuth provider in `registry` and the connection routes of every provider that has them. */
+// One read for a page that shows every connection, where a GET …/connection per provider would answer 404 for each
+// provider not connected.
+const listRoute = defineRoute({
+  method: "get", path: "/api/integrations/connections", operationId: "listConnections", tag: TAG, auth: "apiKey",
+  summary: "Every provider this server connects, with the account's connection to each",
+  description: "Chat, workflow, conversions and ads providers in the registry's order, each with where its routes are, whether it is connected in " +
+    "the browser and whether this server can (`configured`), and the account's connection as `GET {base_path}/connection` shows it (null when " +
+    "not connected). Social connectors: `GET /api/integrations/social/providers`.",
+  responses: { 200: { description: "The providers", schema: ConnectionList } },
+  async handler({ deps, auth }) {
+    const connections = await deps.connections.list(auth.accountId);
+    const data = deps.registry.manifests().filter((m) => isOAuth(m) || hasConnectionRoutes(m)).map((m) => ({
+      provider: m.id, kind: m.kind, display_name: m.displayName, base_path: basePathOf(m), oauth: isOAuth(m),
+      configured: !isOAuth(m) || !("missing" in oauthClientOf(m, deps.config.PROVIDER_ENV)), connection: connections.get(m.id) ?? null,
+    }));
+    return { status: 200, body: { data } };
+  },
+});
+
+/** The callback, the connection list, the authorization route of every OAuth provider in `registry` and the connection routes of every provider that has them. */
 export function oauthRoutes(registry: ConnectorRegistry): RouteDef[] {
-  return [callbackRoute, ...registry.manifests().flatMap((m) => [
+  return [callbackRoute, listRoute, ...registry.manifests().flatMap((m) => [
     ...(isOAuth(m) ? authRoutes(m) : []),
     ...(isOAuth(m) || hasConnectionRoutes(m) ? connectionRoutesOf(m) : []),
   ])];

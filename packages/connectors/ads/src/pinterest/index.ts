@@ -9,6 +9,7 @@ export const pinterestAds: AdsConnector = {
   // (`POST /ad_accounts/{id}/ad_groups/audience_sizing` in its description) and has a sandbox base URL.
   // `writes` is whole_spec: interests are a read-merge-write of targeting_spec (keywords are per item).
   capabilities: { dryRun: false, audienceEstimate: true, sandbox: true, targeting: ["interests", "keywords"], writes: "whole_spec" },
+  itemLookup: { interests: "the ad account's Pinterest interest catalogue" },
   client: (ctx) => new PinterestAdsClient(ctx),
   reporting: pinterestAdsReporting,
 };

@@ -9,6 +9,7 @@ export const snapAds: AdsConnector = {
   // documented constraints and its interest lookup, so strict_safety asks the caller to acknowledge the plan. Snap
   // documents audience sizing, but its endpoint is unverified and the preview does not use it: not claimed.
   capabilities: { dryRun: false, audienceEstimate: false, sandbox: false, targeting: ["interests"], writes: "whole_spec" },
+  itemLookup: { interests: "Snap's lifestyle categories" },
   client: (ctx) => new SnapAdsClient(ctx),
   reporting: snapAdsReporting,
 };
