@@ -115,6 +115,22 @@ export async function buildApps() {
 export function prismaGenerate() { run(path.join(root, "node_modules/.bin/prisma"), ["generate"], { quiet: true }); }
 export function prismaMigrate() { run(path.join(root, "node_modules/.bin/prisma"), ["migrate", "deploy"], { quiet: true }); }
 
+/**
+ * Every first-run step, each a no-op when already done: installs, writes or completes .env with fresh secrets and
+ * loads it, checks Postgres and Redis, generates the Prisma client, applies migrations, bundles the apps to dist/.
+ */
+export async function firstRun() {
+  ensureInstalled();
+  ensureEnvFile();
+  loadEnvFile();
+  await preflight(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/trendgate", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  log("generating the Prisma client and applying migrations...");
+  prismaGenerate();
+  prismaMigrate();
+  log("bundling the gateway and the workers (npm run build)...");
+  await buildApps();
+}
+
 export function run(cmd, args, { quiet = false, env = process.env } = {}) {
   const r = spawnSync(cmd, args, { cwd: root, env, stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit", encoding: "utf8" });
   if (r.status !== 0) {

@@ -1,18 +1,8 @@
 // `npm start`: every first-run step, then the gateway and all workers in one terminal.
 import { spawn } from "node:child_process";
-import { APP_NODE_FLAGS, buildApps, ensureEnvFile, ensureInstalled, loadEnvFile, log, preflight, prismaGenerate, prismaMigrate, root } from "./lib.mjs";
+import { APP_NODE_FLAGS, firstRun, log, root } from "./lib.mjs";
 
-ensureInstalled();
-ensureEnvFile();
-loadEnvFile();
-const db = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/trendgate";
-const redis = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-await preflight(db, redis);
-log("generating the Prisma client and applying migrations...");
-prismaGenerate();
-prismaMigrate();
-log("bundling the gateway and the workers (npm run build)...");
-await buildApps();
+await firstRun();
 log('create an API key with: npm run api-key -- create --name "my first key"');
 
 // The bundles (dist/), plain node: the .ts sources under tsx cost each process about 45 MB more (docs/development.md › Memory).

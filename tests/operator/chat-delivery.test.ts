@@ -2,18 +2,13 @@
 // every change, retried on 429, and failures shown on the item. Pacing: pacing.test.ts.
 import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
-import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
-import { connectedAccount, event, item, posted, publishAndWait, startChatStack } from "./helpers.ts";
+import type { SlackServer } from "../peers/slack-server.ts";
+import { connectedAccount, event, item, posted, publishAndWait, useChatStack } from "./helpers.ts";
 
 let slack: SlackServer;
 let stack: Stack;
 let n = 0;
-beforeAll(async () => {
-  slack = await startSlackServer();
-  stack = await startChatStack(slack);
-});
-afterAll(async () => { await stack.close(); await slack.close(); });
-afterEach(() => slack.assertConforming());
+useChatStack((c) => ({ slack, stack } = c));
 
 const channel = () => ({ id: `C0DELIV${String(++n).padStart(4, "0")}`, name: `alerts-${n}` });
 const texts = (blocks: any[] | null) => JSON.stringify(blocks ?? []);

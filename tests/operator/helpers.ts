@@ -3,7 +3,7 @@ import { signSlackRequest } from "../../packages/connectors/chat/src/slack/inter
 import { waitFor } from "../helpers/config.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
 import { startStack, trendEvent, type Stack } from "../helpers/stack.ts";
-import type { SlackServer } from "../peers/slack-server.ts";
+import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 
 // The operator queue's tests run the whole path: a gateway and workers (tests/helpers/stack.ts) whose chat provider
 // is the local Slack stand-in (tests/peers/slack-server.ts), connected through the real browser OAuth flow.
@@ -18,6 +18,21 @@ export function startChatStack(slack: SlackServer, env: Record<string, string> =
     SLACK_AUTHORIZE_URL: slack.authorizeUrl, SLACK_SIGNING_SECRET: SIGNING_SECRET,
     OUTBOX_RETRY_SCHEDULE_SECONDS: "1,1", CHAT_POST_INTERVAL_MS: "0", ...env,
   }, workers);
+}
+
+/**
+ * A test file's Slack stand-in and chat stack: started before its tests, stopped after, and every Slack request
+ * checked against Slack's API description after each test. `set` receives them once started.
+ */
+export function useChatStack(set: (c: { slack: SlackServer; stack: Stack }) => void, env: Record<string, string> = {}): void {
+  let c: { slack: SlackServer; stack: Stack } | null = null;
+  beforeAll(async () => {
+    const slack = await startSlackServer();
+    c = { slack, stack: await startChatStack(slack, env) };
+    set(c);
+  });
+  afterAll(async () => { await c?.stack.close(); await c?.slack.close(); });
+  afterEach(() => c?.slack.assertConforming());
 }
 
 export type Account = Awaited<ReturnType<TestGateway["account"]>>;

@@ -4,18 +4,13 @@ import { waitFor } from "../helpers/config.ts";
 import { startGateway } from "../helpers/gateway.ts";
 import { seedTrendRow } from "../helpers/trend-row.ts";
 import type { Stack } from "../helpers/stack.ts";
-import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
-import { chatMessagesOf, connectedAccount, event, INTERACTIVITY, item, posted, pressButton, publishAndWait, SIGNING_SECRET, startChatStack } from "./helpers.ts";
+import type { SlackServer } from "../peers/slack-server.ts";
+import { chatMessagesOf, connectedAccount, event, INTERACTIVITY, item, posted, pressButton, publishAndWait, SIGNING_SECRET, useChatStack } from "./helpers.ts";
 
 let slack: SlackServer;
 let stack: Stack;
 let n = 0;
-beforeAll(async () => {
-  slack = await startSlackServer();
-  stack = await startChatStack(slack);
-});
-afterAll(async () => { await stack.close(); await slack.close(); });
-afterEach(() => slack.assertConforming());
+useChatStack((c) => ({ slack, stack } = c));
 
 /** An account whose item has a posted card; returns what a press needs. */
 async function cardFor() {

@@ -4,18 +4,13 @@
 // account event operator.route_failed.
 import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
-import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
-import { connectedAccount, event, item, posted, publishAndWait, startChatStack } from "./helpers.ts";
+import type { SlackServer } from "../peers/slack-server.ts";
+import { connectedAccount, event, item, posted, publishAndWait, useChatStack } from "./helpers.ts";
 
 let slack: SlackServer;
 let stack: Stack;
 let n = 0;
-beforeAll(async () => {
-  slack = await startSlackServer();
-  stack = await startChatStack(slack);
-});
-afterAll(async () => { await stack.close(); await slack.close(); });
-afterEach(() => slack.assertConforming());
+useChatStack((c) => ({ slack, stack } = c));
 
 const channel = (name: string, seed: { botMember?: boolean; isPrivate?: boolean; isArchived?: boolean } = { botMember: true }) => {
   const c = { id: `C0RC${String(++n).padStart(7, "0")}`, name: `${name}-${n}` };

@@ -6,18 +6,13 @@ import { Prisma } from "@trendgate/db";
 import { chatSetupOf, targetOf } from "@trendgate/operator";
 import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
-import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
-import { connectedAccount, event, item, posted, publishAndWait, startChatStack, type Account } from "./helpers.ts";
+import type { SlackServer } from "../peers/slack-server.ts";
+import { connectedAccount, event, item, posted, publishAndWait, useChatStack, type Account } from "./helpers.ts";
 
 let slack: SlackServer;
 let stack: Stack;
 let n = 0;
-beforeAll(async () => {
-  slack = await startSlackServer();
-  stack = await startChatStack(slack);
-});
-afterAll(async () => { await stack.close(); await slack.close(); });
-afterEach(() => slack.assertConforming());
+useChatStack((c) => ({ slack, stack } = c));
 
 const channel = (name: string) => {
   const c = { id: `C0RS${String(++n).padStart(7, "0")}`, name: `${name}-${n}` };
