@@ -3,6 +3,7 @@
 // checks and LinkedIn's flat error bodies, the OAuth token endpoint (60-day tokens, a refresh token that is not
 // extended), page-token paging of the search finders, targeting entity lookups, audienceCounts, PARTIAL_UPDATE writes replacing the
 // whole targetingCriteria, and throttles without any wait hint.
+import { browse } from "./consent-page.ts";
 import { LINKEDIN_FACETS as F, parseRestli, startLinkedInAdsServer, type Criteria, type LinkedInAdsServer } from "./linkedin-ads-server.ts";
 
 let li: LinkedInAdsServer;
@@ -118,6 +119,27 @@ describe("OAuth token endpoint", () => {
 });
 
 describe("reads", () => {
+  test("consent grants the scopes asked for that the app's products allow: r_ads_reporting only with reporting access", async () => {
+    const grantFor = async (server: LinkedInAdsServer) => {
+      const url = new URL(server.authorizeUrl);
+      Object.entries({ response_type: "code", client_id: server.app.clientId, redirect_uri: "https://app.example/cb", state: "s1", scope: "r_ads rw_ads r_ads_reporting" })
+        .forEach(([k, v]) => url.searchParams.set(k, v));
+      const code = (await browse(url.href)).searchParams.get("code")!;
+      const res = await fetch(`${server.url}/oauth/v2/accessToken`, {
+        method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: "https://app.example/cb", client_id: server.app.clientId, client_secret: server.app.clientSecret }),
+      });
+      return ((await res.json()) as { scope: string }).scope.split(",");
+    };
+    expect(await grantFor(li)).toEqual(["r_ads", "rw_ads", "r_ads_reporting"]);
+    const noReporting = await startLinkedInAdsServer({ grantableScopes: ["r_ads", "rw_ads"] });
+    try {
+      expect(await grantFor(noReporting)).toEqual(["r_ads", "rw_ads"]);
+    } finally {
+      await noReporting.close();
+    }
+  });
+
   test("Rest.li 2.0 values parse with URNs percent-encoded inside; raw colons inside a record do not", () => {
     expect(parseRestli(`(include:(and:List((or:(${enc(F.locations)}:List(${enc(US)}))))))`)).toEqual({ include: { and: [{ or: { [F.locations]: [US] } }] } });
     expect(parseRestli("List()")).toEqual([]);

@@ -111,7 +111,7 @@ export interface LinkedInAdsServer {
   expireToken(token: string): void;
   revokeToken(token: string): void;
   /** An authorization code as the consent page would have issued it. */
-  addCode(code: string, opts: { redirectUri: string; accounts: Record<string, Role> }): void;
+  addCode(code: string, opts: { redirectUri: string; accounts: Record<string, Role>; scopes?: string[] }): void;
   /** Makes a refresh token's 365 days run out now. */
   expireRefreshToken(refreshToken: string): void;
   addAccount(a: { id: string; name: string; test?: boolean; currency?: string }): LinkedInAccount;
@@ -221,13 +221,16 @@ const monthIndex = (v: string) => Number(v.slice(0, 4)) * 12 + Number(v.slice(4,
  */
 export const PUBLISHED_VERSIONS = ["202509", "202510", "202511", "202601", "202602", "202603", "202604", "202605", "202606", "202607", "202608"] as const;
 
-export async function startLinkedInAdsServer(opts: { version?: string; published?: readonly string[] } & StandInOptions = {}): Promise<LinkedInAdsServer> {
+export async function startLinkedInAdsServer(opts: { version?: string; published?: readonly string[]; grantableScopes?: string[] } & StandInOptions = {}): Promise<LinkedInAdsServer> {
   const published = new Set(opts.published ?? PUBLISHED_VERSIONS);
   const version = opts.version ?? [...published].sort().at(-1)!;
   const app = opts.app ?? { clientId: `86${crypto.randomBytes(6).toString("hex")}`, clientSecret: crypto.randomBytes(12).toString("base64url") };
   const tokens = new Map<string, { expiresAt: number; revoked: boolean; accounts: Record<string, Role>; scopes: string[] }>();
   const refreshTokens = new Map<string, { expiresAt: number; accounts: Record<string, Role>; scopes: string[] }>();
-  const codes = new Map<string, { redirectUri: string; accounts: Record<string, Role>; used: boolean }>();
+  const codes = new Map<string, { redirectUri: string; accounts: Record<string, Role>; scopes: string[]; used: boolean }>();
+  // LinkedIn grants the scopes asked for that the app's products give it (Advertising API: r_ads, rw_ads; its
+  // reporting: r_ads_reporting); an app without a product's access gets its scopes refused at consent.
+  const grantable = new Set(opts.grantableScopes ?? ["r_ads", "rw_ads", "r_ads_reporting"]);
   const accounts = new Map<string, LinkedInAccount>();
   const groups = new Map<string, LinkedInGroup>();
   const campaigns = new Map<string, LinkedInCampaign>();
@@ -478,7 +481,7 @@ export async function startLinkedInAdsServer(opts: { version?: string; published
       }
       code.used = true;
       counts.authorization_code++;
-      const grant = { accounts: code.accounts, scopes: ["r_ads", "rw_ads"] };
+      const grant = { accounts: code.accounts, scopes: code.scopes };
       const refresh = `AQ-r${crypto.randomBytes(30).toString("base64url")}`;
       refreshTokens.set(refresh, { expiresAt: Date.now() + 31_536_000_000, ...clone(grant) });
       return { status: 200, body: { access_token: issue(grant), expires_in: 5_184_000, refresh_token: refresh, refresh_token_expires_in: 31_536_000, scope: grant.scopes.join(",") } };
@@ -608,7 +611,8 @@ export async function startLinkedInAdsServer(opts: { version?: string; published
     grants: () => [...accounts.values()].map((a) => `Ad account ${a.id} (${a.name})`),
     issue(q) {
       const code = `AQ${crypto.randomBytes(24).toString("base64url")}`;
-      codes.set(code, { redirectUri: q.get("redirect_uri")!, accounts: Object.fromEntries([...accounts.keys()].map((id) => [id, "CAMPAIGN_MANAGER" as Role])), used: false });
+      const scopes = (q.get("scope") ?? "").split(/[ ,]+/).filter((x) => grantable.has(x));
+      codes.set(code, { redirectUri: q.get("redirect_uri")!, accounts: Object.fromEntries([...accounts.keys()].map((id) => [id, "CAMPAIGN_MANAGER" as Role])), scopes, used: false });
       return { code };
     },
   });
@@ -677,7 +681,7 @@ export async function startLinkedInAdsServer(opts: { version?: string; published
     },
     expireToken(value) { const t = tokens.get(value); if (t) t.expiresAt = Date.now() - 1000; },
     revokeToken(value) { const t = tokens.get(value); if (t) t.revoked = true; },
-    addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, accounts: { ...o.accounts }, used: false }); },
+    addCode(code, o) { codes.set(code, { redirectUri: o.redirectUri, accounts: { ...o.accounts }, scopes: o.scopes ?? ["r_ads", "rw_ads"], used: false }); },
     expireRefreshToken(value) { const r = refreshTokens.get(value); if (r) r.expiresAt = Date.now() - 1000; },
     addAccount(a) {
       const acc: LinkedInAccount = { id: a.id, name: a.name, test: a.test ?? false, currency: a.currency ?? "USD", status: "ACTIVE" };
