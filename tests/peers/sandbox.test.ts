@@ -1,14 +1,22 @@
 import crypto from "node:crypto";
-import { parseConsentForm } from "./consent-page.ts";
-import { SANDBOX_PORTS, sandboxEnvText, startSandbox, type Sandbox } from "./sandbox.ts";
+import { googleAds, linkedinAds, metaAds, microsoftAds, pinterestAds, snapAds, tiktokAds, type AdsConnector, type ReportRow } from "@trendgate/connector-ads";
+import { baseUrlOf, OAuth2Client, oauthClientOf } from "@trendgate/connector-core";
+import { startGateway } from "../helpers/gateway.ts";
+import { browse, parseConsentForm } from "./consent-page.ts";
+import { SANDBOX_PORTS, SANDBOX_STATS_DAYS, sandboxDay, sandboxEnvText, startSandbox, type Sandbox } from "./sandbox.ts";
 
 // The sandbox (npm run sandbox) as a person uses it: every advertised port answers, each *_AUTHORIZE_URL it prints is
 // a consent page, and a browser flow goes through that page with plain HTTP (GET the page, POST Approve, follow the
 // redirects to the callback with a code) to a token the provider's API accepts: Google (the oidc-provider peer on
-// Google's paths, PKCE and a refresh token) and Meta; Deny sends the browser back with access_denied.
+// Google's paths, PKCE and a refresh token) and Meta; Deny sends the browser back with access_denied. Every ads
+// provider's account has daily stats for the last SANDBOX_STATS_DAYS days: a report of the last 7 reads rows, through
+// the service (Google: connect in the browser, select, preview) and through each provider's reporting client with a
+// token its stand-in issued after the consent page.
 
 const REDIRECT = "http://localhost:3000/api/integrations/oauth/callback";
 let sb: Sandbox;
+/** When the sandbox seeded its stats: "today" is that day, even if a midnight passes while the tests run. */
+let seededAt: Date;
 
 beforeAll(async () => {
   // Sixteen consecutive ports, below Linux's ephemeral range (32768+) where every other test's connections take
@@ -16,6 +24,7 @@ beforeAll(async () => {
   for (let attempt = 0; ; attempt++) {
     try {
       sb = await startSandbox({ basePort: 20_000 + Math.floor(Math.random() * 10_000), redirectUris: [REDIRECT] });
+      seededAt = new Date();
       return;
     } catch (e) {
       if (!/EADDRINUSE/.test(`${(e as NodeJS.ErrnoException).code} ${String(e)}`) || attempt === 9) throw e;
@@ -155,3 +164,79 @@ test("Deny sends the browser back with error=access_denied and the state, and no
   const back = await press(go, (await consentPage(go, portal.href)).form, "deny");
   expect(Object.fromEntries(back.searchParams)).toEqual({ error: "access_denied", error_description: "The user denied access", state: "tt-state-1" });
 });
+
+// ---- ads reporting over the seeded stats ------------------------------------------------------------------------------
+
+/** Each ads provider: its connector, the account_id to select (docs/connectors.md "Sandbox") and its seeded ad groups. */
+const ADS: { connector: AdsConnector; account: string; adGroups: number }[] = [
+  { connector: googleAds, account: "1234567890", adGroups: 2 },
+  { connector: metaAds, account: "act_1000000001", adGroups: 2 },
+  { connector: linkedinAds, account: "508000001", adGroups: 2 },
+  { connector: tiktokAds, account: "7100000001", adGroups: 2 },
+  { connector: microsoftAds, account: "251000001:180000001", adGroups: 2 },
+  { connector: snapAds, account: "00000000-0000-4000-8000-00000000c001", adGroups: 2 },
+  { connector: pinterestAds, account: "549755885175", adGroups: 1 },
+];
+
+/** The last 7 days, today included, in the account's time zone. */
+const lastWeek = (timeZone: string) => Array.from({ length: 7 }, (_, i) => sandboxDay(timeZone, 6 - i, seededAt));
+
+/** Rows of a daily ad-group report: one per ad group and day, with delivery on every one. */
+function expectDailyRows(provider: string, rows: Pick<ReportRow, "date" | "ad_group_id" | "impressions" | "clicks" | "spend_micros" | "conversions">[], days: string[], adGroups: number) {
+  expect([provider, [...new Set(rows.map((r) => r.date))].sort()]).toEqual([provider, days]);
+  expect([provider, new Set(rows.map((r) => r.ad_group_id)).size, rows.length]).toEqual([provider, adGroups, adGroups * days.length]);
+  for (const r of rows) {
+    expect([provider, r.impressions > r.clicks, r.clicks > 0, BigInt(r.spend_micros) > 0n, (r.conversions ?? -1) >= 0]).toEqual([provider, true, true, true, true]);
+  }
+  // Believable: not the same numbers every day.
+  expect([provider, new Set(rows.map((r) => r.impressions)).size > adGroups]).toEqual([provider, true]);
+}
+
+test(`every ads provider's reporting client reads the seeded daily stats of the last 7 days (${SANDBOX_STATS_DAYS} are seeded), with a token its stand-in issued`, async () => {
+  process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+  const env = { ...sb.env, MICROSOFT_ADS_REPORT_POLL_SECONDS: "0.05" };
+  for (const { connector, account, adGroups } of ADS) {
+    const id = connector.manifest.id;
+    const settings = oauthClientOf(connector.manifest, env);
+    if ("missing" in settings) throw new Error(`${id}: the sandbox env lacks ${settings.missing.join(", ")}`);
+    const oauth = new OAuth2Client(connector.manifest as ConstructorParameters<typeof OAuth2Client>[0], settings.client);
+    const codeVerifier = oauth.newCodeVerifier();
+    const back = await browse(await oauth.authorizationUrl({ redirectUri: REDIRECT, state: `${id}-state`, codeVerifier }));
+    const code = back.searchParams.get("code") ?? back.searchParams.get("auth_code");
+    expect([id, typeof code]).toEqual([id, "string"]);
+    const tokens = await oauth.exchangeCode({ code: code!, redirectUri: REDIRECT, codeVerifier });
+
+    const client = connector.reporting!.client({ baseUrl: baseUrlOf(connector.manifest, env), accessToken: tokens.accessToken, env });
+    const { time_zone } = await client.account(account);
+    const days = lastWeek(time_zone);
+    const rows: ReportRow[] = [];
+    for await (const page of client.pages({ accountId: account, level: "ad_group", from: days[0], to: days[6], granularity: "day" }, {})) rows.push(...page);
+    expectDailyRows(id, rows, days, adGroups);
+  }
+}, 60_000);
+
+test("Google Ads through the service: connect on the consent page, select the customer, preview the last 7 days", async () => {
+  const gw = await startGateway({ ...sb.env, OAUTH_REDIRECT_URL: REDIRECT });
+  try {
+    const a = await gw.account();
+    const start = await gw.http.get("/api/integrations/ads/google_ads/auth").set(a.auth);
+    expect(start.status).toBe(200);
+    const back = await browse(start.body.authorization_url);
+    expect(back.href.startsWith(REDIRECT)).toBe(true);
+    const page = await gw.http.get(back.pathname + back.search);
+    expect(page.status).toBe(200);
+    const sel = await gw.http.put("/api/integrations/ads/google_ads/selection").set(a.auth).send({ trend_category: "sports", account_id: "1234567890" });
+    expect(sel.status).toBe(200);
+
+    const days = lastWeek("America/New_York"); // the customer's time zone
+    const res = await gw.http.post("/api/integrations/ads/reporting/preview").set(a.auth)
+      .send({ providers: ["google_ads"], from: days[0], to: days[6], granularity: "day", level: "ad_group" });
+    expect(res.status).toBe(200);
+    expect(res.body.providers).toEqual([expect.objectContaining({ provider: "google_ads", status: "ok", account_id: "1234567890", currency: "USD", time_zone: "America/New_York", rows: 14 })]);
+    expectDailyRows("google_ads", res.body.data, days, 2);
+    expect(res.body.data[0]).toMatchObject({ provider: "google_ads", campaign_name: "Search: running shoes", currency: "USD" });
+    expect(new Set(res.body.data.map((r: ReportRow) => r.ad_group_name))).toEqual(new Set(["Trail running", "Road running"]));
+  } finally {
+    await gw.close();
+  }
+}, 60_000);

@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { startGoogleAdsServer } from "./google-ads-server.ts";
 import { startTrendsServer } from "./google-trends-server.ts";
 import { LINKEDIN_FACETS, startLinkedInAdsServer } from "./linkedin-ads-server.ts";
@@ -49,6 +50,40 @@ export interface Sandbox {
 /** Fixed app credentials, so a restarted sandbox matches the .env written before. */
 const app = (name: string, clientId = `sandbox-${name}-client`) => ({ clientId, clientSecret: `sandbox-${name}-secret-0123456789abcdef` });
 const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
+
+/** The days of ads stats seeded per ad group: the last 14, today included, in each account's own time zone. */
+export const SANDBOX_STATS_DAYS = 14;
+
+/** YYYY-MM-DD `daysAgo` days before today in `timeZone` (the day an ad account reports in). */
+export function sandboxDay(timeZone: string, daysAgo: number, now = new Date()): string {
+  const [y, m, d] = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now).split("-").map(Number);
+  return new Date(Date.UTC(y, m - 1, d - daysAgo)).toISOString().slice(0, 10);
+}
+
+/** One ad group's typical day: impressions, click-through rate, cost per click (micros) and conversion rate. */
+interface DeliveryProfile { impressions: number; ctr: number; cpcMicros: number; cvr: number }
+interface DayOfStats { date: string; impressions: number; clicks: number; spendMicros: number; conversions: number }
+
+/**
+ * An ad group's delivery over the last SANDBOX_STATS_DAYS days (oldest first): weekends lower, a slow rise over the
+ * fortnight, and +-15 % per day from a hash of `key` and the date, so the same day always has the same numbers (no
+ * Math.random). Spend is whole cents, in micros.
+ */
+function dailyStats(key: string, timeZone: string, p: DeliveryProfile): DayOfStats[] {
+  return Array.from({ length: SANDBOX_STATS_DAYS }, (_, i) => {
+    const date = sandboxDay(timeZone, SANDBOX_STATS_DAYS - 1 - i);
+    const h = crypto.createHash("sha256").update(`${key}|${date}`).digest();
+    const jitter = (k: number) => 0.85 + (h.readUInt16BE(k * 2) / 0xffff) * 0.3;
+    const weekday = new Date(`${date}T00:00:00Z`).getUTCDay();
+    const impressions = Math.round(p.impressions * (weekday === 0 || weekday === 6 ? 0.75 : 1) * (0.9 + i * 0.015) * jitter(0));
+    const clicks = Math.max(1, Math.round(impressions * p.ctr * jitter(1)));
+    const spendMicros = Math.round((clicks * p.cpcMicros * jitter(2)) / 10_000) * 10_000;
+    const conversions = Math.round(clicks * p.cvr * jitter(3));
+    return { date, impressions, clicks, spendMicros, conversions };
+  });
+}
+/** Micros of a currency with cents as the decimal string most APIs report spend in ("12.34"). */
+const decimal = (micros: number) => `${Math.floor(micros / 1_000_000)}.${String(Math.round((micros % 1_000_000) / 10_000)).padStart(2, "0")}`;
 
 export async function startSandbox(opts: { basePort?: number; redirectUris?: string[] } = {}): Promise<Sandbox> {
   const base = opts.basePort ?? SANDBOX_BASE_PORT;
@@ -145,6 +180,12 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     google.addKeyword({ adGroupId: trail.id, text: "trail running shoes", matchType: "PHRASE" });
     google.addKeyword({ adGroupId: trail.id, text: "cheap", negative: true });
     google.addKeyword({ adGroupId: road.id, text: "road running shoes", matchType: "PHRASE" });
+    // Daily stats per ad group (each gets one responsive search ad), in Google's units: cost in micros, the customer's days.
+    for (const [g, p] of [[trail, { impressions: 1800, ctr: 0.045, cpcMicros: 1_100_000, cvr: 0.06 }], [road, { impressions: 2400, ctr: 0.035, cpcMicros: 850_000, cvr: 0.04 }]] as const) {
+      for (const d of dailyStats(`google:${g.id}`, customer.timeZone, p)) {
+        google.addStats({ adGroupId: g.id, date: d.date, impressions: d.impressions, clicks: d.clicks, costMicros: d.spendMicros, conversions: d.conversions });
+      }
+    }
     add("google_ads", google.url, "Google Ads API REST (v25)");
     const googleOAuth = await startOAuthPeer({
       redirectUris, port: port("google_oauth"), provider: "Google", scopes: ["https://www.googleapis.com/auth/adwords"],
@@ -168,6 +209,21 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     const spring = meta.addCampaign({ accountId: "1000000001", name: "Spring trail collection" });
     meta.addAdSet("120200000000000001", { accountId: "1000000001", campaignId: spring.id, name: "Runners US/CA 25-45", targeting: { geo_locations: { countries: ["US", "CA"] }, age_min: 25, age_max: 45, flexible_spec: [{ interests: [{ id: "6003107902433", name: "Running" }] }] } });
     meta.addAdSet("120200000000000002", { accountId: "1000000001", campaignId: spring.id, name: "Everyone UK", targeting: { geo_locations: { countries: ["GB"] }, age_min: 18, age_max: 65 } });
+    // Insights rows per ad and account day (Los Angeles), as Meta stores them: spend a decimal string, purchases in `actions`.
+    const metaAds = [
+      { adsetId: "120200000000000001", adsetName: "Runners US/CA 25-45", adId: "120210000000000001", adName: "Trail vest carousel", p: { impressions: 9000, ctr: 0.014, cpcMicros: 620_000, cvr: 0.035 } },
+      { adsetId: "120200000000000002", adsetName: "Everyone UK", adId: "120210000000000002", adName: "Spring collection video", p: { impressions: 12_000, ctr: 0.009, cpcMicros: 480_000, cvr: 0.02 } },
+    ];
+    for (const a of metaAds) {
+      meta.addStats(...dailyStats(`meta:${a.adId}`, "America/Los_Angeles", a.p).map((d) => ({
+        accountId: "1000000001", date: d.date, campaignId: spring.id, campaignName: spring.name, adsetId: a.adsetId, adsetName: a.adsetName, adId: a.adId, adName: a.adName,
+        impressions: String(d.impressions), clicks: String(d.clicks), inlineLinkClicks: String(Math.round(d.clicks * 0.7)), spend: decimal(d.spendMicros),
+        actions: [
+          { action_type: "link_click", value: String(Math.round(d.clicks * 0.7)) },
+          ...(d.conversions ? [{ action_type: "offsite_conversion.fb_pixel_purchase", value: String(d.conversions) }, { action_type: "purchase", value: String(d.conversions) }] : []),
+        ],
+      })));
+    }
     add("meta_ads", meta.url, "Meta Graph API (Marketing) + OAuth dialog");
     Object.assign(env, { META_ADS_CLIENT_ID: meta.app.clientId, META_ADS_CLIENT_SECRET: meta.app.clientSecret, META_ADS_API_URL: meta.url, META_ADS_AUTHORIZE_URL: meta.authorizeUrl, META_ADS_TOKEN_URL: meta.tokenUrl });
 
@@ -176,8 +232,13 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     linkedin.addAccount({ id: "508000001", name: "Acme Outdoor" });
     const lGroup = linkedin.addGroup({ account: "508000001", name: "Employer brand" });
     const F = LINKEDIN_FACETS;
-    linkedin.addCampaign({ account: "508000001", group: lGroup.id, name: "Engineers US", targetingCriteria: { include: { and: [{ or: { [F.locations]: ["urn:li:geo:103644278"] } }, { or: { [F.interests]: ["urn:li:interest:1001"] } }] } } });
-    linkedin.addCampaign({ account: "508000001", group: lGroup.id, name: "Everyone UK", targetingCriteria: { include: { and: [{ or: { [F.locations]: ["urn:li:geo:101165590"] } }] } } });
+    const engineers = linkedin.addCampaign({ account: "508000001", group: lGroup.id, name: "Engineers US", targetingCriteria: { include: { and: [{ or: { [F.locations]: ["urn:li:geo:103644278"] } }, { or: { [F.interests]: ["urn:li:interest:1001"] } }] } } });
+    const everyoneUk = linkedin.addCampaign({ account: "508000001", group: lGroup.id, name: "Everyone UK", targetingCriteria: { include: { and: [{ or: { [F.locations]: ["urn:li:geo:101165590"] } }] } } });
+    // One creative per campaign, its daily stats in LinkedIn's units: cost a decimal string, UTC days.
+    for (const [c, name, p] of [[engineers, "Engineering careers video", { impressions: 1600, ctr: 0.0065, cpcMicros: 6_400_000, cvr: 0.09 }], [everyoneUk, "Why Acme image", { impressions: 2200, ctr: 0.005, cpcMicros: 5_100_000, cvr: 0.05 }]] as const) {
+      const creative = linkedin.addCreative({ account: "508000001", campaign: c.id, name });
+      linkedin.addStats(dailyStats(`linkedin:${creative.id}`, "UTC", p).map((d) => ({ creative: creative.id, date: d.date, impressions: d.impressions, clicks: d.clicks, costInLocalCurrency: decimal(d.spendMicros), externalWebsiteConversions: d.conversions })));
+    }
     add("linkedin_ads", linkedin.url, "LinkedIn Marketing API (Rest.li 2.0) + OAuth");
     Object.assign(env, { LINKEDIN_ADS_CLIENT_ID: linkedin.app.clientId, LINKEDIN_ADS_CLIENT_SECRET: linkedin.app.clientSecret, LINKEDIN_ADS_API_URL: linkedin.url, LINKEDIN_ADS_AUTHORIZE_URL: linkedin.authorizeUrl, LINKEDIN_ADS_TOKEN_URL: linkedin.tokenUrl, LINKEDIN_ADS_API_VERSION: linkedin.version });
 
@@ -185,8 +246,13 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     closers.push(tiktok.close);
     tiktok.addAdvertiser({ advertiserId: "7100000001", name: "Acme Outdoor", currency: "USD", timezone: "Etc/GMT+8", displayTimezone: "America/Los_Angeles" });
     const tCampaign = tiktok.addCampaign({ advertiserId: "7100000001", name: "Spring trail collection" });
-    tiktok.addAdGroup({ advertiserId: "7100000001", campaignId: tCampaign.campaign_id, name: "Outdoor lovers", interestCategoryIds: ["30"], locationIds: ["6252001"] });
-    tiktok.addAdGroup({ advertiserId: "7100000001", campaignId: tCampaign.campaign_id, name: "Everyone" });
+    const outdoor = tiktok.addAdGroup({ advertiserId: "7100000001", campaignId: tCampaign.campaign_id, name: "Outdoor lovers", interestCategoryIds: ["30"], locationIds: ["6252001"] });
+    const everyone = tiktok.addAdGroup({ advertiserId: "7100000001", campaignId: tCampaign.campaign_id, name: "Everyone" });
+    // One ad per ad group, its daily stats as TikTok stores them: spend a decimal string, the advertiser's days.
+    for (const [g, id, name, p] of [[outdoor, "1800000000000001", "Trail run POV video", { impressions: 15_000, ctr: 0.011, cpcMicros: 350_000, cvr: 0.025 }], [everyone, "1800000000000002", "Spring drop video", { impressions: 21_000, ctr: 0.008, cpcMicros: 290_000, cvr: 0.015 }]] as const) {
+      const ad = tiktok.addAd({ advertiserId: "7100000001", adgroupId: g.adgroup_id, name, id });
+      for (const d of dailyStats(`tiktok:${ad.ad_id}`, "America/Los_Angeles", p)) tiktok.addStats({ adId: ad.ad_id, date: d.date, impressions: d.impressions, clicks: d.clicks, spend: decimal(d.spendMicros), conversion: d.conversions });
+    }
     add("tiktok_ads", tiktok.url, "TikTok API for Business + advertiser authorization");
     Object.assign(env, { TIKTOK_ADS_CLIENT_ID: tiktok.app.appId, TIKTOK_ADS_CLIENT_SECRET: tiktok.app.secret, TIKTOK_ADS_API_URL: tiktok.url, TIKTOK_ADS_AUTHORIZE_URL: tiktok.authorizeUrl, TIKTOK_ADS_TOKEN_URL: tiktok.tokenUrl, TIKTOK_ADS_REVOKE_URL: tiktok.revokeUrl });
 
@@ -195,8 +261,12 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     const msAccount = microsoft.addAccount({ customerId: "251000001", id: "180000001", name: "Acme Outdoor" });
     const brand = microsoft.addCampaign({ accountId: msAccount.id, name: "Search: running" });
     const msTrail = microsoft.addAdGroup({ campaignId: brand.id, name: "Trail running" });
-    microsoft.addAdGroup({ campaignId: brand.id, name: "Road running" });
+    const msRoad = microsoft.addAdGroup({ campaignId: brand.id, name: "Road running" });
     microsoft.addKeyword({ adGroupId: msTrail.id, text: "trail running shoes", matchType: "Phrase" });
+    // Daily stats per ad group (its default ad), in Microsoft's units: spend a decimal string, the account's days (Pacific).
+    for (const [g, p] of [[msTrail, { impressions: 700, ctr: 0.05, cpcMicros: 900_000, cvr: 0.07 }], [msRoad, { impressions: 950, ctr: 0.04, cpcMicros: 700_000, cvr: 0.05 }]] as const) {
+      microsoft.addStats(dailyStats(`microsoft:${g.id}`, "America/Los_Angeles", p).map((d) => ({ adGroupId: g.id, date: d.date, impressions: d.impressions, clicks: d.clicks, spend: decimal(d.spendMicros), conversions: d.conversions })));
+    }
     add("microsoft_ads", microsoft.url, "Microsoft Advertising API v13 REST + OAuth");
     Object.assign(env, { MICROSOFT_ADS_CLIENT_ID: microsoft.app.clientId, MICROSOFT_ADS_CLIENT_SECRET: microsoft.app.clientSecret, MICROSOFT_ADS_DEVELOPER_TOKEN: microsoft.developerToken, MICROSOFT_ADS_API_URL: microsoft.url, MICROSOFT_ADS_AUTHORIZE_URL: microsoft.authorizeUrl, MICROSOFT_ADS_TOKEN_URL: microsoft.tokenUrl });
 
@@ -204,8 +274,13 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     closers.push(snap.close);
     const snapAccount = snap.addAdAccount({ id: "00000000-0000-4000-8000-00000000c001", name: "Acme Outdoor" });
     const sCampaign = snap.addCampaign({ adAccountId: snapAccount.id, name: "Spring trail collection" });
-    snap.addAdSquad({ campaignId: sCampaign.id, name: "Outdoor fans US", targeting: { geos: [{ country_code: "us" }], demographics: [{ min_age: 18, max_age: 34 }], interests: [{ category_id: ["SLC_23"] }] } });
-    snap.addAdSquad({ campaignId: sCampaign.id, name: "Everyone UK", targeting: { geos: [{ country_code: "gb" }] } });
+    const fansUs = snap.addAdSquad({ campaignId: sCampaign.id, name: "Outdoor fans US", targeting: { geos: [{ country_code: "us" }], demographics: [{ min_age: 18, max_age: 34 }], interests: [{ category_id: ["SLC_23"] }] } });
+    const snapUk = snap.addAdSquad({ campaignId: sCampaign.id, name: "Everyone UK", targeting: { geos: [{ country_code: "gb" }] } });
+    // One ad per ad squad, its daily stats in Snap's units: spend in integer micros, swipes, the account's days (Los Angeles).
+    for (const [sq, id, name, p] of [[fansUs, "00000000-0000-4000-8000-00000000d001", "Trail vest story", { impressions: 11_000, ctr: 0.007, cpcMicros: 400_000, cvr: 0.02 }], [snapUk, "00000000-0000-4000-8000-00000000d002", "Spring drop story", { impressions: 8000, ctr: 0.006, cpcMicros: 380_000, cvr: 0.015 }]] as const) {
+      const ad = snap.addAd({ adSquadId: sq.id, name, id });
+      for (const d of dailyStats(`snap:${ad.id}`, snapAccount.timezone, p)) snap.addStats({ adId: ad.id, date: d.date, impressions: d.impressions, swipes: d.clicks, spend: d.spendMicros, conversion_purchases: d.conversions });
+    }
     add("snap_ads", snap.url, "Snap Marketing API + OAuth");
     Object.assign(env, { SNAP_ADS_CLIENT_ID: snap.app.clientId, SNAP_ADS_CLIENT_SECRET: snap.app.clientSecret, SNAP_ADS_API_URL: snap.url, SNAP_ADS_AUTHORIZE_URL: snap.authorizeUrl, SNAP_ADS_TOKEN_URL: snap.tokenUrl });
 
@@ -215,6 +290,11 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     const pCampaign = pinterest.addCampaign({ adAccountId: "549755885175", name: "Spring trail collection" });
     const pGroup = pinterest.addAdGroup({ adAccountId: "549755885175", campaignId: pCampaign.id, name: "Outdoor decor lovers", targetingSpec: { LOCATION: ["US", "CA"], MINIMUM_AGE: "25", MAXIMUM_AGE: "54", LOCALE: ["en"] } });
     pinterest.addKeyword(pGroup.id, { value: "trail running outfit", matchType: "PHRASE" });
+    // Two pins promoted in the ad group, their daily stats in Pinterest's columns: spend in micro-units, UTC days.
+    for (const [id, name, p] of [["687195100001", "Trail outfit pin", { impressions: 6000, ctr: 0.009, cpcMicros: 700_000, cvr: 0.03 }], ["687195100002", "Vest flat lay pin", { impressions: 4500, ctr: 0.011, cpcMicros: 650_000, cvr: 0.025 }]] as const) {
+      const ad = pinterest.addAd({ adAccountId: "549755885175", adGroupId: pGroup.id, name, id });
+      for (const d of dailyStats(`pinterest:${ad.id}`, "UTC", p)) pinterest.addStats({ adId: ad.id, date: d.date, IMPRESSION_1: d.impressions, CLICKTHROUGH_1: d.clicks, SPEND_IN_MICRO_DOLLAR: d.spendMicros, TOTAL_CONVERSIONS: d.conversions });
+    }
     add("pinterest_ads", pinterest.url, "Pinterest API v5 + OAuth");
     Object.assign(env, { PINTEREST_ADS_CLIENT_ID: pinterest.app.clientId, PINTEREST_ADS_CLIENT_SECRET: pinterest.app.clientSecret, PINTEREST_ADS_API_URL: pinterest.url, PINTEREST_ADS_AUTHORIZE_URL: pinterest.authorizeUrl, PINTEREST_ADS_TOKEN_URL: pinterest.tokenUrl });
 
