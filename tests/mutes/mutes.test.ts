@@ -66,7 +66,7 @@ test("a category mute holds back its sub-categories, not a sibling; an ended mut
 test("recurring windows: weekend evenings 18:00-22:00 UTC", () => {
   const m: MuteRule = {
     id: "mut_x", topic: null, category: "retail", startsAt: new Date("2026-11-01T00:00:00Z"), endsAt: null,
-    rrule: "FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18;BYMINUTE=0;BYSECOND=0", windowMinutes: 240,
+    rrule: "FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18;BYMINUTE=0;BYSECOND=0", windowMinutes: 240, timeZone: "UTC",
   };
   const at = (s: string) => isMuteActive(m, new Date(s));
   expect(at("2026-11-28T18:00:00Z")).toBe(true); // Saturday, the window opens
@@ -81,7 +81,7 @@ test("recurring windows: weekend evenings 18:00-22:00 UTC", () => {
 test("the docs' rule as written (BYHOUR=18, no minutes) opens at 18:00, whatever minute the mute was created at", () => {
   const m: MuteRule = {
     id: "mut_y", topic: null, category: "retail", startsAt: new Date("2026-11-01T09:37:12Z"), endsAt: null,
-    rrule: "FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18", windowMinutes: 240,
+    rrule: "FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18", windowMinutes: 240, timeZone: "UTC",
   };
   const at = (s: string) => isMuteActive(m, new Date(s));
   expect(at("2026-11-28T18:00:00Z")).toBe(true);

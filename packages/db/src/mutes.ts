@@ -3,8 +3,9 @@ import { newId, type IdPage } from "./ids.ts";
 
 export type MuteRow = Awaited<ReturnType<Db["mute"]["findUniqueOrThrow"]>>;
 
-/** What a new mute is made of: the row without what the database fills in. */
-export type NewMute = Pick<MuteRow, "accountId" | "topic" | "category" | "startsAt" | "endsAt" | "rrule" | "windowMinutes" | "reason" | "createdBy">;
+/** What a new mute is made of: the row without what the database fills in (time_zone: UTC unless given). */
+export type NewMute = Pick<MuteRow, "accountId" | "topic" | "category" | "startsAt" | "endsAt" | "rrule" | "windowMinutes" | "reason" | "createdBy"> &
+  Partial<Pick<MuteRow, "timeZone">>;
 
 export const createMute = (db: Db | Tx, m: NewMute) => db.mute.create({ data: { id: newId("mut"), ...m } });
 

@@ -23,8 +23,10 @@ const SPANS: { value: Span; label: string }[] = [
   { value: "none", label: "Until I unmute" }, { value: "recurring", label: "Recurring window" },
 ];
 
-interface FormState { kind: Kind; name: string; span: Span; rrule: string; window_minutes: string; reason: string }
-const EMPTY: FormState = { kind: "topic", name: "", span: "1440", rrule: "", window_minutes: "240", reason: "" };
+interface FormState { kind: Kind; name: string; span: Span; rrule: string; window_minutes: string; time_zone: string; reason: string }
+/** The browser's own zone: a rule's "18:00" is usually meant where its author is. */
+const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+const EMPTY: FormState = { kind: "topic", name: "", span: "1440", rrule: "", window_minutes: "240", time_zone: LOCAL_ZONE, reason: "" };
 
 const muteName = (m: Mute) => m.topic ?? m.category ?? m.id;
 /** An instant that has happened, for "… ago": a server clock a moment ahead of the browser's would say "in a moment". */
@@ -44,6 +46,7 @@ function NewMuteForm({ onCreated }: { onCreated: (m: Mute) => void }) {
       ...(recurring ? {
         ...(f.rrule.trim() ? { rrule: f.rrule.trim() } : {}),
         ...(f.window_minutes.trim() ? { window_minutes: Number(f.window_minutes) } : {}),
+        ...(f.time_zone.trim() ? { time_zone: f.time_zone.trim() } : {}),
       } : f.span === "none" ? {} : { duration_minutes: Number(f.span) }),
       ...(f.reason.trim() ? { reason: f.reason.trim() } : {}),
     };
@@ -81,13 +84,17 @@ function NewMuteForm({ onCreated }: { onCreated: (m: Mute) => void }) {
         </Field>
         {recurring && (
           <>
-            <Field id="mute-rrule" label="Repeat rule (RFC 5545 RRULE)" error={fields.rrule} hint="In UTC, e.g. weekend evenings from 18:00">
+            <Field id="mute-rrule" label="Repeat rule (RFC 5545 RRULE)" error={fields.rrule} hint="At its own times in the time zone below, e.g. weekend evenings from 18:00">
               {(a) => <input {...a} type="text" required autoComplete="off" maxLength={500} placeholder="FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18"
                 value={f.rrule} onInput={(e) => set("rrule", e.currentTarget.value)} />}
             </Field>
             <Field id="mute-window" label="Window (minutes)" error={fields.window_minutes} hint="How long each occurrence mutes">
               {(a) => <input {...a} type="number" required min={1} max={10_080} step={1} inputMode="numeric" value={f.window_minutes}
                 onInput={(e) => set("window_minutes", e.currentTarget.value)} />}
+            </Field>
+            <Field id="mute-zone" label="Time zone (IANA)" error={fields.time_zone} hint="Where the rule's times are; this browser's by default">
+              {(a) => <input {...a} type="text" required autoComplete="off" maxLength={64} placeholder="Europe/Berlin"
+                value={f.time_zone} onInput={(e) => set("time_zone", e.currentTarget.value)} />}
             </Field>
           </>
         )}
@@ -108,7 +115,7 @@ function When({ m }: { m: Mute }) {
       <>
         <code class="break">{m.rrule}</code>
         <span class="cell-sub">
-          {m.window_minutes ? `${formatSeconds(m.window_minutes * 60)} each` : ""}
+          {m.window_minutes ? `${formatSeconds(m.window_minutes * 60)} each, ${m.time_zone}` : m.time_zone}
           {m.ends_at ? <>, until <Time iso={m.ends_at} /></> : ", until unmuted"}
         </span>
       </>

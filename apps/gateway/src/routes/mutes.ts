@@ -15,7 +15,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export const toMute = (r: MuteRow, now = new Date()): Mute => ({
   id: r.id, topic: r.topic, category: r.category, starts_at: r.startsAt.toISOString(), ends_at: iso(r.endsAt), rrule: r.rrule,
-  window_minutes: r.windowMinutes, active_now: isMuteActive(r, now), reason: r.reason, created_by: r.createdBy,
+  window_minutes: r.windowMinutes, time_zone: r.timeZone, active_now: isMuteActive(r, now), reason: r.reason, created_by: r.createdBy,
   created_at: r.createdAt.toISOString(), suppressed: r.suppressed, last_suppressed_at: iso(r.lastSuppressedAt),
 });
 
@@ -24,19 +24,21 @@ export const muteRoutes = [
     method: "post", path: BASE, operationId: "createMute", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Mute a topic or a category: its trends are detected and listed, but pushed to nobody",
     description: "Once (`duration_minutes` or `until`; neither: until deleted) or in recurring windows (`rrule` + `window_minutes`, " +
-      "e.g. `FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18` with 240: weekend evenings 18:00-22:00 UTC). Held back: webhook deliveries, chat cards " +
+      "e.g. `FREQ=WEEKLY;BYDAY=SA,SU;BYHOUR=18` with 240: weekend evenings 18:00-22:00 in `time_zone`, default UTC). Held back: webhook deliveries, chat cards " +
       "and operator items, workflow pushes; each held event is counted in `suppressed`. Takes effect within TREND_ROUTING_CACHE_MS.",
     body: CreateMuteBody,
     responses: { 201: { description: "Created", schema: Mute } },
     async handler({ deps, auth, body, atomically }) {
       const now = new Date();
-      const problem = body.rrule ? ruleProblem(body.rrule, now) : null;
+      // Stored as the runtime names it (canonical case: europe/berlin is Europe/Berlin), which reads back as valid input.
+      const timeZone = body.time_zone ? new Intl.DateTimeFormat("en-US", { timeZone: body.time_zone }).resolvedOptions().timeZone : "UTC";
+      const problem = body.rrule ? ruleProblem(body.rrule, now, timeZone, body.window_minutes) : null;
       if (problem) throw new ApiError("validation_failed", `rrule: ${problem}`, { errors: [{ location: "body", path: "rrule", message: problem, code: "invalid_rrule" }] });
       const endsAt = body.until ? new Date(body.until) : body.duration_minutes ? new Date(now.getTime() + body.duration_minutes * 60_000) : null;
       return atomically(async (tx) => {
         const row = await createMute(tx, {
           accountId: auth.accountId, topic: body.topic ?? null, category: body.category ?? null, startsAt: now, endsAt,
-          rrule: body.rrule?.replace(/^RRULE:/, "") ?? null, windowMinutes: body.window_minutes ?? null, reason: body.reason ?? null,
+          rrule: body.rrule?.replace(/^RRULE:/, "") ?? null, windowMinutes: body.window_minutes ?? null, timeZone, reason: body.reason ?? null,
           createdBy: credentialActor(auth.credential),
         });
         return { status: 201, body: toMute(row, now), headers: { Location: `${BASE}/${row.id}` } };
