@@ -79,3 +79,25 @@ test("without a cooldown every held firing is asked about once, and each that la
   expect(out.map((d) => [d.event.id, d.at.getTime()])).toEqual(kept.map((p) => [p.event.id, p.at.getTime() + WINDOW * MIN]));
   expect(replay.suppressed.trigger_window).toBe(history.length - kept.length);
 });
+
+test("a digest names what the worker delivers: one publication's firings meet the cooldown strongest first, and the held firing gives way to a faster one", async () => {
+  const digest: BacktestRules = { ...rules, deliveryMode: "cooldown_digest", triggerWindowMinutes: 0 };
+  const ev = (id: string, trend_name: string, severity: "low" | "medium" | "high", velocity: number) =>
+    trendEvent("acc_digest", { id, type: "trend.detected", trend_id: `trend_${trend_name}`, trend_name, severity, velocity });
+  // One pass publishes a medium and a high firing (stored in id order), a later one a low but faster firing.
+  const pass = new Date(t0);
+  const events: PastEvent[] = [
+    { event: ev("evt_1", "Medium", "medium", 500), at: pass },
+    { event: ev("evt_2", "High", "high", 100), at: pass },
+    { event: ev("evt_3", "Faster", "low", 900), at: new Date(t0 + 10 * MIN) },
+  ];
+  const out: BacktestDelivery[] = [];
+  const replay = new SubscriptionReplay(digest, (d) => out.push(d), async (f) => f.map(() => true));
+  // The publication straddles two pages.
+  await replay.push(events.slice(0, 1));
+  await replay.push(events.slice(1));
+  await replay.finish();
+  // The worker fires the high one first (delivered at once); the medium one is held, then replaced by the faster one.
+  expect(out.map((d) => [d.event.trend_name, d.at.getTime()])).toEqual([["High", t0], ["Faster", t0 + COOLDOWN_S * 1000]]);
+  expect(replay.suppressed.cooldown).toBe(1);
+});

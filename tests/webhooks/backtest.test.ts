@@ -1,11 +1,12 @@
 // Backtests: a subscription's rules (or chat settings) replayed over the account's stored trend events must give
 // what real detection passes delivered to real subscriptions with the same rules.
 import { insertSignals } from "@trendgate/db";
+import { publishTrendEvents } from "../../packages/trends/src/events/publish.ts";
 import { detectAccount, DEFAULT_DETECTION_CONFIG, type EngineOptions } from "@trendgate/trends";
 import { waitFor } from "../helpers/config.ts";
 import { signal } from "../helpers/gateway.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
-import { startStack, webhookBody, type Stack } from "../helpers/stack.ts";
+import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
 
 let stack: Stack;
 let rx: Receiver;
@@ -86,6 +87,26 @@ test("for every kind of rule, the backtest's deliveries and drops equal what rea
   expect(backtest).toEqual(live);
   // The rules really differ on this history.
   expect(new Set(Object.values(live).map((v) => v.join("/"))).size).toBeGreaterThan(3);
+});
+
+test("a digest subscription: the backtest names the trends the worker delivered (one pass's firings strongest first, the held one replaced by a faster one)", async () => {
+  const a = await stack.gw.account();
+  const rules = { trigger_type: "trend_detected", threshold_value: 0, cooldown_seconds: 4, delivery_mode: "cooldown_digest" };
+  const path = "/bt-digest-names";
+  expect((await stack.gw.http.post(BASE).set(a.auth).send(webhookBody(rx.url(path), rules))).status).toBe(201);
+  const run = crypto.randomUUID();
+  const ev = (n: number, name: string, severity: "low" | "medium" | "high", velocity: number) =>
+    trendEvent(a.accountId, { id: `evt_${run}_${n}`, type: "trend.detected", trend_id: `trend_${run}_${name}`, trend_name: name, severity, velocity });
+  // One pass publishes a medium and a high detection (stored medium first); a second pass, inside the cooldown, a faster low one.
+  await publishTrendEvents(stack.gw.deps, [ev(1, "Medium", "medium", 500), ev(2, "High", "high", 100)]);
+  await new Promise((r) => setTimeout(r, 500));
+  await publishTrendEvents(stack.gw.deps, [ev(3, "Faster", "low", 900)]);
+  await waitFor(async () => rx.on(path).length === 2, { timeoutMs: 15_000 });
+  const live = rx.on(path).map((r) => JSON.parse(r.body).trend_name as string);
+  expect(live).toEqual(["High", "Faster"]);
+  const res = await stack.gw.http.post(`${BASE}/preview`).set(a.auth).send({ ...webhookBody("", rules), url: undefined, days: 1 });
+  expect(res.body.deliveries).toBe(2);
+  expect(res.body.trends.map((t: { trend_name: string }) => t.trend_name).sort()).toEqual([...live].sort());
 });
 
 test("the trigger window asks the detector: a sustained rise still anomalous at the window's end goes, a one-hour spike does not", async () => {

@@ -275,10 +275,17 @@ export type WebhookBacktest = z.infer<typeof WebhookBacktest>;
 
 export const ChatBacktest = z.object({
   ...backtestWindow,
-  items_opened: z.number().int().meta({ description: "Operator items (cards in the alerts channel) the settings would have opened: one per trend" }),
+  items_opened: z.number().int().meta({
+    description: "Operator items the settings and the account's stored routing rules would have opened: one per trend, at its first event that a rule " +
+      "matches (the first matching rule, as the live intake picks it) or the settings admit (the default route). A rule's `sources` are matched " +
+      "against the item's source (`trends`) only: the signal sources behind a trend's last 24 hours are not replayed, so a rule that needs them " +
+      "opens nothing here",
+  }),
   cards_held_back: z.number().int().meta({ description: "Of those, the items whose card the trigger window would have held back (the trend no longer anomalous at its end)" }),
   per_day: z.array(z.object({ date: z.string(), items_opened: z.number().int() })),
-  trends: z.array(BacktestTrend.omit({ deliveries: true })).meta({ description: "The trends that would have opened an item, newest first (at most 100)" }),
+  trends: z.array(BacktestTrend.omit({ deliveries: true }).extend({
+    route_id: z.string().nullable().meta({ description: "The routing rule its item would have opened under; null: the default route (the settings)" }),
+  })).meta({ description: "The trends that would have opened an item, newest first (at most 100)" }),
 }).meta({ id: "ChatBacktest" });
 export type ChatBacktest = z.infer<typeof ChatBacktest>;
 /** `?days=` of a backtest given in the query (chat settings: the body is the settings). */

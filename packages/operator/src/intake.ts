@@ -1,7 +1,7 @@
 import { QUEUES, severityRank, type ChatMessageType, type TrendEvent } from "@trendgate/contracts";
 import {
   addOutboxMessages, appendOperatorItemEvents, hasPendingChatPost, insertOperatorItemIfAbsent, lockOperatorItemByDedupKey,
-  operatorItemSawEvent, topicSourcesSince, updateOperatorItem, type Db, type OperatorItemRow, type OutboxRow, type Tx,
+  operatorItemSawEvent, topicSourcesSince, updateOperatorItem, type Db, type OperatorItemRow, type OperatorRouteRow, type OutboxRow, type Tx,
 } from "@trendgate/db";
 import { inRecoveryWindow } from "@trendgate/trends";
 import { commitTransition, type OperatorDeps } from "./apply.ts";
@@ -52,14 +52,21 @@ export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: Tren
 }
 
 /** The rule an event opens an item under (undefined: none opens one), null for the default route. */
-async function routeOf(tx: Tx, setup: ChatSetup, e: TrendEvent) {
+/**
+ * The route an event opens an item under: the first routing rule it matches, else the default route (null) when the
+ * settings admit it; undefined: no item (an end never opens one). `signalSources`: the trend's signal sources of the
+ * last 24 hours, for rules that match on them (without it, such a rule matches only the item's own source).
+ */
+export async function itemRouteOf<R extends Pick<OperatorRouteRow, "match">>(
+  routes: readonly R[], settings: Pick<OperatorSettings, "minSeverity" | "categories">, e: TrendEvent, signalSources?: () => Promise<string[]>,
+): Promise<R | null | undefined> {
   if (e.type === "trend.ended") return undefined;
-  const route = await matchRoute(setup.routes, {
-    category: e.category, severity: e.severity, eventType: e.type, source: "trends",
-    signalSources: () => topicSourcesSince(tx, { accountId: e.account_id, name: e.trend_name, category: e.category }, new Date(Date.parse(e.timestamp) - 86_400_000)),
-  });
-  return route ?? (opensItem(setup.settings, e) ? null : undefined);
+  const route = await matchRoute(routes, { category: e.category, severity: e.severity, eventType: e.type, source: "trends", signalSources });
+  return route ?? (opensItem(settings, e) ? null : undefined);
 }
+
+const routeOf = (tx: Tx, setup: ChatSetup, e: TrendEvent) => itemRouteOf(setup.routes, setup.settings, e,
+  () => topicSourcesSince(tx, { accountId: e.account_id, name: e.trend_name, category: e.category }, new Date(Date.parse(e.timestamp) - 86_400_000)));
 
 /** Re-notification (the settings' reminder) is for items whose route has no escalation steps. */
 const reminds = (target: ItemTarget | null) => !target?.escalation.length;

@@ -31,7 +31,7 @@ async function matches(m: RouteMatch, f: RouteFacts, sources: () => Promise<stri
 }
 
 /** The first rule matching these facts, or null (the default route). */
-export async function matchRoute(routes: readonly OperatorRouteRow[], f: RouteFacts): Promise<OperatorRouteRow | null> {
+export async function matchRoute<R extends Pick<OperatorRouteRow, "match">>(routes: readonly R[], f: RouteFacts): Promise<R | null> {
   let cached: Promise<string[]> | undefined;
   const sources = () => (cached ??= f.signalSources?.() ?? Promise.resolve([]));
   for (const r of routes) if (await matches(r.match as RouteMatch, f, sources)) return r;

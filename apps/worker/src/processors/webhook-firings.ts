@@ -1,5 +1,5 @@
-import { severityRank, type Severity, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
-import { enqueueDeliveries, payloadFromEvent, serializePayload, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
+import { type Severity, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
+import { enqueueDeliveries, payloadFromEvent, serializePayload, strongestFirst, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
 import { heldByWindow, inRecoveryWindow } from "@trendgate/trends";
 import {
   fireDigest, fireInstant, fireUnthrottled, holdFirings, recordCooldownDrop, recordWindowDrop, type FireInput, type Fired, type HoldInput,
@@ -16,11 +16,11 @@ export interface Firing {
 }
 
 /**
- * The order a subscription's firings of one batch meet its cooldown: the most severe first, then the fastest, so
- * that when only one may pass, the one delivered is the strongest (not whichever came first in the batch).
+ * The order a subscription's firings of one batch meet its cooldown (the backtest's own, so both pick the same trend):
+ * when only one may pass, the one delivered is the strongest, not whichever came first in the batch.
  */
-const strongestFirst = (a: FireInput, b: FireInput) =>
-  severityRank((b.payload as WebhookPayload).severity as Severity) - severityRank((a.payload as WebhookPayload).severity as Severity) || b.velocity - a.velocity;
+const strength = (f: FireInput) => ({ severity: (f.payload as WebhookPayload).severity as Severity, velocity: f.velocity });
+const byStrength = (a: FireInput, b: FireInput) => strongestFirst(strength(a), strength(b));
 
 /**
  * Routes a batch of events to the subscriptions they fire: delivered now (fireWebhooks), held for a trigger window
@@ -92,7 +92,7 @@ export async function fireWebhooks(deps: WorkerDeps, firings: Firing[]): Promise
   for (const d of fired) queue(d, perEvent.get(d.eventId)!.body);
   for (const { fire, deliveryMode } of rerouted) throttle(fire, deliveryMode);
   for (const { mode, fires } of throttled.values()) {
-    for (const fire of fires.sort(strongestFirst)) {
+    for (const fire of fires.sort(byStrength)) {
       // A held digest's payload may still be replaced by a stronger event: its job reads the row when due.
       if (mode === "cooldown_digest") queue(await fireDigest(db, fire), "");
       else {

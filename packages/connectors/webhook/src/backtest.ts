@@ -1,10 +1,11 @@
-import type { TrendEvent } from "@trendgate/contracts";
+import { severityRank, type TrendEvent } from "@trendgate/contracts";
 import { triggerFires, type TriggerSubscription } from "./triggers.ts";
 import { heldByWindow, inRecoveryWindow } from "@trendgate/trends";
 
 // A subscription's rules replayed over stored trend events: what it would have received. The same decisions as the
 // live path, in memory: the trigger (triggers.ts), the recovery window, the trigger window (whether the trend was still
-// anomalous at its end is the caller's answer: the detector's), and the cooldown as fireInstant / fireDigest apply it.
+// anomalous at its end is the caller's answer: the detector's), and the cooldown as fireInstant / fireDigest apply it,
+// to one publication's firings in the order the worker fires a batch (strongestFirst).
 
 export interface BacktestRules extends TriggerSubscription {
   deliveryMode: string;
@@ -30,6 +31,13 @@ export interface BacktestDelivery {
  * batches (the firing as published; the window's end is `at` + the trigger window).
  */
 export type AskLasted = (firings: PastEvent[]) => Promise<boolean[]>;
+
+/**
+ * The order one publication's firings of a subscription meet its cooldown, as the worker fires a batch: the most
+ * severe first, then the fastest. It decides which trend the first delivery of a window and a digest carry.
+ */
+export const strongestFirst = (a: Pick<TrendEvent, "severity" | "velocity">, b: Pick<TrendEvent, "severity" | "velocity">) =>
+  severityRank(b.severity) - severityRank(a.severity) || b.velocity - a.velocity;
 
 /** A firing a trigger window holds, decided at the window's end. */
 interface Delayed extends BacktestDelivery {
@@ -63,8 +71,8 @@ const BATCH = 4;
 
 /**
  * Replays events (oldest first, a page at a time: push each page, then finish) through the rules, handing each
- * delivery to `deliver` in order of its time. Only the firings a trigger window still holds and a digest's held
- * delivery are kept between pages, so a long history is never in memory at once.
+ * delivery to `deliver` in order of its time. Only the firings a trigger window still holds, a digest's held
+ * delivery and the page's last publication are kept between pages, so a long history is never in memory at once.
  *
  * The detector is asked about a held firing only when its answer changes what is delivered: one the cooldown
  * suppresses anyway (instant delivery) is counted under `cooldown` without asking, which saves most of a backtest's
@@ -79,6 +87,8 @@ export class SubscriptionReplay {
   private lastFired: number | null = null;
   /** cooldown_digest: the held delivery of the current window, due at its end. */
   private held: BacktestDelivery | null = null;
+  /** The last publication pushed (events published at one instant): a page may end inside it, so it is replayed with the next. */
+  private pending: PastEvent[] = [];
   private readonly answers = new Map<PastEvent, boolean>();
 
   constructor(private readonly rules: BacktestRules, private readonly deliver: (d: BacktestDelivery) => void, private readonly ask: AskLasted) {}
@@ -90,6 +100,8 @@ export class SubscriptionReplay {
 
   finish(): Promise<void> {
     return this.decide((r) => {
+      this.publication(this.pending, r);
+      this.pending = [];
       this.fireDelayedUntil(Infinity, r);
       if (this.held) r.out.push(this.held);
       this.held = null;
@@ -98,7 +110,7 @@ export class SubscriptionReplay {
 
   private async decide(pass: (r: Round) => void) {
     for (;;) {
-      const saved = { delayed: [...this.delayed], lastFired: this.lastFired, held: this.held, suppressed: { ...this.suppressed } };
+      const saved = { delayed: [...this.delayed], lastFired: this.lastFired, held: this.held, pending: this.pending, suppressed: { ...this.suppressed } };
       const r: Round = { out: [], needed: [], spare: [], decided: [], follow: 0 };
       pass(r);
       if (!r.needed.length) {
@@ -113,16 +125,38 @@ export class SubscriptionReplay {
     }
   }
 
+  /** Replays the publications complete before the last one of `events`, which waits for the next page or finish(). */
   private walk(events: PastEvent[], r: Round) {
+    const all = [...this.pending, ...events];
+    let start = 0;
+    for (let k = 1; k <= all.length; k++) {
+      if (k < all.length && all[k].at.getTime() === all[start].at.getTime()) continue;
+      if (k === all.length) break;
+      this.publication(all.slice(start, k), r);
+      start = k;
+    }
+    this.pending = all.slice(start);
+  }
+
+  /**
+   * One publication (a detection pass's events, routed live as one batch): its firings meet the cooldown strongest
+   * first, and so do its held ones at their window's end (they are due together and swept as one batch).
+   */
+  private publication(events: PastEvent[], r: Round) {
     const { rules } = this;
+    const fire: PastEvent[] = [];
+    const hold: PastEvent[] = [];
     for (const p of events) {
       if (!triggerFires(rules, p.event)) continue;
-      this.fireDelayedUntil(p.at.getTime(), r);
       if (inRecoveryWindow(rules, p.event, p.at)) { this.suppressed.recovery_window++; continue; }
-      if (!heldByWindow(rules, p.event)) { this.fire(p, r); continue; }
-      // Decided one detection interval after the window; the delay does not change what the cooldown sees in order.
-      this.delayed.push({ event: p.event, at: new Date(p.at.getTime() + rules.triggerWindowMinutes * 60_000), source: p });
+      (heldByWindow(rules, p.event) ? hold : fire).push(p);
     }
+    if (!fire.length && !hold.length) return;
+    this.fireDelayedUntil(events[0].at.getTime(), r);
+    const order = (a: PastEvent, b: PastEvent) => strongestFirst(a.event, b.event);
+    for (const p of fire.sort(order)) this.fire(p, r);
+    // Decided one detection interval after the window; the delay does not change what the cooldown sees in order.
+    for (const p of hold.sort(order)) this.delayed.push({ event: p.event, at: new Date(p.at.getTime() + rules.triggerWindowMinutes * 60_000), source: p });
   }
 
   /** Decides the held firings due by `t` (one due at the same instant as an instant firing came from an earlier event: it goes first). */

@@ -181,8 +181,10 @@ function routesOf(connector: ChatConnector): RouteDef[] {
     defineRoute({
       method: "post", path: `${BASE}/settings/preview`, operationId: op("previewChatSettings"), tag: TAG, auth: "apiKey",
       summary: "Backtest chat settings before saving: the operator items they would have opened over the last days",
-      description: "Replays the account's stored trend events (up to 14 days back, `days`) through the settings' min_severity (or sensitivity) and " +
-        "categories: one item per trend, opened by its first event that qualifies. Nothing is saved or posted; no connection is needed. " +
+      description: "Replays the account's stored trend events (up to 14 days back, `days`) through the account's stored routing rules and the " +
+        "settings' min_severity (or sensitivity) and categories, as intake routes them (the first matching rule, else the default route): one item per " +
+        "trend, opened by its first event that qualifies, with the rule it would open under (`route_id`; rules matching on signal sources match " +
+        "only the item's own source here). Nothing is saved or posted; no connection is needed. " +
         "Bounded as the webhook preview is (`truncated`, and at most BACKTEST_CONCURRENCY_PER_ACCOUNT backtests of the account at once).",
       query: z.object({ days: BACKTEST_DAYS }),
       body: SettingsBody,

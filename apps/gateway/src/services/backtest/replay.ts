@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import { SubscriptionReplay, type BacktestRules, type PastEvent } from "@trendgate/connector-webhook";
 import { severityRank, type ChatBacktest, type Severity, type TrendEvent, type WebhookBacktest } from "@trendgate/contracts";
 import { trendEventsPage, type StoredTrendEvent } from "@trendgate/db";
-import { previewChatItems, type OperatorSettings } from "@trendgate/operator";
+import { previewChatItems, type OperatorSettings, type PreviewRoute } from "@trendgate/operator";
 import { anomalousAt, detectionConfigFrom } from "@trendgate/trends";
 import type { Config } from "@trendgate/config";
 import type { Db } from "@trendgate/db";
@@ -133,15 +133,17 @@ export async function replayWebhook(deps: ReplayDeps, accountId: string, rules: 
 
 export type ChatBacktestSettings = Pick<OperatorSettings, "minSeverity" | "categories" | "recoveryWindowMinutes" | "triggerWindowMinutes">;
 
-export async function replayChat(deps: ReplayDeps, accountId: string, settings: ChatBacktestSettings, days: number, now: Date): Promise<ChatBacktest> {
+/** `routes`: the account's stored routing rules, in order (an event a rule matches opens an item whatever the settings say). */
+export async function replayChat(deps: ReplayDeps, accountId: string, settings: ChatBacktestSettings, routes: PreviewRoute[], days: number, now: Date): Promise<ChatBacktest> {
   const detection = detectionConfigFrom(deps.config);
   const from = new Date(now.getTime() - days * DAY_MS);
   const tally = new Tally();
   const opened = new Set<string>();
+  const routeOf = new Map<string, string | null>();
   let heldBack = 0;
   const h = await replayHistory(deps, accountId, from, now, async (page) => {
-    const items = previewChatItems(settings, pastEvents(page), opened);
-    for (const o of items) tally.add(o.event, o.at);
+    const items = await previewChatItems(settings, pastEvents(page), opened, routes);
+    for (const o of items) { tally.add(o.event, o.at); routeOf.set(o.event.trend_id, o.routeId); }
     if (!settings.triggerWindowMinutes) return;
     // Under a trigger window a card is posted only if the detector still finds its trend anomalous at the window's end.
     const topics = topicsOf(page);
@@ -153,6 +155,6 @@ export async function replayChat(deps: ReplayDeps, accountId: string, settings: 
     from: from.toISOString(), to: h.to.toISOString(), events_replayed: h.events, truncated: h.truncated !== null, truncated_reason: h.truncated,
     items_opened: tally.n, cards_held_back: heldBack,
     per_day: tally.perDay(from, h.to).map(({ date, n }) => ({ date, items_opened: n })),
-    trends: tally.trends().map(({ deliveries: _, ...t }) => t).sort((a, b) => b.first_at.localeCompare(a.first_at)).slice(0, MAX_TRENDS),
+    trends: tally.trends().map(({ deliveries: _, ...t }) => ({ ...t, route_id: routeOf.get(t.trend_id) ?? null })).sort((a, b) => b.first_at.localeCompare(a.first_at)).slice(0, MAX_TRENDS),
   };
 }

@@ -1,11 +1,12 @@
 import type { BacktestRules } from "@trendgate/connector-webhook";
 import type { ChatBacktest, WebhookBacktest } from "@trendgate/contracts";
+import type { PreviewRoute } from "@trendgate/operator";
 import type { ChatBacktestSettings } from "./replay.ts";
 
 /** What the gateway hands a backtest thread (structured-cloned: plain data only). */
 export type BacktestTask =
   | { kind: "webhook"; accountId: string; rules: BacktestRules; days: number; now: number }
-  | { kind: "chat"; accountId: string; settings: ChatBacktestSettings; days: number; now: number };
+  | { kind: "chat"; accountId: string; settings: ChatBacktestSettings; routes: PreviewRoute[]; days: number; now: number };
 
 export type BacktestOutcome =
   | { ok: true; result: WebhookBacktest | ChatBacktest }

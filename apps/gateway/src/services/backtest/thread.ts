@@ -19,7 +19,7 @@ export default async function run(task: BacktestTask): Promise<BacktestOutcome> 
     const now = new Date(task.now);
     const result = task.kind === "webhook"
       ? await replayWebhook(deps, task.accountId, task.rules, task.days, now)
-      : await replayChat(deps, task.accountId, task.settings, task.days, now);
+      : await replayChat(deps, task.accountId, task.settings, task.routes, task.days, now);
     return { ok: true, result };
   } catch (err) {
     return { ok: false, databaseUnavailable: isDbUnavailable(err), message: err instanceof Error ? err.message : String(err) };
