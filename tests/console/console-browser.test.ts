@@ -435,14 +435,24 @@ browser.test("every page, with data on it, passes axe-core's WCAG 2.1 A/AA check
   }));
   const { context, page, problems } = await openConsole(a);
   const violations: Record<string, string[]> = {};
-  for (const name of ["Overview", "Webhooks", "Connections", "Operator queue", "Mutes", "Ads", "Reports", "Activity"]) {
-    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name }).click();
-    await expect(page.getByRole("heading", { level: 1, name })).toBeVisibleSoon();
-    await page.waitForLoadState("networkidle");
-    const found = await axeViolations(page);
-    if (found.length) violations[name] = found;
-    await shot(page, name.toLowerCase().replace(/ /g, "-"));
+  // Every page of the navigation, on a desktop and on a phone (the layout and its focus order change at 390 px).
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    await page.setViewportSize(viewport);
+    for (const name of ["Overview", "Webhooks", "Connections", "Operator queue", "Routing", "Mutes", "Ads", "Reports", "Activity"]) {
+      await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name }).click();
+      await expect(page.getByRole("heading", { level: 1, name })).toBeVisibleSoon();
+      await page.waitForLoadState("networkidle");
+      const found = await axeViolations(page);
+      if (found.length) violations[`${name} at ${viewport.width} px`] = found;
+      if (viewport.width === 1280) await shot(page, name.toLowerCase().replace(/ /g, "-"));
+    }
   }
+  // A subscription's own page too: its rules, its delivery log.
+  await page.goto(`${page.url().split("#")[0]}#/webhooks/${hook.body.id}`);
+  await expect(page.getByRole("heading", { level: 1, name: /Marketing automation/ })).toBeVisibleSoon();
+  await page.waitForLoadState("networkidle");
+  const detail = await axeViolations(page);
+  if (detail.length) violations["Webhook detail at 390 px"] = detail;
   expect(violations).toEqual({});
   expect(problems).toEqual([]);
 
