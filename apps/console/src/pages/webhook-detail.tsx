@@ -21,6 +21,8 @@ import {
 } from "./webhook-rules.tsx";
 import { DELIVERY_MODE_LABELS, TRIGGER_LABELS, webhookPath } from "./webhooks.tsx";
 
+/** Attempts whose delivery may be sent again (the API replays any delivery that is not waiting for a retry). */
+const REPLAYABLE = new Set(["succeeded", "failed", "interrupted"]);
 const TRIGGERS: Record<WebhookExecution["trigger"], string> = {
   trend_event: "Trend event", account_event: "Account event", test: "Test", replay: "Replay", recovery: "Recovery",
 };
@@ -241,7 +243,7 @@ function DeliveryLog({ hookId, refreshKey }: { hookId: string; refreshKey: numbe
                 <button type="button" class="btn btn-small" aria-expanded={open.has(e.id)} aria-controls={`details-${e.id}`} onClick={() => toggle(e.id)}>
                   Details
                 </button>
-                {e.outcome === "failed" && (
+                {REPLAYABLE.has(e.outcome) && (
                   <button type="button" class="btn btn-small" disabled={action.busy === `replay:${e.id}`} onClick={() => void replay(e)}>Replay</button>
                 )}
               </div>
