@@ -125,9 +125,9 @@ test("revocation: by the account's key, or by the session itself (sign out); not
   expect(live.body.data).toEqual([]);
 });
 
-test("the operator queue records a console user's action as the session, not as the key", async () => {
+test("the operator queue records a console user's action as the session, not as the key, named by the session's label", async () => {
   const a = await gw.account();
-  const { created, auth } = await openSession(a.auth);
+  const { created, auth } = await openSession(a.auth, { label: "ops@example.com" });
   const item = await gw.deps.db.$transaction((tx) => insertOperatorItemIfAbsent(tx, {
     accountId: a.accountId, dedupKey: "trend:console", trendId: null, severity: "high", title: "AI agents", category: "tech",
     summary: "rising", velocity: 40, briefingUrl: null, renotifyAt: null,
@@ -135,6 +135,8 @@ test("the operator queue records a console user's action as the session, not as 
   const acted = await gw.http.post(`/api/operator/items/${item!.id}/actions`).set(auth).send({ action: "acknowledge", version: item!.version });
   expect(acted.status).toBe(200);
   expect(acted.body.acknowledged_by).toBe(`console:${created.id}`);
+  const history = (await gw.http.get(`/api/operator/items/${item!.id}`).set(a.auth)).body.history as any[];
+  expect(history.find((h) => h.action === "acknowledge")).toMatchObject({ actor: `console:${created.id}`, data: { actor_name: "ops@example.com" } });
 });
 
 test("frame-ancestors: settings validate each origin and are kept per account", async () => {

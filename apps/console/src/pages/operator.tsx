@@ -33,7 +33,8 @@ function History({ id, version }: { id: string; version: number }) {
       { label: "Time", cell: (e) => <Time iso={e.created_at} /> },
       { label: "Change", cell: (e) => e.action.replaceAll("_", " ") },
       { label: "State", cell: (e) => <>{e.from_state ? `${e.from_state} → ` : ""}{e.to_state}</> },
-      { label: "By", cell: (e) => <code>{e.actor}</code> },
+      // A console session's label (or a chat user's name) where the history has one; the actor id otherwise.
+      { label: "By", cell: (e) => (typeof e.data.actor_name === "string" ? <span title={e.actor}>{e.data.actor_name}</span> : <code>{e.actor}</code>) },
       { label: "Note", cell: (e) => (typeof e.data.note === "string" ? e.data.note : typeof e.data.error === "string" ? e.data.error : "") },
     ]} />
   );

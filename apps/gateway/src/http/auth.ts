@@ -12,6 +12,7 @@ interface Credential {
   id: string;
   accountId: string;
   plan: string;
+  label: string | null;
   secretHash: string;
   revokedAt: Date | null;
   expiresAt: Date | null;
@@ -29,10 +30,10 @@ export function credentialCacheKey(token: string): string | null {
 async function findCredential(db: Db, token: string): Promise<Credential | null> {
   if (isConsoleToken(token)) {
     const s = await findConsoleSessionByToken(db, token);
-    return s && { kind: "consoleSession", id: s.id, accountId: s.accountId, plan: s.account.plan, secretHash: s.tokenHash!, revokedAt: s.revokedAt, expiresAt: s.expiresAt };
+    return s && { kind: "consoleSession", id: s.id, accountId: s.accountId, plan: s.account.plan, label: s.label, secretHash: s.tokenHash!, revokedAt: s.revokedAt, expiresAt: s.expiresAt };
   }
   const k = await findKeyByValue(db, token);
-  return k && { kind: "apiKey", id: k.id, accountId: k.accountId, plan: k.account.plan, secretHash: k.secretHash, revokedAt: k.revokedAt, expiresAt: k.expiresAt };
+  return k && { kind: "apiKey", id: k.id, accountId: k.accountId, plan: k.account.plan, label: null, secretHash: k.secretHash, revokedAt: k.revokedAt, expiresAt: k.expiresAt };
 }
 
 const TOUCH_EVERY_MS = 60_000; // last_used_at precision: one write per key per minute at most
@@ -129,7 +130,7 @@ export class Authenticator {
     if (row.revokedAt) throw unauthorized(session ? "The console session has been revoked" : "The API key has been revoked", true);
     if (!isKeyUsable(row, new Date(now))) throw unauthorized(session ? "The console session has expired" : "The API key has expired", true);
     if (row.kind === "apiKey") this.touch(row.id, now);
-    return { accountId: row.accountId, credential: { kind: row.kind, id: row.id }, plan: row.plan };
+    return { accountId: row.accountId, credential: { kind: row.kind, id: row.id, ...(row.label ? { label: row.label } : {}) }, plan: row.plan };
   }
 
   private touch(id: string, now: number) {

@@ -109,7 +109,7 @@ export const operatorRoutes = [
       return atomically(async (tx) => {
         const r = await applyActionIn(tx, deps, {
           itemId: params.item_id, accountId: auth.accountId, action: body.action, version: body.version, snoozeMinutes: body.snooze_minutes,
-          note: body.note, actor: credentialActor(auth.credential),
+          note: body.note, actor: credentialActor(auth.credential), actorName: auth.credential.label,
         });
         if (r.ok) return { status: 200, body: (await withDeliveryErrors(deps, [r.item]))[0], outbox: r.outbox };
         if (r.reason === "not_found") throw notFound("Operator item");
