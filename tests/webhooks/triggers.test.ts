@@ -18,7 +18,8 @@ async function subscribe(accountAuth: { auth: any }, over: Record<string, unknow
   return { id: res.body.id as string, path };
 }
 const executions = async (a: { auth: any }, id: string) => (await stack.gw.http.get(`${BASE}/${id}/executions`).set(a.auth)).body.data as any[];
-const dispatched = (id: string) => waitFor(async () => (await stack.gw.deps.db.trendEventRecord.findUnique({ where: { id } }))?.dispatchedAt);
+// Under a loaded run (the suite's other worker busy) a dispatch has taken over 10 s: give it 20.
+const dispatched = (id: string) => waitFor(async () => (await stack.gw.deps.db.trendEventRecord.findUnique({ where: { id } }))?.dispatchedAt, { timeoutMs: 20_000 });
 
 describe("trigger matching", () => {
   const sub = (triggerType: string, thresholdValue: number, category: string | null = null) => ({ triggerType, thresholdValue, category });
@@ -117,7 +118,7 @@ describe("events to deliveries", () => {
     expect(dropped[0]).toMatchObject({ error_class: "cooldown", attempt: 0 });
     expect(dropped[0].error_message).toMatch(/merged into the digest due .*, which holds a stronger firing \(trend "AI agents" \(severity high, velocity 300\), event /);
     expect(dropped[0].error_message).toContain(`velocity 200), event ${events[2].id}`);
-  });
+  }, 60_000);
 
   test("paused subscriptions hold deliveries and send them on resume", async () => {
     const a = await stack.gw.account();
@@ -130,5 +131,5 @@ describe("events to deliveries", () => {
     expect(rx.on(s.path)).toHaveLength(0);
     await stack.gw.http.post(`${BASE}/${s.id}/resume`).set(a.auth);
     await waitFor(async () => rx.on(s.path).length === 1);
-  });
+  }, 60_000);
 });
