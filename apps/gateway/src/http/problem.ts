@@ -11,6 +11,9 @@ const isRedisUnavailable = (err: any) =>
   /Stream isn't writeable|Connection is closed|ECONNREFUSED.*6379|Reached the max retries per request|connect ETIMEDOUT/i.test(String(err?.message));
 
 /** Maps anything thrown into an ApiError: body-parser errors, dependency outages, and unknown bugs (500). */
+/** A database that cannot be reached: 503 with Retry-After (also what a backtest thread reports it met). */
+export const databaseUnavailable = () => new ApiError("service_unavailable", "The database is unavailable", { headers: { "Retry-After": "5" } });
+
 export function toApiError(err: any): ApiError {
   if (err instanceof ApiError) return err;
   switch (err?.type) {
@@ -30,7 +33,7 @@ export function toApiError(err: any): ApiError {
   if (isDbConcurrentConflict(err)) return new ApiError("conflict", "The request conflicts with a resource another request created or changed first; nothing was changed, retry it");
   if (isDbDataError(err)) return new ApiError("validation_failed", "A value in the request cannot be stored (out of range or not valid text)");
   if (isRedisUnavailable(err)) return new ApiError("service_unavailable", "The queue store (Redis) is unavailable", { headers: { "Retry-After": "5" } });
-  if (isDbUnavailable(err)) return new ApiError("service_unavailable", "The database is unavailable", { headers: { "Retry-After": "5" } });
+  if (isDbUnavailable(err)) return databaseUnavailable();
   return new ApiError("internal_error", "An unexpected error occurred; it has been logged with the request id");
 }
 

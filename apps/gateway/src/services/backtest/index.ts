@@ -4,6 +4,7 @@ import type { ChatBacktest, WebhookBacktest } from "@trendgate/contracts";
 import { operatorRoutesOf } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
 import { ApiError } from "../../http/api-error.ts";
+import { databaseUnavailable } from "../../http/problem.ts";
 import type { GatewayDeps } from "../../deps.ts";
 import type { ChatBacktestSettings } from "./replay.ts";
 import type { BacktestTask } from "./task.ts";
@@ -39,7 +40,7 @@ async function inSlot(deps: BacktestDeps, task: BacktestTask) {
   try {
     const outcome = await deps.backtests.run(task);
     if (outcome.ok) return outcome.result;
-    if (outcome.databaseUnavailable) throw new ApiError("service_unavailable", "The database is unavailable", { headers: { "Retry-After": "5" } });
+    if (outcome.databaseUnavailable) throw databaseUnavailable();
     throw new Error(`backtest failed: ${outcome.message}`);
   } finally {
     await releaseLock(redis, key, owner).catch(() => {}); // unreleased, it lapses
