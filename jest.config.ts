@@ -15,6 +15,9 @@ const config: Config = {
   testTimeout: 30_000,
   // Each jest worker has its own database (scripts/reset-test-env.ts); files isolate Redis with their own queue prefix.
   maxWorkers: 2,
+  // ESM test files under --experimental-vm-modules each load their modules anew, and a worker's heap grows over the
+  // ~100 files it runs: one crossing V8's limit crashed mid-suite. A worker above this between files is replaced.
+  workerIdleMemoryLimit: "2GB",
 };
 
 export default config;

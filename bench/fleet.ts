@@ -17,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { QUEUES, type QueueName } from "@trendgate/contracts";
-import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/webhooks";
 import { SecretBox } from "@trendgate/crypto";
 import { createAccount, createDb, newId } from "@trendgate/db";
 import { generateSecret } from "@trendgate/delivery";
@@ -122,7 +122,7 @@ export async function benchFleet() {
       const sub = await db.webhookSubscription.create({
         data: { id: newId("wh"), accountId: account.id, url: `http://127.0.0.1:${RECEIVER_PORT}/fleet/${procs}`, triggerType: "trend_velocity", deliveryMode: "instant_stream", thresholdValue: 1e6, cooldownSeconds: 0, secretCiphertext: box.seal(generateSecret()) },
       });
-      const body = serializePayload(testPayload(sub));
+      const body = serializePayload(testPayload(sub, "http://localhost:3000"));
       const workers = await startFleet(procs, QUEUES.webhookDeliveries, env);
       const ids = Array.from({ length: DELIVERIES }, () => newId("msg"));
       for (let i = 0; i < DELIVERIES; i += 2000) {

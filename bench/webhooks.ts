@@ -17,7 +17,7 @@ import path from "node:path";
 import { Queue } from "bullmq";
 import pg from "pg";
 import { QUEUES } from "@trendgate/contracts";
-import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/webhooks";
 import { SecretBox } from "@trendgate/crypto";
 import { createAccount, createDb, newId, recordAttempts, type AttemptRecord } from "@trendgate/db";
 import { generateSecret } from "@trendgate/delivery";
@@ -105,7 +105,7 @@ export async function benchWebhooks() {
     data: { id: newId("wh"), accountId: account.id, url: `http://127.0.0.1:${RECEIVER_PORT}${p}`, triggerType: "trend_velocity", deliveryMode: "instant_stream", thresholdValue: 10, cooldownSeconds: cooldown, secretCiphertext: box.seal(generateSecret()) },
   });
   const sub = await mkSub("/throughput");
-  const body = serializePayload(testPayload(sub));
+  const body = serializePayload(testPayload(sub, "http://localhost:3000"));
   const out: Record<string, unknown> = {};
 
   // Dead rows left by the earlier sections (and earlier runs, where autovacuum is off, as on this box) would make

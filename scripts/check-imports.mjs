@@ -1,4 +1,4 @@
-// `npm run check:imports`: fails on any import circle among the TypeScript files of apps/ and packages/ (.ts and the
+// `npm run check:imports`: fails on a package importing an app, and on any import circle among the TypeScript files of apps/ and packages/ (.ts and the
 // console's .tsx), type-only imports included (a type import still ties the files' changes together). Workspace
 // packages are resolved to their source entry points, so a circle that crosses packages is found too, not only one
 // inside a folder.
@@ -37,5 +37,12 @@ if (circles.length) {
   for (const c of circles) process.stderr.write(`  ${[...c, c[0]].join(" > ")}\n`);
   process.exit(1);
 }
+// Layers: apps are built from packages, never the other way round.
+const upward = Object.entries(result.obj()).flatMap(([file, deps]) =>
+  file.startsWith("packages/") ? deps.filter((d) => d.startsWith("apps/")).map((d) => `${file} > ${d}`) : []);
+if (upward.length) {
+  process.stderr.write(`${upward.length} import(s) of an app from a package:\n${upward.map((u) => `  ${u}\n`).join("")}`);
+  process.exit(1);
+}
 const files = Object.keys(result.obj()).length;
-process.stdout.write(`no import circle in apps/ and packages/ (${files} files)\n`);
+process.stdout.write(`no import circle in apps/ and packages/, no package importing an app (${files} files)\n`);

@@ -18,12 +18,25 @@ export function checkNodeVersion() {
   process.exit(1);
 }
 
-/** `npm install` when node_modules is missing or older than package-lock.json. */
-export function ensureInstalled() {
+/** Whether the dev dependencies (tests, stand-ins, sandbox, benches) are installed. */
+const devInstalled = () => fs.existsSync(path.join(root, "node_modules/jest/package.json"));
+
+/**
+ * `npm install` when node_modules is missing or older than package-lock.json, or lacks the dev dependencies the
+ * caller needs. The service alone (`npm start`, `npm run setup`) needs a third of the packages, so it installs only
+ * those (`--omit=dev`); tests, the demo and benches install the rest when they first run.
+ */
+export function ensureInstalled({ dev = true } = {}) {
   checkNodeVersion();
   const marker = path.join(root, "node_modules/.package-lock.json");
   const lock = path.join(root, "package-lock.json");
-  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
+  const fresh = fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs;
+  if (fresh && (!dev || devInstalled())) return;
+  if (!dev && !devInstalled()) { // never drop dev dependencies that are already there
+    log("installing the service's dependencies (npm install --omit=dev)...");
+    run(npmCmd, ["install", "--omit=dev", "--no-audit", "--no-fund"]);
+    return;
+  }
   log("installing dependencies (npm install)...");
   run(npmCmd, ["install", "--no-audit", "--no-fund"]);
 }
@@ -116,11 +129,11 @@ export function prismaGenerate() { run(path.join(root, "node_modules/.bin/prisma
 export function prismaMigrate() { run(path.join(root, "node_modules/.bin/prisma"), ["migrate", "deploy"], { quiet: true }); }
 
 /**
- * Every first-run step, each a no-op when already done: installs, writes or completes .env with fresh secrets and
+ * Every first-run step, each a no-op when already done: installs (without the dev dependencies when `dev` is false), writes or completes .env with fresh secrets and
  * loads it, checks Postgres and Redis, generates the Prisma client, applies migrations, bundles the apps to dist/.
  */
-export async function firstRun() {
-  ensureInstalled();
+export async function firstRun({ dev = true } = {}) {
+  ensureInstalled({ dev });
   ensureEnvFile();
   loadEnvFile();
   await preflight(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/trendgate", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");

@@ -3,5 +3,5 @@
 // apps to dist/).
 import { firstRun, log } from "./lib.mjs";
 
-await firstRun();
+await firstRun({ dev: false });
 log("ready: `npm start` runs the gateway and the workers");

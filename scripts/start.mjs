@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { APP_NODE_FLAGS, firstRun, log, root } from "./lib.mjs";
 
-await firstRun();
+await firstRun({ dev: false });
 log('create an API key with: npm run api-key -- create --name "my first key"');
 
 // The bundles (dist/), plain node: the .ts sources under tsx cost each process about 45 MB more (docs/development.md › Memory).

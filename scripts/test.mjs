@@ -41,7 +41,7 @@ async function lockTestDatabase(name) {
 /** Run again on a Redis Cluster: what kills workers or Redis, the end-to-end path, and every Redis-heavy feature. */
 const CLUSTER_SUITE = [
   "tests/cluster", "tests/faults", "tests/operator/e2e.test.ts", "tests/trends/engine.test.ts", "tests/operator/pacing.test.ts", "tests/stream",
-  "tests/webhooks/delivery.test.ts", "tests/gateway/rate-limit.test.ts", "tests/gateway/idempotency.test.ts",
+  "tests/webhooks/delivery.test.ts", "tests/webhooks/rate-limit.test.ts", "tests/gateway/rate-limit.test.ts", "tests/gateway/idempotency.test.ts",
 ];
 
 ensureInstalled();

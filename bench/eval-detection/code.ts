@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 type Detection = typeof import("../../packages/trends/src/detection/index.ts");
 type Decide = typeof import("../../packages/trends/src/engine/decide.ts");
-type Triggers = typeof import("../../packages/connectors/webhook/src/triggers.ts");
+type Triggers = typeof import("../../packages/webhooks/src/triggers.ts");
 type Vocabulary = typeof import("../../packages/contracts/src/vocabulary.ts");
 type Config = typeof import("../../packages/config/src/index.ts");
 
@@ -15,6 +15,8 @@ export interface ProductionCode {
   root: string;
   assessNow: Detection["assessNow"];
   resolveConfig: Detection["resolveConfig"];
+  /** The worker's fit cache between passes (absent in a checkout from before it). */
+  FitCache?: Detection["FitCache"];
   PARTIAL_MIN_SECONDS: number;
   decide: Decide["decide"];
   DEFAULT_EVENT_RULES: Decide["DEFAULT_EVENT_RULES"];
@@ -32,13 +34,15 @@ export async function loadProductionCode(root = process.env.EVAL_CODE_ROOT || RE
   const load = (file: string) => import(pathToFileURL(path.join(resolved, file)).href);
   const detection = (await load("packages/trends/src/detection/index.ts")) as Detection;
   const decide = (await load("packages/trends/src/engine/decide.ts")) as Decide;
-  const triggers = (await load("packages/connectors/webhook/src/triggers.ts")) as Triggers;
+  // packages/webhooks was packages/connectors/webhook before 3 December 2026: older checkouts keep it there.
+  const triggers = (await load("packages/webhooks/src/triggers.ts").catch(() => load("packages/connectors/webhook/src/triggers.ts"))) as Triggers;
   const vocabulary = (await load("packages/contracts/src/vocabulary.ts").catch(() => ({}))) as Partial<Vocabulary>;
   const config = (await load("packages/config/src/index.ts")) as Config;
   return {
     root: resolved,
     assessNow: detection.assessNow,
     resolveConfig: detection.resolveConfig,
+    FitCache: (detection as Partial<Detection>).FitCache,
     PARTIAL_MIN_SECONDS: detection.PARTIAL_MIN_SECONDS,
     decide: decide.decide,
     DEFAULT_EVENT_RULES: decide.DEFAULT_EVENT_RULES,

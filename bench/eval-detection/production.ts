@@ -41,7 +41,7 @@ export interface ReplayedEvent {
 export interface Settings {
   /** The detection config a pass uses (the worker's engine options). */
   detection: { bucketSeconds: number; baselineHours: number; minMentionsPerHour: number; dailySeasonality: boolean };
-  rules: { velocityEventStep: number; velocityEventMinSeconds: number; severityHoldSeconds: number };
+  rules: { velocityEventStep: number; velocityEventMinSeconds: number; severityHoldSeconds: number; endAfterHours: number };
   /** The scheduler's pass interval (DETECTION_INTERVAL_SECONDS). */
   intervalSeconds: number;
   /** How often mentions land (SOCIAL_POLL_INTERVAL_SECONDS). */
@@ -64,6 +64,7 @@ export function productionSettings(code: ProductionCode, env: Record<string, str
       ...code.DEFAULT_EVENT_RULES,
       velocityEventMinSeconds: c.DETECTION_VELOCITY_EVENT_MIN_SECONDS,
       severityHoldSeconds: c.DETECTION_SEVERITY_HOLD_SECONDS,
+      endAfterHours: c.DETECTION_END_AFTER_HOURS,
     },
     intervalSeconds: c.DETECTION_INTERVAL_SECONDS,
     batchSeconds: c.SOCIAL_POLL_INTERVAL_SECONDS,
@@ -96,6 +97,8 @@ export function replayTopic(code: ProductionCode, settings: Settings, topic: Rep
   const startBucket = topic.startMs / bucketMs;
   const stepMs = intervals.reduce((g, s) => gcd(g, s * 1000), 0);
   const logs = intervals.map(() => ({ state: undefined as State | undefined, events: [] as ReplayedEvent[], net: 0, bar: 1 }));
+  // The worker's fit cache, as a worker holds it for this topic (a checkout from before it fits every pass).
+  const fit = code.FitCache && { cache: new code.FitCache(1), id: "topic" };
   const count = (bucket: number) => {
     const r = bucket - startBucket;
     return r >= 0 && r < rows ? topic.counts[r] : 0;
@@ -132,7 +135,7 @@ export function replayTopic(code: ProductionCode, settings: Settings, topic: Rep
       if (!(log.state?.status === "active" || floorReached)) continue;
       let a = assessed.get(log.bar);
       if (!a) {
-        a = code.assessNow(seriesAt(topic, cfg.lookbackBuckets, current, partial, observed, count, bucketMs), current - cfg.lookbackBuckets, observed, settings.detection, log.bar);
+        a = code.assessNow(seriesAt(topic, cfg.lookbackBuckets, current, partial, observed, count, bucketMs), current - cfg.lookbackBuckets, observed, settings.detection, log.bar, fit);
         assessed.set(log.bar, a);
       }
       const previous = log.state;

@@ -28,6 +28,10 @@ test("each provider once, with where its routes are and the account's connection
   // The same as the provider's own read.
   expect(byId.get("slack").connection).toEqual((await gw.http.get("/api/integrations/chat/connection").set(a.auth)).body);
   expect(byId.get("n8n")).toMatchObject({ kind: "workflow", oauth: false, configured: true, connection: null });
+  // How to connect a provider with no browser flow comes from its manifest, with where its routes are filled in.
+  expect(byId.get("n8n").connect_hint).toMatch(/^Connect with the API: POST \/api\/integrations\/workflow\/connect with the instance's URL and an API key/);
+  expect(byId.get("slack").connect_hint).toBeNull();
+  for (const p of res.body.data as any[]) expect([p.provider, p.oauth || typeof p.connect_hint === "string"]).toEqual([p.provider, true]);
   expect(JSON.stringify(res.body)).not.toMatch(/xoxb-1/);
 
   const other = await gw.http.get("/api/integrations/connections").set(b.auth);

@@ -8,6 +8,7 @@ import { createAccount, createApiKey, createDb, type Db } from "@trendgate/db";
 import { REDACT_PATHS } from "@trendgate/logger";
 import { createGateway, type Gateway } from "../../apps/gateway/src/app.ts";
 import { createDeps } from "../../apps/gateway/src/deps.ts";
+import { catalogProblemsOf } from "../helpers/account-events.ts";
 import { testConfig } from "../helpers/config.ts";
 import { startOAuthPeer, type OAuthPeer } from "../peers/oauth-server.ts";
 import { FIXTURE_ENV, fixtureConnector, REDIRECT_URI, RETURN_ORIGIN, type PeerUrls } from "./fixture.ts";
@@ -76,8 +77,13 @@ export async function newAccount(db: Db) {
   return (await createAccount(db, "oauth test", "free")).id;
 }
 
-export const eventsOf = (db: Db, accountId: string) =>
-  db.accountEvent.findMany({ where: { accountId }, orderBy: { id: "asc" } }).then((es) => es.map((e) => ({ type: e.type, data: e.data as Record<string, unknown> })));
+/** The account's events, oldest first; each must be exactly its type's published schema. */
+export async function eventsOf(db: Db, accountId: string) {
+  const es = (await db.accountEvent.findMany({ where: { accountId }, orderBy: { id: "asc" } })).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+  const problems = catalogProblemsOf(es);
+  if (problems.length) throw new Error(`account events outside the catalog: ${problems.join("; ")}`);
+  return es;
+}
 
 /** What `credentials_sealed` holds, opened (to compare with what responses and logs contain). */
 export const openSealed = (secrets: SecretBox, sealed: string) =>

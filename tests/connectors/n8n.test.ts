@@ -3,6 +3,7 @@
 import { createServer } from "node:net";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { QUEUES, WorkflowPushSent } from "@trendgate/contracts";
+import { catalogProblemsOf } from "../helpers/account-events.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
 import { startN8nServer, type N8nServer } from "../peers/n8n-server.ts";
@@ -509,6 +510,7 @@ describe("n8n as it really behaves", () => {
     expect(conn).toMatchObject({ status: "connected", last_error: expect.stringContaining("activate the workflow"), last_error_at: expect.any(String) });
     const events = (await http().get("/api/events?type=connector.delivery_failing").set(a.auth)).body.data;
     expect(events).toEqual([expect.objectContaining({ data: expect.objectContaining({ provider: "n8n", workflow_id: wf.id, outcome: "failed" }) })]);
+    expect(catalogProblemsOf(events)).toEqual([]); // exactly the catalog's connector.delivery_failing
 
     n8n.setActive(wf.id, true);
     expect((await execution(a, await pushOne(a, 3))).status).toBe("succeeded");

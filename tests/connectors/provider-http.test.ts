@@ -46,6 +46,21 @@ test("an answer over the size cap is refused as unavailable, not handed to the c
   expect(e.message).toMatch(/report page: the answer is larger than 1024 bytes/);
 });
 
+test("limits come from the configuration (CONNECTOR_RESPONSE_MAX_BYTES, OUTBOUND_TIMEOUT_MS), unless the provider declares what it needs", async () => {
+  answer = (res) => res.end(JSON.stringify({ rows: "x".repeat(4096) }));
+  const small = { ...ALLOW, CONNECTOR_RESPONSE_MAX_BYTES: "2048" };
+  const capped = await providerError(() => new ProviderHttp("teams").fetch("conversation", `${base}/v3/conversations`, { method: "GET", env: small }));
+  expect([capped.detail.providerCode, capped.message]).toEqual(["response_too_large", "teams: conversation: the answer is larger than 2048 bytes"]);
+  // An ads API's report pages are larger than that: its provider says so, and the configured cap does not apply to it.
+  const reports = new ProviderHttp("acme_ads", undefined, { maxResponseBytes: 32 * 1024 * 1024 });
+  expect((await reports.fetch("report page", `${base}/v1/report`, { method: "GET", env: small })).body.rows).toHaveLength(4096);
+
+  answer = (res) => setTimeout(() => res.end("{}"), 600);
+  const slow = await providerError(() => new ProviderHttp("teams").fetch("conversation", `${base}/v3/conversations`, { method: "GET", env: { ...ALLOW, OUTBOUND_TIMEOUT_MS: "200" } }));
+  expect([slow.kind, slow.message]).toEqual(["unavailable", "teams: conversation: request failed (timeout)"]);
+  expect((await new ProviderHttp("teams").fetch("conversation", `${base}/v3/conversations`, { method: "GET", env: ALLOW })).status).toBe(200);
+});
+
 test("no answer is unavailable with the reason; the caller's own abort stays an abort", async () => {
   answer = () => undefined; // never answers
   const slow = await providerError(() => path.fetch("insights", `${base}/v1/insights`, { method: "GET", env: ALLOW, timeoutMs: 200 }));

@@ -1,5 +1,6 @@
 import { QUEUES } from "@trendgate/contracts";
 import { registry } from "@trendgate/connectors";
+import { catalogProblemsOf } from "../helpers/account-events.ts";
 import { startStack, type Stack } from "../helpers/stack.ts";
 import { waitFor } from "../helpers/config.ts";
 import { snowflake, startXServer, type XPostFixture, type XServer } from "../peers/x-server.ts";
@@ -338,6 +339,7 @@ describe("X polling", () => {
     const events = await stack.gw.http.get("/api/events?type=connector.needs_reauth").set(a.auth);
     expect(events.body.data).toHaveLength(1);
     expect(events.body.data[0].data).toMatchObject({ connection_id: conn.id, provider: "x" });
+    expect(catalogProblemsOf(events.body.data)).toEqual([]);
     expect((await stack.gw.http.post(`${BASE}/x/reply`).set(a.auth).send({ in_reply_to_id: "1", text: "hi" })).status).toBe(409);
 
     // Replacing the credentials makes it active and due again; its first good poll tells the account it recovered.
@@ -511,7 +513,7 @@ describe("YouTube polling", () => {
     const cursor = row.cursor as any;
     for (const v of Object.values<any>(cursor.terms["solar kite"].videos)) v.hour = "2000-01-01T00:00Z";
     await db().socialConnection.update({ where: { id: conn.id }, data: { cursor } });
-    for (const s of signals) await db().signal.update({ where: { id: s.id }, data: { externalId: s.externalId.replace(/@.*/, "@2000-01-01T00:00Z") } });
+    for (const s of signals) await db().signal.updateMany({ where: { id: s.id }, data: { externalId: s.externalId.replace(/@.*/, "@2000-01-01T00:00Z") } });
     expect(await pollNow(a.auth)).toMatchObject({ status: "succeeded", result: { stored: 1 } });
     const kite1 = await db().signal.findMany({ where: { accountId: a.accountId, source: "youtube", externalId: { startsWith: "kite1@" } } });
     expect(kite1.map((s) => s.count).sort((x, y) => x - y)).toEqual([500, 1015].sort((x, y) => x - y));

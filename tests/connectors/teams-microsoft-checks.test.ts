@@ -4,7 +4,7 @@
 // a bot's token comes from its own tenant (Azure creates only single-tenant bots now; the multi-tenant endpoint
 // answers them AADSTS700016); the Connector's 412, 502 and 504 are retried, after the Retry-After they carry.
 import { ProviderError } from "@trendgate/connector-core";
-import { decide, outboxFailure } from "../../apps/worker/src/outbox/verdict.ts";
+import { decide, outboxFailure } from "@trendgate/delivery";
 import { teams } from "../../packages/connectors/chat/src/teams/index.ts";
 import { botSettingsOf, forgetBotTokens } from "../../packages/connectors/chat/src/teams/bot.ts";
 import { renderCard } from "../../packages/connectors/chat/src/teams/cards.ts";

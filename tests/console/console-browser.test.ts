@@ -8,9 +8,10 @@ import type { Server } from "node:http";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
-import { insertOperatorItemIfAbsent, insertSignals } from "@trendgate/db";
+import { insertOperatorItemIfAbsent, insertSignals, saveAuthorizedConnection } from "@trendgate/db";
 import { DEFAULT_DETECTION_CONFIG, detectAccount } from "@trendgate/trends";
 import { attachStream, type TrendStream } from "../../apps/gateway/src/stream/index.ts";
+import { sealTokens } from "../../packages/connections/src/credentials.ts";
 import { testBrowser } from "../helpers/browser.ts";
 import { waitFor } from "../helpers/config.ts";
 import { signal } from "../helpers/gateway.ts";
@@ -93,6 +94,44 @@ async function axeViolations(page: Page) {
   await page.evaluate(AXE);
   const result = await page.evaluate(`axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })`) as { violations: unknown[] };
   return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+/**
+ * What does not fit the window sideways: the page itself, and each table whose scrolling box is narrower than its
+ * table (a clipped column), by its label; cells wider than their column are clipped too.
+ */
+async function overflow(page: Page) {
+  // A string: the test files are type-checked without the DOM's types.
+  return await page.evaluate(`(() => {
+    const found = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth + 1) found.push("page: " + root.scrollWidth + " px in " + root.clientWidth + " px");
+    for (const wrap of document.querySelectorAll(".table-wrap")) {
+      const name = wrap.getAttribute("aria-label");
+      if (wrap.scrollWidth > wrap.clientWidth + 1) found.push(name + ": " + wrap.scrollWidth + " px in " + wrap.clientWidth + " px");
+      for (const td of wrap.querySelectorAll("td")) {
+        if (td.scrollWidth > td.clientWidth + 1) found.push(name + ", " + td.dataset.label + " cell: " + td.scrollWidth + " px in " + td.clientWidth + " px");
+      }
+    }
+    return found;
+  })()`) as string[];
+}
+
+/** The focused element after a dialog closed: its tag and name, and whether it is disabled (body: focus was lost). */
+async function focused(page: Page) {
+  return await page.evaluate(`(() => {
+    const e = document.activeElement;
+    return { tag: e ? e.tagName.toLowerCase() : "none", name: ((e && (e.getAttribute("aria-label") || e.textContent)) || "").trim().slice(0, 60), disabled: !!e && e.matches(":disabled") };
+  })()`) as { tag: string; name: string; disabled: boolean };
+}
+
+/** Focus, once what the confirmed action changed has settled, is on something usable: not lost to <body>, not disabled. */
+async function expectFocusKept(page: Page) {
+  await page.waitForLoadState("networkidle");
+  await new Promise((r) => setTimeout(r, 200));
+  const f = await focused(page);
+  expect({ lost: f.tag === "body" || f.tag === "none", disabled: f.disabled, f }).toMatchObject({ lost: false, disabled: false });
+  return f;
 }
 
 async function shot(page: Page, name: string) {
@@ -275,6 +314,7 @@ browser.test("webhooks: sensitivity and a trigger window set in the form; Previe
   expect(await triggerWindow.getAttribute("aria-invalid")).toBe("true");
 
   await triggerWindow.fill("60");
+  await form.getByLabel("Rate limit (per second)").fill("5");
   await form.getByRole("button", { name: "Preview on history" }).click();
   const summary = form.getByRole("status").filter({ hasText: "would have sent" });
   await expect(summary).toBeVisibleSoon();
@@ -295,22 +335,25 @@ browser.test("webhooks: sensitivity and a trigger window set in the form; Previe
   await expect(page.getByText(/^whsec_/)).toBeVisibleSoon();
   const list = (await stack.gw.http.get("/api/integrations/webhooks").set(a.auth)).body.data as Record<string, unknown>[];
   expect(list).toHaveLength(1);
-  expect(list[0]).toMatchObject({ url: receiver.url("/tuned"), sensitivity: "normal", trigger_window_minutes: 60, recovery_window_minutes: 0 });
+  expect(list[0]).toMatchObject({ url: receiver.url("/tuned"), sensitivity: "normal", trigger_window_minutes: 60, recovery_window_minutes: 0, rate_limit: 5 });
 
   // The detail page states them; the edit form changes a window (and can preview the edited rules too).
   await page.getByRole("link", { name: "Go to the subscription" }).click();
   const details = page.getByRole("region", { name: "Details" });
   await expect(details.getByText("Medium severity and up")).toBeVisibleSoon();
   await expect(details.getByText("1 h", { exact: true })).toBeVisibleSoon();
+  await expect(details.getByText("At most 5 a second", { exact: true })).toBeVisibleSoon();
   await page.getByRole("button", { name: "Edit" }).click();
   const edit = page.getByRole("form", { name: "Edit subscription" });
   await edit.getByLabel("Recovery window (minutes)").fill("120");
+  await edit.getByLabel("Rate limit (per second)").fill(""); // lifted
   await edit.getByRole("button", { name: "Preview on history" }).click();
   await expect(edit.getByRole("status").filter({ hasText: `would have sent ${expected.deliveries === 1 ? "1 delivery" : `${expected.deliveries} deliveries`}` })).toBeVisibleSoon();
   expect(await axeViolations(page)).toEqual([]);
   await edit.getByRole("button", { name: "Save changes" }).click();
   await expect(details.getByText("2 h", { exact: true })).toBeVisibleSoon();
-  expect((await stack.gw.http.get(`/api/integrations/webhooks/${list[0].id}`).set(a.auth)).body.recovery_window_minutes).toBe(120);
+  await expect(details.getByText("Unlimited", { exact: true })).toBeVisibleSoon();
+  expect((await stack.gw.http.get(`/api/integrations/webhooks/${list[0].id}`).set(a.auth)).body).toMatchObject({ recovery_window_minutes: 120, rate_limit: null });
   expect(problems).toEqual([]);
   await closeAll(context);
 });
@@ -370,6 +413,11 @@ browser.test("overview and connections: an account with no connection asks for n
   // Chat, workflow, community ads and ads come from one list with the account's connections (GET /api/integrations/connections).
   expect(notFound).toEqual([]);
   for (const name of ["Slack", "n8n", "Reddit Ads", "Google Ads"]) await expect(page.getByRole("row", { name: new RegExp(name) }).first()).toBeVisibleSoon();
+  // A provider connected with credentials says how, as the API's list has it from the provider's manifest.
+  const n8n = ((await stack.gw.http.get("/api/integrations/connections").set((await stack.gw.account()).auth)).body.data as { provider: string; connect_hint: string }[])
+    .find((p) => p.provider === "n8n")!;
+  expect(n8n.connect_hint).toMatch(/POST \/api\/integrations\/workflow\/connect/);
+  await expect(page.getByRole("row", { name: /n8n/ }).getByText(n8n.connect_hint, { exact: true })).toBeVisibleSoon();
   expect(problems).toEqual([]);
   await closeAll(context);
 });
@@ -384,7 +432,18 @@ browser.test("connections: Reddit Ads is connected through its OAuth consent and
   const status = await stack.gw.http.get("/api/integrations/community-ads/connection").set(account.auth);
   expect(status.body.status).toBe("connected");
   await expect(page.getByRole("button", { name: /^Reconnect Reddit Ads/ })).toBeVisibleSoon();
+  await page.waitForLoadState("networkidle");
+  // At 1280 px every column of the table shows: nothing scrolls sideways or is cut off.
+  expect(await overflow(page)).toEqual([]);
   await shot(page, "connections-connected");
+
+  // Disconnect, confirmed in the dialog: its button goes with the connection, and focus stays on the page's controls.
+  await page.getByRole("button", { name: /^Disconnect Reddit Ads/ }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Disconnect", exact: true }).click();
+  await expect(page.getByRole("button", { name: /^Connect Reddit Ads/ })).toBeVisibleSoon();
+  expect(await page.getByRole("button", { name: /^Disconnect Reddit Ads/ }).count()).toBe(0);
+  await expectFocusKept(page);
+  expect((await stack.gw.http.get("/api/integrations/community-ads/connection").set(account.auth)).status).toBe(404);
   expect(problems).toEqual([]);
   await closeAll(context);
 });
@@ -403,6 +462,8 @@ browser.test("connections: Microsoft Teams, from the API's chat provider list, i
   await expect(teams.getByText("connected", { exact: true })).toBeVisibleSoon();
   await expect(teams.getByText(`tenant id: ${ms.tenant.id}`, { exact: false })).toBeVisibleSoon();
   await expect(page.getByRole("button", { name: "Reconnect Microsoft Teams" })).toBeVisibleSoon();
+  await page.waitForLoadState("networkidle");
+  expect(await overflow(page)).toEqual([]);
   const status = await stack.gw.http.get("/api/integrations/chat/teams/connection").set(account.auth);
   expect(status.body).toMatchObject({ status: "connected", account: { tenant_id: ms.tenant.id } });
 
@@ -434,21 +495,41 @@ browser.test("every page, with data on it, passes axe-core's WCAG 2.1 A/AA check
   // The item has its trend (the feedback buttons show), and a holiday calendar is set (the Mutes page lists holidays).
   const agents = (await stack.gw.deps.db.trend.findFirst({ where: { accountId: a.accountId, name: "AI agents" } }))!;
   expect((await stack.gw.http.put("/api/calendar").set(a.auth).send({ country: "US" })).status).toBe(200);
+  // An on-call schedule (the On call page lists it with who is on call now and the next hand-off).
+  expect((await stack.gw.http.post("/api/operator/schedules").set(a.auth).send({ name: "Primary", time_zone: "Europe/Berlin", rotation: {
+    members: [{ name: "Ada", chat_users: [{ provider: "slack", user_id: "U0ADA00001" }] }, { name: "Bo", chat_users: [{ provider: "teams", user_id: "aad-bo" }] }],
+    shift: "weekly", handoff_weekday: "monday", handoff_time: "09:00", start_date: "2026-01-05",
+  } })).status).toBe(201);
   await stack.gw.deps.db.$transaction((tx) => insertOperatorItemIfAbsent(tx, {
     accountId: a.accountId, dedupKey: "trend:pages", trendId: agents.id, severity: "high", title: "AI agents", category: "tech/ai",
     summary: "Mentions of AI agents are 4x their usual rate.", velocity: 120, briefingUrl: null, renotifyAt: null,
   }));
+  // Connections with what makes the Connections table wide: scopes, an account's facts, and a provider's error that
+  // carries a URL (one long word).
+  const connect = (provider: string, kind: string, scopes: string[], account: Record<string, string>) => stack.gw.deps.db.$transaction((tx) => saveAuthorizedConnection(tx, {
+    accountId: a.accountId, provider, kind, credentialsSealed: sealTokens(stack.gw.deps.secrets, { accessToken: "t", tokenType: "bearer" }),
+    tokenExpiresAt: new Date(Date.now() + HOUR), scopes, externalAccount: account,
+  }));
+  await connect("slack", "chat", ["channels:read", "groups:read", "chat:write", "channels:join"], { team_id: "T0123456789", team_name: "Acme Marketing Operations", bot_user_id: "U0BOTUSER01" });
+  await connect("reddit_ads", "conversions", ["adsconversions", "history"], { account_id: "a2_abcdefg12345" });
+  await stack.gw.deps.db.connection.updateMany({ where: { accountId: a.accountId, provider: "reddit_ads" }, data: {
+    status: "error", lastErrorAt: new Date(), lastError: "invalid_grant: the refresh token was revoked (https://www.reddit.com/wiki/api/conversions#refresh-token-expiration)",
+  } });
   const { context, page, problems } = await openConsole(a);
   const violations: Record<string, string[]> = {};
+  const overflowing: Record<string, string[]> = {};
   // Every page of the navigation, on a desktop and on a phone (the layout and its focus order change at 390 px).
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     await page.setViewportSize(viewport);
-    for (const name of ["Overview", "Webhooks", "Connections", "Operator queue", "Routing", "Mutes", "Ads", "Reports", "Activity"]) {
+    for (const name of ["Overview", "Webhooks", "Connections", "Operator queue", "Routing", "On call", "Mutes", "Ads", "Reports", "Activity"]) {
       await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name }).click();
       await expect(page.getByRole("heading", { level: 1, name })).toBeVisibleSoon();
       await page.waitForLoadState("networkidle");
       const found = await axeViolations(page);
       if (found.length) violations[`${name} at ${viewport.width} px`] = found;
+      // Nothing is wider than the window; at 1280 px the Connections table fits too (narrower, tables scroll in their box).
+      const wide = (await overflow(page)).filter((o) => o.startsWith("page:") || (viewport.width === 1280 && name === "Connections"));
+      if (wide.length) overflowing[`${name} at ${viewport.width} px`] = wide;
       if (viewport.width === 1280) await shot(page, name.toLowerCase().replace(/ /g, "-"));
     }
   }
@@ -459,6 +540,7 @@ browser.test("every page, with data on it, passes axe-core's WCAG 2.1 A/AA check
   const detail = await axeViolations(page);
   if (detail.length) violations["Webhook detail at 390 px"] = detail;
   expect(violations).toEqual({});
+  expect(overflowing).toEqual({});
   expect(problems).toEqual([]);
 
   // A cold load: the page and its two assets, as transferred (compressed) and as decoded: what a first visit
@@ -480,7 +562,7 @@ browser.test("every page, with data on it, passes axe-core's WCAG 2.1 A/AA check
   // The assets travel compressed (br or gzip), well under their decoded size.
   expect(sum("transferred")).toBeLessThan(sum("decoded") / 2);
   await closeAll(context, cold);
-});
+}, 150_000); // axe over ten pages at two widths, plus the overflow checks: minutes on a busy 2-core machine
 
 browser.test("ads: a plan is previewed with its diff, acknowledged and applied once, and Google's targeting then equals it", async () => {
   const a = await googleConnected(stack.gw, google);
@@ -626,6 +708,8 @@ browser.test("mutes: a topic muted for 24 hours from the console holds its event
   await page.getByRole("dialog").getByRole("button", { name: "Unmute", exact: true }).click();
   await expect(page.getByText("Nothing is muted.")).toBeVisibleSoon();
   expect(await row.count()).toBe(0);
+  // Its button went with its row: focus is on the page still (a keyboard user does not restart from the top).
+  await expectFocusKept(page);
   expect((await stack.gw.http.get("/api/mutes").set(a.auth)).body.data).toEqual([]);
   expect(problems).toEqual([]);
   await closeAll(context);
@@ -659,6 +743,8 @@ browser.test("holidays: a calendar set to US on the Mutes page lists the next ho
   await card.getByRole("button", { name: "Remove calendar" }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Remove", exact: true }).click();
   await expect(card.getByText("No holiday calendar.")).toBeVisibleSoon();
+  // Remove was disabled while it ran, then went: focus moved to the nearest control of the form, Save calendar.
+  expect(await expectFocusKept(page)).toMatchObject({ tag: "button", name: "Save calendar" });
   expect((await stack.gw.http.get("/api/calendar").set(account.auth)).body).toMatchObject({ country: null, upcoming: [] });
   expect(problems).toEqual([]);
   await closeAll(context);

@@ -4,23 +4,11 @@
 // ports, this worker's database, its own queue prefix), so it runs beside the suite.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
-import { freePort } from "../helpers/free-port.ts";
+import { freePort, freePortRange } from "../helpers/free-port.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-
-/** A base port with the sandbox's 17 ports after it free right now. */
-async function freeRange(n: number): Promise<number> {
-  const free = (p: number) => new Promise<boolean>((r) => { const s = net.createServer().once("error", () => r(false)).listen(p, "127.0.0.1", () => s.close(() => r(true))); });
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    let ok = true;
-    for (let p = base; p < base + n && ok; p++) ok = await free(p);
-    if (ok) return base;
-  }
-}
 
 let demo: ChildProcess | null = null;
 // Ctrl-C in a terminal signals the whole foreground process group (npm, the demo, its apps): so does this.
@@ -34,7 +22,7 @@ afterAll(async () => {
 
 test("npm run demo, then npm run demo:burst: the trend arrives verified at the sandbox inbox, in n8n and in Slack", async () => {
   const env = {
-    ...process.env, PORT: String(await freePort()), SANDBOX_BASE_PORT: String(await freeRange(17)), QUEUE_PREFIX: `demo${process.pid}`,
+    ...process.env, PORT: String(await freePort()), SANDBOX_BASE_PORT: String(await freePortRange(17)), QUEUE_PREFIX: `demo${process.pid}`,
     PUBLIC_BASE_URL: "", DEMO_LOG_LEVEL: "warn",
   };
   env.PUBLIC_BASE_URL = `http://localhost:${env.PORT}`;

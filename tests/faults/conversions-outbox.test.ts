@@ -1,7 +1,7 @@
 import { QUEUES } from "@trendgate/contracts";
 import { createLogger } from "@trendgate/logger";
 import type { OutboxAttemptRecord } from "@trendgate/db";
-import { AttemptSpool } from "../../apps/worker/src/outbox/spool.ts";
+import { AttemptSpool } from "@trendgate/delivery";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
 import { appProcess, onCleanup, privateRedis, runCleanups, sleep } from "../helpers/faults-proc-kit.ts";

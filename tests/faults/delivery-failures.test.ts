@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import pg from "pg";
-import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/webhooks";
 import { newId, recordAttempts, type AttemptRecord } from "@trendgate/db";
 import { publishTrendEvents } from "../../packages/trends/src/events/publish.ts";
 import { waitFor } from "../helpers/config.ts";
@@ -33,17 +33,19 @@ async function expectEveryAttemptRecordedOnce(s: Stack, rx: FaultReceiver, auth:
 
   const ours = new Set(deliveries.map((d) => d.id));
   const sent = rx.requests.filter((r) => ours.has(r.webhookId));
-  const executions = await db.webhookExecution.findMany({ where: { subscriptionId: { in: subIds } }, select: { deliveryId: true, attempt: true, outcome: true } });
-  expect(executions.length).toBe(sent.length);
+  const executions = await db.webhookExecution.findMany({ where: { subscriptionId: { in: subIds } }, select: { deliveryId: true, attempt: true, outcome: true, errorClass: true } });
 
   const requestsPer = countBy(sent.map((r) => r.webhookId));
-  const attemptsPer = new Map<string, number[]>();
-  for (const e of executions) (attemptsPer.get(e.deliveryId) ?? attemptsPer.set(e.deliveryId, []).get(e.deliveryId)!).push(e.attempt);
+  const attemptsPer = new Map<string, typeof executions>();
+  for (const e of executions) (attemptsPer.get(e.deliveryId) ?? attemptsPer.set(e.deliveryId, []).get(e.deliveryId)!).push(e);
   const mismatched = deliveries.filter((d) => {
-    const attempts = (attemptsPer.get(d.id) ?? []).sort((a, b) => a - b);
+    const attempts = (attemptsPer.get(d.id) ?? []).map((e) => e.attempt).sort((a, b) => a - b);
     return requestsPer.get(d.id) !== d.attempts || attempts.join(",") !== Array.from({ length: d.attempts }, (_, i) => i + 1).join(",");
   });
-  expect(mismatched.map((d) => ({ id: d.id, attempts: d.attempts, requests: requestsPer.get(d.id), recorded: attemptsPer.get(d.id) }))).toEqual([]);
+  // Each mismatch with what was recorded for it (attempt, outcome, error class), so a failure says which kind it is.
+  expect(mismatched.map((d) => ({ id: d.id, attempts: d.attempts, requests: requestsPer.get(d.id),
+    recorded: attemptsPer.get(d.id)?.map((e) => `${e.attempt} ${e.outcome} ${e.errorClass ?? ""}`.trim()) }))).toEqual([]);
+  expect(executions.length).toBe(sent.length);
 
   // What the owner sees: the executions list of each webhook has every attempt its endpoint received.
   let listed = 0;
@@ -77,10 +79,16 @@ test("30 % of attempts failing across 40 subscriptions and 3 workers: every atte
 
 test("Postgres connections cut while attempts are being recorded: no attempt lost, none sent twice", async () => {
   const rx = await faultReceiver(() => (Math.random() < 0.2 ? { status: 503 } : { status: 204 }));
-  const s = await stack(FAST_RETRIES, 2);
+  // This stack's connections carry their own application_name, so the cuts reach them only: other suites share the
+  // database in a parallel run.
+  const appName = `tg_cut_${crypto.randomUUID().slice(0, 8)}`;
+  const url = new URL(process.env.DATABASE_URL!);
+  url.searchParams.set("application_name", appName);
+  const s = await stack({ ...FAST_RETRIES, DATABASE_URL: url.toString() }, 2);
+  expect(s.gw.deps.config.DATABASE_URL).toContain(appName);
   const { account, ids } = await subscriptions(s, Array.from({ length: 10 }, (_, i) => rx.url(`/cut/s${i}`)));
   const db = s.gw.deps.db;
-  const body = serializePayload(testPayload({ id: ids[0], createdAt: new Date("2026-11-23T00:00:00Z"), thresholdValue: 100 }));
+  const body = serializePayload(testPayload({ id: ids[0], createdAt: new Date("2026-11-23T00:00:00Z"), thresholdValue: 100 }, "http://localhost:3000"));
   const deliveryIds = Array.from({ length: 1000 }, () => newId("msg"));
   await db.webhookDelivery.createMany({
     data: deliveryIds.map((id, i) => ({ id, accountId: account.accountId, subscriptionId: ids[i % 10], trigger: "test", payload: JSON.parse(body), nextAttemptAt: new Date() })),
@@ -94,7 +102,7 @@ test("Postgres connections cut while attempts are being recorded: no attempt los
   const cut = async () => (await admin.query(
     `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-        AND backend_start < now() - interval '1 second'`)).rows[0].n;
+        AND application_name = $1 AND backend_start < now() - interval '1 second'`, [appName])).rows[0].n;
   const finished = async () => Number((await admin.query(
     "SELECT count(*) AS n FROM webhook_deliveries WHERE subscription_id = ANY($1) AND status <> 'pending'", [ids])).rows[0].n);
 

@@ -1,6 +1,6 @@
 import { createLogger } from "@trendgate/logger";
 import { QUEUES } from "@trendgate/contracts";
-import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/webhooks";
 import { newId } from "@trendgate/db";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
@@ -22,7 +22,7 @@ test("after a FLUSHALL the sweeper re-queues every orphaned delivery, and each i
   const [paused] = subs.splice(3, 1);
   expect((await s.gw.http.post(`${BASE}/${paused}/pause`).set(account.auth)).status).toBe(200);
   const db = s.gw.deps.db;
-  const body = serializePayload(testPayload({ id: subs[0], createdAt: new Date("2026-11-23T00:00:00Z"), thresholdValue: 100 }));
+  const body = serializePayload(testPayload({ id: subs[0], createdAt: new Date("2026-11-23T00:00:00Z"), thresholdValue: 100 }, "http://localhost:3000"));
   const payload = JSON.parse(body);
   const now = Date.now();
 

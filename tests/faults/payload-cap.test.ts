@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { boundTrendEvent, clipText, QUEUES, TREND_EVENT_LIMITS, TrendEvent } from "@trendgate/contracts";
-import { payloadFromEvent } from "@trendgate/connector-webhook";
+import { payloadFromEvent } from "@trendgate/webhooks";
 import { DEFAULT_DETECTION_CONFIG, detectAccount, trendStreamKey } from "@trendgate/trends";
 import { waitFor } from "../helpers/config.ts";
 import { onCleanup, runCleanups } from "../helpers/faults-proc-kit.ts";

@@ -1,6 +1,6 @@
 import { createLogger } from "@trendgate/logger";
 import { QUEUES } from "@trendgate/contracts";
-import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/connector-webhook";
+import { enqueueDeliveries, serializePayload, testPayload } from "@trendgate/webhooks";
 import { newId } from "@trendgate/db";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { waitFor } from "../helpers/config.ts";
@@ -20,7 +20,7 @@ const ENV = { SWEEP_GRACE_SECONDS: "1", SWEEP_INTERVAL_MS: "300" };
 
 /** `n` due first attempts of test deliveries spread over `subs`, queued. */
 async function deliveries(s: Stack, accountId: string, subs: string[], n: number): Promise<string[]> {
-  const body = serializePayload(testPayload({ id: subs[0], createdAt: new Date("2026-11-23T00:00:00Z"), thresholdValue: 100 }));
+  const body = serializePayload(testPayload({ id: subs[0], createdAt: new Date("2026-11-23T00:00:00Z"), thresholdValue: 100 }, "http://localhost:3000"));
   const ids = Array.from({ length: n }, () => newId("msg"));
   await s.gw.deps.db.webhookDelivery.createMany({ data: ids.map((id, i) => ({
     id, accountId, subscriptionId: subs[i % subs.length], trigger: "test", payload: JSON.parse(body), nextAttemptAt: new Date(Date.now() - 1000),

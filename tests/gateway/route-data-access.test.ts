@@ -19,6 +19,13 @@ test("no route file queries the database itself", () => {
   expect(found).toEqual([]);
 });
 
+test("no gateway service queries the database itself either: services are the routes' helpers, under their rule", () => {
+  const files = tsFilesUnder(path.join(REPO_ROOT, "apps/gateway/src/services"));
+  expect(files.length).toBeGreaterThan(3);
+  const found = files.flatMap((f) => dataAccessIn(path.relative(REPO_ROOT, f), fs.readFileSync(f, "utf8")));
+  expect(found).toEqual([]);
+});
+
 test("the check finds what it is meant to, and not hash updates", () => {
   const src = [
     "const a = await deps.db.trend.findMany({ where });",
@@ -33,10 +40,10 @@ test("the check finds what it is meant to, and not hash updates", () => {
   expect(dataAccessIn("x.ts", src).map((s) => s.split(": ")[0])).toEqual(["x.ts:1", "x.ts:2", "x.ts:4", "x.ts:5", "x.ts:6"]);
 });
 
-test("no route file queues outbox messages itself: a handler returns what its transaction added and the router queues it after the commit", () => {
+test("no route file queues outbox messages or webhook deliveries itself: a handler returns what its transaction added and the router queues it after the commit", () => {
   const found = tsFilesUnder(ROUTES_DIR).flatMap((f) => {
     const source = fs.readFileSync(f, "utf8");
-    return /\bdispatchOutbox\b|\bqueueOutboxAttempt\b/.test(source) ? [path.relative(REPO_ROOT, f)] : [];
+    return /\bdispatchOutbox\b|\bqueueOutboxAttempt\b|\benqueueDeliver(y|ies)\b|\brequeueDeliveries\b|\bqueueDeliveries\b/.test(source) ? [path.relative(REPO_ROOT, f)] : [];
   });
   expect(found).toEqual([]);
 });

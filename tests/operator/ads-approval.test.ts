@@ -92,3 +92,28 @@ test("a press bound to another hash (an older card of the plan) applies nothing"
   expect((await stack.gw.http.get(`${BASE}/plans/${plan.id}`).set(a.auth)).body).toMatchObject({ status: "previewed", approved_by: null });
   expect((await item(stack.gw, a, it.id)).state).toBe("open");
 });
+
+test("asking for approval refuses what an apply would refuse (expired, empty, missing), with the apply's own reasons, and opens no item", async () => {
+  const { gw } = stack;
+  const { a } = await approvalCard(["Robot vacuums"], "C0ADSAPPR03");
+  const ask = (id: string) => gw.http.post(`${BASE}/plans/${id}/request-approval`).set(a.auth);
+  const db = gw.deps.db;
+  const items = () => db.operatorItem.count({ where: { accountId: a.accountId } });
+  const before = await items();
+
+  // Expired, then empty: each refused as POST …/apply refuses it.
+  const other = (await gw.http.post(`${BASE}/preview`).set(a.auth)).body;
+  await db.adsPlan.update({ where: { id: other.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+  const expired = await ask(other.id);
+  const applyExpired = await gw.http.post(`${BASE}/apply`).set(a.auth).send({ plan_id: other.id });
+  expect([expired.status, expired.body.code]).toEqual([409, "conflict"]);
+  expect(expired.body.detail).toBe(applyExpired.body.detail);
+  expect(expired.body.detail).toMatch(/expired/);
+
+  const empty = (await gw.http.post(`${BASE}/preview`).set(a.auth)).body;
+  await db.adsPlan.update({ where: { id: empty.id }, data: { changes: [] } });
+  const refused = await ask(empty.id);
+  expect([refused.status, refused.body.detail]).toEqual([409, "This plan has no changes to apply"]);
+  expect((await ask("adp_missing")).status).toBe(404);
+  expect(await items()).toBe(before);
+});

@@ -1,4 +1,4 @@
-// Posts to one channel are paced to one per CHAT_POST_INTERVAL_MS across the fleet (apps/worker/src/outbox/pacer.ts). The
+// Posts to one channel are paced to one per CHAT_POST_INTERVAL_MS across the fleet (packages/delivery/src/pacing/pacer.ts). The
 // interval here is longer than the test: the second post can only go out once the interval has passed, which the test
 // stands in for by expiring the channel's slot and promoting the held job. (Its own file: another stack's outbox
 // sweeper in the same database would take the held message and send it unpaced.)

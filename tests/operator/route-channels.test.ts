@@ -2,6 +2,7 @@
 // (422 naming the rule's channel field; a public channel the bot is not in is joined), and an item whose rule's
 // channel stopped taking posts later goes to the default channel, with `route_failed` in its history and the
 // account event operator.route_failed.
+import { catalogProblemsOf } from "../helpers/account-events.ts";
 import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
 import type { SlackServer } from "../peers/slack-server.ts";
@@ -72,4 +73,5 @@ test("a rule's channel archived after the save: the card goes to the default cha
   expect(events).toEqual([expect.objectContaining({
     data: expect.objectContaining({ item_id: it.id, route_id: routeId, route: "Finance desk", channel_id: desk.id, posted_to: { provider: "slack", channel_id: a.channelId } }),
   })]);
+  expect(catalogProblemsOf(events!)).toEqual([]); // exactly the catalog's operator.route_failed
 });

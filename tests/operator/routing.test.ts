@@ -4,6 +4,7 @@
 // acknowledging stops it; subscribed webhooks hear of the acknowledgement.
 import { createLogger } from "@trendgate/logger";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
+import { catalogProblems } from "../helpers/account-events.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { DELIVERY_ENV, webhookBody, type Stack } from "../helpers/stack.ts";
@@ -107,6 +108,7 @@ test("an unacknowledged critical item escalates through its steps across a worke
   expect(replies(a.channelId, ts)[0]).toMatch(/^<@U0PRIMARY1> This item is still open/);
   const escalated = await waitFor(async () => rx.on(`/esc-${n}`).find((r) => r.headers["x-webhook-event-type"] === "operator.escalated"), busy);
   expect(JSON.parse(escalated.body).data).toMatchObject({ item_id: it.id, step: 1, step_type: "notify_webhook", title: "Outage chatter", severity: "critical" });
+  expect(catalogProblems(JSON.parse(escalated.body))).toEqual([]); // exactly the catalog's operator.escalated
   // No reminder loop beside the escalation.
   expect((await stack.gw.deps.db.operatorItem.findUniqueOrThrow({ where: { id: it.id } })).renotifyAt).toBeNull();
 
@@ -131,6 +133,7 @@ test("an unacknowledged critical item escalates through its steps across a worke
   expect(ack.status).toBe(200);
   const notice = await waitFor(async () => rx.on(`/esc-${n}`).find((r) => r.headers["x-webhook-event-type"] === "operator.acknowledged"), busy);
   expect(JSON.parse(notice.body).data).toMatchObject({ item_id: it.id, action: "acknowledge", actor: expect.stringMatching(/^key:/) });
+  expect(catalogProblems(JSON.parse(notice.body))).toEqual([]);
   await new Promise((r) => setTimeout(r, 18_000));
   expect(replies(a.channelId, ts)).toHaveLength(3);
 
@@ -152,10 +155,12 @@ test("a reply the chat refuses for good does not silence the steps after it", as
       { type: "notify", mentions: [{ kind: "group", id: "S0NEXT0001" }] },
     ],
   })).status).toBe(200);
+  // The card is posted as usual; the first reply under it is refused for good (Slack: the thread's channel was
+  // archived meanwhile). Queued before the item opens: the first step may run as soon as the card is up.
+  slack.inject("chat.postMessage", { delayMs: 0 });
+  slack.inject("chat.postMessage", { error: "is_archived" });
   const opened = await publishAndWait(stack, a, event(a.accountId, { severity: "high" }));
   const it = await posted(stack, a, opened.id);
-  // The card is up; the first reply is refused for good (Slack: the thread's channel was archived meanwhile).
-  slack.inject("chat.postMessage", { error: "is_archived" });
   const steps = await waitFor(async () => {
     const h = (await item(stack.gw, a, it.id)).history.filter((x: any) => x.action === "escalated");
     return h.length === 2 ? h : null;

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { createRedis } from "@trendgate/queues";
-import { Pacer } from "../../apps/worker/src/outbox/pacer.ts";
+import { Pacer } from "@trendgate/delivery";
 
 // The pacer gives each waiting message its own slot: a backlog on one lane is spread one interval apart, a message
 // asking again before its slot is told to wait for the rest of it, and lanes do not hold each other up.

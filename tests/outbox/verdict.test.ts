@@ -1,6 +1,5 @@
 import { ProviderError } from "@trendgate/connector-core";
-import { classify, type OutboundResult } from "@trendgate/delivery";
-import { decide, judgeFailure, webhookFailure } from "../../apps/worker/src/outbox/verdict.ts";
+import { classify, decide, isRetryableKind, judgeFailure, KIND_OF_CLASS, webhookFailure, type ErrorClass, type OutboundResult } from "@trendgate/delivery";
 
 // Retry or give up, for every outbox queue and webhook deliveries, from the error vocabulary alone (no database needed).
 
@@ -44,7 +43,7 @@ test("webhook answers are judged by the same verdict: Retry-After honoured, 410 
   expect(decide(answer(503, { "retry-after": "120" })!, schedule, 1, noJitter)).toEqual({ outcome: "retrying", delayMs: 120_000 });
   expect(decide(answer(500)!, schedule, 2, noJitter)).toEqual({ outcome: "retrying", delayMs: 30_000 });
   expect(decide(answer(500)!, schedule, 3, noJitter)).toEqual({ outcome: "failed", delayMs: null });
-  expect(answer(410)).toMatchObject({ errorClass: "http_410", retryable: false });
+  expect(answer(410)).toMatchObject({ kind: "not_found", errorClass: "http_410" });
   expect(decide(answer(410)!, schedule, 1, noJitter)).toEqual({ outcome: "failed", delayMs: null });
   expect(decide(answer(422)!, schedule, 1, noJitter)).toEqual({ outcome: "failed", delayMs: null });
 });
@@ -56,4 +55,21 @@ test("a peer starting up (retryWithinMs) is tried again within that, not after t
   expect(judgeFailure(starting(), schedule, 1, now).delayMs).toBeLessThanOrEqual(5000); // a shorter planned delay stays
   expect(judgeFailure(starting({ retryAfterMs: 20_000 }), long, 1, now)).toMatchObject({ delayMs: 20_000 });
   expect(judgeFailure(starting(), long, 3, now)).toMatchObject({ outcome: "failed", delayMs: null }); // the schedule still ends
+});
+
+test("one vocabulary: every webhook error class is a failure kind, and the kind alone says whether it is retried", () => {
+  const answer = (r: Partial<OutboundResult>) => classify({ status: null, headers: {}, body: "", truncated: false, durationMs: 1, error: null, ...r });
+  const cases: [ErrorClass, Partial<OutboundResult>, boolean][] = [
+    ["timeout", { error: { code: "ETIMEDOUT", name: "TimeoutError", message: "" } }, true],
+    ["connection_error", { error: { code: "ECONNREFUSED", name: "Error", message: "" } }, true],
+    ["dns_error", { error: { code: "ENOTFOUND", name: "Error", message: "" } }, true],
+    ["blocked_destination", { error: { code: "ERR_BLOCKED_DESTINATION", name: "Error", message: "" } }, false],
+    ["http_3xx", { status: 301 }, true], ["http_408", { status: 408 }, true], ["http_410", { status: 410 }, false],
+    ["http_429", { status: 429 }, true], ["http_4xx", { status: 400 }, false], ["http_5xx", { status: 502 }, true],
+  ];
+  for (const [errorClass, r, retried] of cases) {
+    const v = answer(r);
+    expect([v.errorClass, v.retryable, isRetryableKind(KIND_OF_CLASS[errorClass])]).toEqual([errorClass, retried, retried]);
+    expect(decide(webhookFailure(v, r.status ?? null, "x")!, schedule, 1, () => 0.5).outcome).toBe(retried ? "retrying" : "failed");
+  }
 });

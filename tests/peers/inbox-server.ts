@@ -3,7 +3,9 @@ import { Webhook } from "standardwebhooks";
 
 // The sandbox's inbox: a webhook receiver that verifies each delivery's Standard Webhooks signature with the
 // `standardwebhooks` library (as a subscriber's own endpoint would), and one page (and a JSON route) showing what
-// every stand-in received: those deliveries, the n8n stand-in's workflow pushes, the Slack stand-in's messages.
+// every stand-in received: those deliveries, the n8n stand-in's workflow pushes, the Slack stand-in's messages, the
+// cards (and replies) the Teams stand-in's Bot Framework Connector received, the conversion events the Reddit Ads
+// stand-in accepted, and the targeting writes each ads stand-in applied.
 
 export interface InboxDelivery {
   at: string;
@@ -17,9 +19,19 @@ export interface InboxDelivery {
   body: unknown;
 }
 
+/** One conversion event as Reddit accepted it; its user identifiers are left out (hashes, and long). */
+export interface InboxConversion { at: string; pixel_id: string; event_type: string; conversion_id: string; test_id: string | null }
+
+/** One applied targeting write (validate-only and refused ones are not). `entity` names the level: "ad group 123". */
+export interface InboxAdsWrite { provider: string; at: string; entity: string; change: string }
+
 export interface InboxSources {
   n8nPushes(): { at: string; path: string; event: string | null; body: unknown }[];
   slackMessages(): { channel: string; ts: string; text: string; thread_ts: string | null }[];
+  /** `text`: the activity's summary (a card's notification text) or its text; `reply_to`: the card a reply answers; `updates`: times the card was replaced. */
+  teamsMessages(): { channel: string; conversation_id: string; activity_id: string; reply_to: string | null; text: string; updates: number }[];
+  conversions(): InboxConversion[];
+  adsWrites(): InboxAdsWrite[];
 }
 
 export interface InboxServer {
@@ -38,7 +50,10 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 export async function startInboxServer(opts: { port?: number; sources: InboxSources }): Promise<InboxServer> {
   const secrets = new Map<string, Webhook>();
   const deliveries: InboxDelivery[] = [];
-  const received = (): Received => ({ webhooks: deliveries, n8n_pushes: opts.sources.n8nPushes(), slack_messages: opts.sources.slackMessages() });
+  const received = (): Received => ({
+    webhooks: deliveries, n8n_pushes: opts.sources.n8nPushes(), slack_messages: opts.sources.slackMessages(), teams_messages: opts.sources.teamsMessages(),
+    conversions: opts.sources.conversions(), ads_writes: opts.sources.adsWrites(),
+  });
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://inbox");
@@ -89,7 +104,14 @@ export async function startInboxServer(opts: { port?: number; sources: InboxSour
   };
 }
 
-interface Received { webhooks: InboxDelivery[]; n8n_pushes: ReturnType<InboxSources["n8nPushes"]>; slack_messages: ReturnType<InboxSources["slackMessages"]> }
+interface Received {
+  webhooks: InboxDelivery[];
+  n8n_pushes: ReturnType<InboxSources["n8nPushes"]>;
+  slack_messages: ReturnType<InboxSources["slackMessages"]>;
+  teams_messages: ReturnType<InboxSources["teamsMessages"]>;
+  conversions: InboxConversion[];
+  ads_writes: InboxAdsWrite[];
+}
 
 function page(r: Received): string {
   const rows = (cells: string[][]) => cells.map((c) => `<tr>${c.map((x) => `<td>${esc(x)}</td>`).join("")}</tr>`).join("");
@@ -102,5 +124,8 @@ function page(r: Received): string {
 ${table("Webhook deliveries", ["at", "hook", "event type", "trend", "signature"], r.webhooks.map((d) => [d.at, d.hook, d.event_type ?? "", name(d.body), d.verified ? "verified" : `refused: ${d.error}`]))}
 ${table("n8n workflow pushes", ["at", "webhook path", "event", "trend"], r.n8n_pushes.map((p) => [p.at, p.path, p.event ?? "", name((p.body as { data?: unknown })?.data)]))}
 ${table("Slack messages", ["channel", "ts", "thread", "text"], r.slack_messages.map((m) => [m.channel, m.ts, m.thread_ts ?? "", m.text]))}
+${table("Teams messages", ["channel", "activity", "reply to", "updated", "text"], r.teams_messages.map((m) => [m.channel, m.activity_id, m.reply_to ?? "", m.updates ? `${m.updates}×` : "", m.text]))}
+${table("Conversion events (Reddit Ads)", ["at", "pixel", "event", "conversion id", "test id"], r.conversions.map((c) => [c.at, c.pixel_id, c.event_type, c.conversion_id, c.test_id ?? ""]))}
+${table("Ads targeting writes", ["at", "provider", "entity", "change"], r.ads_writes.map((w) => [w.at, w.provider, w.entity, w.change]))}
 </main></body></html>`;
 }

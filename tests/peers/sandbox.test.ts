@@ -1,6 +1,9 @@
 import crypto from "node:crypto";
 import { googleAds, linkedinAds, metaAds, microsoftAds, pinterestAds, snapAds, tiktokAds, type AdsConnector, type ReportRow } from "@trendgate/connector-ads";
+import { redditAds } from "@trendgate/connector-conversions";
 import { baseUrlOf, OAuth2Client, oauthClientOf } from "@trendgate/connector-core";
+import { teams } from "../../packages/connectors/chat/src/teams/index.ts";
+import { operatorCardFixture } from "../helpers/chat-card.ts";
 import { startGateway } from "../helpers/gateway.ts";
 import { browse, parseConsentForm } from "./consent-page.ts";
 import { SANDBOX_PORTS, SANDBOX_STATS_DAYS, sandboxDay, sandboxEnvText, startSandbox, type Sandbox } from "./sandbox.ts";
@@ -11,7 +14,9 @@ import { SANDBOX_PORTS, SANDBOX_STATS_DAYS, sandboxDay, sandboxEnvText, startSan
 // Google's paths, PKCE and a refresh token) and Meta; Deny sends the browser back with access_denied. Every ads
 // provider's account has daily stats for the last SANDBOX_STATS_DAYS days: a report of the last 7 reads rows, through
 // the service (Google: connect in the browser, select, preview) and through each provider's reporting client with a
-// token its stand-in issued after the consent page.
+// token its stand-in issued after the consent page. Microsoft Teams: the service connects on its consent page and lists
+// the seeded team's channels, and a card its connector posts shows on the inbox page and in /received.json, as do a
+// conversion the Reddit Ads connector sends and a targeting change the TikTok Ads client applies.
 
 const REDIRECT = "http://localhost:3000/api/integrations/oauth/callback";
 let sb: Sandbox;
@@ -19,7 +24,7 @@ let sb: Sandbox;
 let seededAt: Date;
 
 beforeAll(async () => {
-  // Sixteen consecutive ports, below Linux's ephemeral range (32768+) where every other test's connections take
+  // A run of consecutive ports (one per SANDBOX_PORTS entry), below Linux's ephemeral range (32768+) where every other test's connections take
   // their local ports; another process may still hold one of them, so try a few bases (the error may come wrapped).
   for (let attempt = 0; ; attempt++) {
     try {
@@ -83,8 +88,19 @@ test("every advertised port answers HTTP, and the printed env names each stand-i
   const text = sandboxEnvText(sb);
   expect(text).toContain(`GOOGLE_ADS_AUTHORIZE_URL=http://127.0.0.1:${sb.basePort + SANDBOX_PORTS.google_oauth}/o/oauth2/v2/auth`);
   expect(text).toContain("OUTBOUND_ALLOWLIST=127.0.0.1");
+  // Teams: Graph, the bot's token endpoint, the Connector and its signing keys at base+17; the tenant's OAuth at base+18.
+  const teamsAt = `http://127.0.0.1:${sb.basePort + 17}`;
+  expect(sb.services.find((s) => s.service === "teams")).toMatchObject({ port: sb.basePort + 17, url: teamsAt });
+  expect(Object.fromEntries(Object.entries(sb.env).filter(([k]) => k.startsWith("TEAMS_")))).toEqual({
+    TEAMS_GRAPH_URL: `${teamsAt}/v1.0/`, TEAMS_SERVICE_URL: `${teamsAt}/teams/`, TEAMS_OPENID_METADATA_URL: `${teamsAt}/v1/.well-known/openidconfiguration`,
+    TEAMS_BOT_TOKEN_URL: `${teamsAt}/00000000-0000-4000-8000-00000000e002/oauth2/v2.0/token`, TEAMS_BOT_TENANT_ID: "00000000-0000-4000-8000-00000000e002",
+    TEAMS_APP_ID: "00000000-0000-4000-8000-00000000e001", TEAMS_APP_PASSWORD: expect.stringMatching(/^sandbox-teams-/),
+    TEAMS_CLIENT_ID: "sandbox-teams-client", TEAMS_CLIENT_SECRET: expect.stringMatching(/^sandbox-teams-secret-/),
+    TEAMS_AUTHORIZE_URL: `http://127.0.0.1:${sb.basePort + 18}/organizations/oauth2/v2.0/authorize`, TEAMS_TOKEN_URL: `${teamsAt}/organizations/oauth2/v2.0/token`,
+  });
+  for (const [k, v] of Object.entries(sb.env).filter(([k]) => k.startsWith("TEAMS_"))) expect(text).toContain(`${k}=${v}\n`);
   expect(Object.keys(sb.env).filter((k) => k.endsWith("_AUTHORIZE_URL")).sort()).toEqual([
-    "GOOGLE_ADS", "LINKEDIN_ADS", "META_ADS", "MICROSOFT_ADS", "PINTEREST_ADS", "REDDIT_ADS", "SLACK", "SNAP_ADS", "TIKTOK_ADS",
+    "GOOGLE_ADS", "LINKEDIN_ADS", "META_ADS", "MICROSOFT_ADS", "PINTEREST_ADS", "REDDIT_ADS", "SLACK", "SNAP_ADS", "TEAMS", "TIKTOK_ADS",
   ].map((p) => `${p}_AUTHORIZE_URL`));
 });
 
@@ -95,7 +111,7 @@ test("each *_AUTHORIZE_URL printed is a consent page naming the app and its perm
     const q = new URL(url);
     q.search = new URLSearchParams({
       [provider === "TIKTOK_ADS" ? "app_id" : "client_id"]: clientId, redirect_uri: REDIRECT, state: "st", response_type: "code", duration: "permanent",
-      scope: provider === "SLACK" ? "channels:read,chat:write" : provider === "GOOGLE_ADS" ? "https://www.googleapis.com/auth/adwords" : "read",
+      scope: provider === "SLACK" ? "channels:read,chat:write" : provider === "GOOGLE_ADS" ? "https://www.googleapis.com/auth/adwords" : provider === "TEAMS" ? "offline_access User.Read" : "read",
       code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256",
     }).toString();
     const { html } = await consentPage(browser(), q.href);
@@ -239,4 +255,110 @@ test("Google Ads through the service: connect on the consent page, select the cu
   } finally {
     await gw.close();
   }
+}, 60_000);
+
+// ---- Microsoft Teams -------------------------------------------------------------------------------------------------
+
+test("Teams through the service: connect on the consent page, list the seeded team's channels, save the trend alerts channel", async () => {
+  const gw = await startGateway({ ...sb.env, OAUTH_REDIRECT_URL: REDIRECT });
+  try {
+    const a = await gw.account();
+    const start = await gw.http.get("/api/integrations/chat/teams/auth").set(a.auth);
+    expect(start.status).toBe(200);
+    expect(start.body.authorization_url.startsWith(sb.env.TEAMS_AUTHORIZE_URL)).toBe(true);
+    const { html } = await consentPage(browser(), start.body.authorization_url);
+    expect(html).toContain("Microsoft Teams in Acme Outdoor");
+    const back = await browse(start.body.authorization_url);
+    expect(back.href.startsWith(REDIRECT)).toBe(true);
+    expect((await gw.http.get(back.pathname + back.search)).status).toBe(200);
+
+    const listed = await gw.http.get("/api/integrations/chat/teams/channels").set(a.auth);
+    expect(listed.status).toBe(200);
+    const names = listed.body.data.map((c: { name: string }) => c.name);
+    expect(names).toEqual(expect.arrayContaining(["Acme Marketing (sandbox) / General", "Acme Marketing (sandbox) / Trend alerts", "Acme Marketing (sandbox) / Marketing ops"]));
+    const alerts = listed.body.data.find((c: { name: string }) => c.name.endsWith("/ Trend alerts"));
+    expect(alerts).toMatchObject({ is_private: false, is_member: true });
+    const saved = await gw.http.post("/api/integrations/chat/teams/save-channel").set(a.auth).send({ channel_id: alerts.id });
+    expect(saved.status).toBe(200);
+  } finally {
+    await gw.close();
+  }
+}, 60_000);
+
+test("a card the Teams connector posts shows on the inbox page and in /received.json, as Slack's messages do", async () => {
+  process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+  const settings = oauthClientOf(teams.manifest, sb.env);
+  if ("missing" in settings) throw new Error(`the sandbox env lacks ${settings.missing.join(", ")}`);
+  const oauth = new OAuth2Client(teams.manifest as ConstructorParameters<typeof OAuth2Client>[0], settings.client);
+  const codeVerifier = oauth.newCodeVerifier();
+  const back = await browse(await oauth.authorizationUrl({ redirectUri: REDIRECT, state: "teams-state", codeVerifier }));
+  const tokens = await oauth.exchangeCode({ code: back.searchParams.get("code")!, redirectUri: REDIRECT, codeVerifier });
+  expect(tokens.account).toEqual({ tenant_id: "00000000-0000-4000-8000-00000000e003", tenant_name: "Acme Outdoor" });
+
+  const chat = teams.client({ baseUrl: baseUrlOf(teams.manifest, sb.env), accessToken: tokens.accessToken, account: tokens.account, env: sb.env });
+  const channel = (await chat.listChannels({ limit: 50 })).channels.find((c) => c.name === "Acme Marketing (sandbox) / Trend alerts")!;
+  expect(channel).toMatchObject({ isMember: true, isArchived: false });
+  const ref = await chat.postCard(channel.id, operatorCardFixture({ title: "Waterproof trail shoes", severity: "critical" }));
+  await chat.postReply(ref, "Escalated to the on-call marketer.");
+
+  const received = await (await fetch(`${sb.inbox.url}/received.json`)).json() as { teams_messages: Record<string, unknown>[] };
+  const card = received.teams_messages.find((m) => String(m.text).includes("Waterproof trail shoes"));
+  expect(card).toEqual({
+    channel: "Acme Marketing (sandbox) / Trend alerts", conversation_id: ref.channelId, activity_id: ref.ts, reply_to: null,
+    text: expect.stringMatching(/^Critical: Waterproof trail shoes/), updates: 0,
+  });
+  expect(received.teams_messages).toContainEqual(expect.objectContaining({ conversation_id: ref.channelId, reply_to: ref.ts, text: "Escalated to the on-call marketer." }));
+
+  const page = await (await fetch(`${sb.inbox.url}/`)).text();
+  expect(page).toMatch(/<h2>Teams messages \(\d+\)<\/h2>/);
+  expect(page).toContain("<td>Acme Marketing (sandbox) / Trend alerts</td>");
+  expect(page).toContain("Critical: Waterproof trail shoes");
+});
+
+// ---- conversions and ads writes on the inbox ---------------------------------------------------------------------------
+
+test("a conversion the Reddit Ads connector sends and a targeting change TikTok applies show on the inbox page and in /received.json", async () => {
+  process.env.OUTBOUND_ALLOWLIST = "127.0.0.1";
+  // The conversion token the sandbox prints for connecting reddit_ads.
+  const token = /"access_token": "([^"]+)"/.exec(sb.credentials.find((c) => c.connector === "reddit_ads")!.how)![1];
+  const conversions = redditAds.client({ baseUrl: sb.env.REDDIT_ADS_API_URL, accessToken: token, env: sb.env });
+  const sent = await conversions.sendBatch("a2_sandbox1", [
+    { event_name: "purchase", data: { conversion_id: "sbx-order-1001", event_at: Date.now() - 60_000, email: "runner@example.com", value: 129.9, currency: "USD" } },
+  ], { testId: "t2_sandboxtest" });
+  expect(sent).toEqual([{ ok: true, status: 200 }]);
+
+  // TikTok: a token from its authorization page, then the client's read-merge-write of the "Everyone" ad group's interests.
+  const settings = oauthClientOf(tiktokAds.manifest, sb.env);
+  if ("missing" in settings) throw new Error(`the sandbox env lacks ${settings.missing.join(", ")}`);
+  const oauth = new OAuth2Client(tiktokAds.manifest as ConstructorParameters<typeof OAuth2Client>[0], settings.client);
+  const codeVerifier = oauth.newCodeVerifier();
+  const back = await browse(await oauth.authorizationUrl({ redirectUri: REDIRECT, state: "tt-inbox", codeVerifier }));
+  const tokens = await oauth.exchangeCode({ code: (back.searchParams.get("auth_code") ?? back.searchParams.get("code"))!, redirectUri: REDIRECT, codeVerifier });
+  const ads = tiktokAds.client({ baseUrl: baseUrlOf(tiktokAds.manifest, sb.env), accessToken: tokens.accessToken, env: sb.env });
+  const entities = [];
+  for (let cursor: string | undefined, pages = 0; pages === 0 || (cursor && pages < 10); pages++) {
+    const page = await ads.listEntities("7100000001", { cursor, limit: 50 });
+    entities.push(...page.data);
+    cursor = page.next_cursor ?? undefined;
+  }
+  const everyone = entities.find((e) => e.level === "ad_group" && e.name === "Everyone")!;
+  const prior = await ads.readTargeting("7100000001", [everyone.id], "interests");
+  const change = { id: "chg_inbox", entity_id: everyone.id, field: "interests" as const, op: "add" as const, item: { key: "category:1002", id: "1002", text: "Cycling" }, trend_id: null };
+  await ads.run("7100000001", ads.calls("7100000001", [change], prior), { dryRun: true }); // a dry run writes nothing
+  expect((await ads.run("7100000001", ads.calls("7100000001", [change], prior), { dryRun: false })).map((r) => r.ok)).toEqual([true]);
+
+  const received = await (await fetch(`${sb.inbox.url}/received.json`)).json() as { conversions: Record<string, unknown>[]; ads_writes: Record<string, unknown>[] };
+  expect(received.conversions).toContainEqual({
+    at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), pixel_id: "a2_sandbox1", event_type: "PURCHASE", conversion_id: "sbx-order-1001", test_id: "t2_sandboxtest",
+  });
+  const writes = received.ads_writes.filter((w) => w.provider === "tiktok_ads");
+  expect(writes).toEqual([{ provider: "tiktok_ads", at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), entity: `ad group ${everyone.id}`, change: expect.stringContaining("interest_category_ids=[\"1002\"]") }]);
+  expect(JSON.stringify(received.conversions)).not.toMatch(/[0-9a-f]{64}/); // no hashed identifiers
+
+  const page = await (await fetch(`${sb.inbox.url}/`)).text();
+  expect(page).toMatch(/<h2>Conversion events \(Reddit Ads\) \(\d+\)<\/h2>/);
+  expect(page).toContain("<td>sbx-order-1001</td>");
+  expect(page).toContain("<td>t2_sandboxtest</td>");
+  expect(page).toMatch(/<h2>Ads targeting writes \(\d+\)<\/h2>/);
+  expect(page).toContain(`<td>ad group ${everyone.id}</td>`);
 }, 60_000);

@@ -11,15 +11,17 @@ import { startRedditAdsServer } from "./reddit-ads-server.ts";
 import { startRedditServer } from "./reddit-server.ts";
 import { startSlackServer } from "./slack-server.ts";
 import { startSnapAdsServer } from "./snap-ads-server.ts";
+import { startTeamsServer } from "./teams-server.ts";
 import { startTikTokAdsServer } from "./tiktok-ads-server.ts";
-import { startInboxServer, type InboxServer } from "./inbox-server.ts";
+import { startInboxServer, type InboxAdsWrite, type InboxConversion, type InboxServer } from "./inbox-server.ts";
 import { startXServer } from "./x-server.ts";
 import { startYouTubeServer } from "./youtube-server.ts";
 
 // Every vendor stand-in on fixed loopback ports (base port + a fixed offset each), seeded with one small believable
 // account, with the environment that points the service at them. OAuth providers show the shared consent page
 // (consent-page.ts) so a person completes each browser flow; Google's OAuth is the oidc-provider peer on Google's
-// paths, and every access token it issues is accepted by the Google Ads stand-in. Started by `npm run sandbox`
+// paths, and every access token it issues is accepted by the Google Ads stand-in; Microsoft's (Teams) is the same peer
+// on the identity platform's paths, its tokens accepted by the Teams stand-in's Graph. Started by `npm run sandbox`
 // (scripts/sandbox.ts) and by tests/peers/sandbox.test.ts.
 
 export const SANDBOX_BASE_PORT = 4100;
@@ -28,7 +30,7 @@ export const SANDBOX_BASE_PORT = 4100;
 export const SANDBOX_PORTS = {
   n8n: 0, slack: 1, reddit_ads: 2, x: 3, reddit_api: 4, reddit_auth: 5, youtube: 6, google_trends: 7,
   google_ads: 8, google_oauth: 9, meta_ads: 10, linkedin_ads: 11, tiktok_ads: 12, microsoft_ads: 13, snap_ads: 14, pinterest_ads: 15,
-  inbox: 16,
+  inbox: 16, teams: 17, teams_oauth: 18,
 } as const;
 export type SandboxService = keyof typeof SANDBOX_PORTS;
 
@@ -117,8 +119,30 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     add("slack", slack.url, "Slack Web API + consent page");
     Object.assign(env, { SLACK_CLIENT_ID: slack.app.clientId, SLACK_CLIENT_SECRET: slack.app.clientSecret, SLACK_SIGNING_SECRET: "sandbox-slack-signing-secret-0123456789", SLACK_API_URL: slack.url, SLACK_AUTHORIZE_URL: slack.authorizeUrl });
 
+    // Teams: Graph, the bot's token endpoint, the Bot Framework Connector and its signing keys on one port; the tenant's
+    // OAuth (the oidc-provider peer, consent page) on its own. One tenant, one team with the app installed.
+    const teamsApp = app("teams");
+    const teams = await startTeamsServer({
+      port: port("teams"), redirectUris, oauth: { port: port("teams_oauth"), clients: { post: { id: teamsApp.clientId, secret: teamsApp.clientSecret } } },
+      app: { id: "00000000-0000-4000-8000-00000000e001", password: "sandbox-teams-bot-password-0123456789abcdef", tenantId: "00000000-0000-4000-8000-00000000e002" },
+      tenant: { id: "00000000-0000-4000-8000-00000000e003", displayName: "Acme Outdoor" },
+    });
+    closers.push(teams.close);
+    // Fixed team and channel ids, so a channel saved before a restart is still there after it.
+    const team = teams.addTeam({ id: "00000000-0000-4000-8000-00000000e101", displayName: "Acme Marketing (sandbox)", installed: true });
+    teams.addChannel(team.id, { id: "19:5a0db0c0000000000000000000000001@thread.tacv2", displayName: "General" });
+    teams.addChannel(team.id, { id: "19:5a0db0c0000000000000000000000002@thread.tacv2", displayName: "Trend alerts" });
+    teams.addChannel(team.id, { id: "19:5a0db0c0000000000000000000000003@thread.tacv2", displayName: "Marketing ops" });
+    teams.addChannel(team.id, { id: "19:5a0db0c0000000000000000000000004@thread.tacv2", displayName: "Leadership", membershipType: "private" });
+    teams.addChannel(team.id, { id: "19:5a0db0c0000000000000000000000005@thread.tacv2", displayName: "Campaign 2024", isArchived: true });
+    add("teams", teams.url, "Microsoft Graph, bot token endpoint, Bot Framework Connector + signing keys");
+    add("teams_oauth", teams.oauth.url, "Microsoft identity platform: the tenant's OAuth consent page");
+    // Its TEAMS_* lines (OUTBOUND_ALLOWLIST is set once, below).
+    for (const [k, v] of Object.entries(teams.env)) if (k.startsWith("TEAMS_")) env[k] = v;
+
     const redditAds = await startRedditAdsServer({ consentPage: true, port: port("reddit_ads"), app: app("reddit-ads") });
     closers.push(redditAds.close);
+    const conversionAt = arrivals(redditAds.received);
     conversionToken = redditAds.addConversionToken();
     add("reddit_ads", redditAds.url, "Reddit Ads OAuth + Conversions API v3");
     Object.assign(env, { REDDIT_ADS_CLIENT_ID: redditAds.app.clientId, REDDIT_ADS_CLIENT_SECRET: redditAds.app.clientSecret, REDDIT_ADS_API_URL: redditAds.url, REDDIT_ADS_AUTHORIZE_URL: redditAds.authorizeUrl, REDDIT_ADS_TOKEN_URL: redditAds.tokenUrl });
@@ -205,6 +229,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
 
     const meta = await startMetaAdsServer({ port: port("meta_ads"), app: app("meta", "1000000000000001") });
     closers.push(meta.close);
+    const metaAt = arrivals(meta.writes);
     meta.addAdAccount({ id: "act_1000000001", name: "Acme Outdoor US" });
     const spring = meta.addCampaign({ accountId: "1000000001", name: "Spring trail collection" });
     meta.addAdSet("120200000000000001", { accountId: "1000000001", campaignId: spring.id, name: "Runners US/CA 25-45", targeting: { geo_locations: { countries: ["US", "CA"] }, age_min: 25, age_max: 45, flexible_spec: [{ interests: [{ id: "6003107902433", name: "Running" }] }] } });
@@ -229,6 +254,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
 
     const linkedin = await startLinkedInAdsServer({ port: port("linkedin_ads"), app: app("linkedin") });
     closers.push(linkedin.close);
+    const linkedinAt = arrivals(linkedin.writes);
     linkedin.addAccount({ id: "508000001", name: "Acme Outdoor" });
     const lGroup = linkedin.addGroup({ account: "508000001", name: "Employer brand" });
     const F = LINKEDIN_FACETS;
@@ -244,6 +270,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
 
     const tiktok = await startTikTokAdsServer({ port: port("tiktok_ads"), app: app("tiktok", "7000000000001") });
     closers.push(tiktok.close);
+    const tiktokAt = arrivals(tiktok.writes);
     tiktok.addAdvertiser({ advertiserId: "7100000001", name: "Acme Outdoor", currency: "USD", timezone: "Etc/GMT+8", displayTimezone: "America/Los_Angeles" });
     const tCampaign = tiktok.addCampaign({ advertiserId: "7100000001", name: "Spring trail collection" });
     const outdoor = tiktok.addAdGroup({ advertiserId: "7100000001", campaignId: tCampaign.campaign_id, name: "Outdoor lovers", interestCategoryIds: ["30"], locationIds: ["6252001"] });
@@ -272,6 +299,7 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
 
     const snap = await startSnapAdsServer({ port: port("snap_ads"), app: app("snap", "00000000-0000-4000-8000-00000000b001") });
     closers.push(snap.close);
+    const snapAt = arrivals(snap.writes);
     const snapAccount = snap.addAdAccount({ id: "00000000-0000-4000-8000-00000000c001", name: "Acme Outdoor" });
     const sCampaign = snap.addCampaign({ adAccountId: snapAccount.id, name: "Spring trail collection" });
     const fansUs = snap.addAdSquad({ campaignId: sCampaign.id, name: "Outdoor fans US", targeting: { geos: [{ country_code: "us" }], demographics: [{ min_age: 18, max_age: 34 }], interests: [{ category_id: ["SLC_23"] }] } });
@@ -305,6 +333,34 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
       sources: {
         n8nPushes: () => n8n.pushes.map((p) => ({ at: p.at.toISOString(), path: p.path, event: (p.body as { event?: string })?.event ?? null, body: p.body })),
         slackMessages: () => slackChannels.flatMap((c) => slack.messages(c).map((m) => ({ channel: c, ts: m.ts, text: m.text, thread_ts: m.threadTs }))),
+        // Each card thread the bot started (its latest version) and its replies, named as the connector lists channels.
+        teamsMessages: () => [...teams.threads.values()].flatMap((t) => {
+          const channel = team.channels.find((c) => c.id === t.channelId);
+          const where = { channel: channel ? `${team.displayName} / ${channel.displayName}` : t.channelId, conversation_id: t.conversationId };
+          const text = (a: { summary?: unknown; text?: unknown }) => String(a.summary ?? a.text ?? "");
+          return [
+            { ...where, activity_id: t.activityId, reply_to: null, text: text(t.activity), updates: t.edits.length },
+            ...t.replies.map((r) => ({ ...where, activity_id: r.id, reply_to: t.activityId, text: text(r.activity), updates: 0 })),
+          ];
+        }),
+        conversions: () => redditAds.received.map((r): InboxConversion => ({
+          at: conversionAt(r), pixel_id: r.pixelId, conversion_id: String(r.event.metadata?.conversion_id ?? ""), test_id: r.testId,
+          event_type: [r.event.type?.tracking_type, r.event.type?.custom_event_name].filter(Boolean).join(": "),
+        })),
+        adsWrites: () => [
+          ...google.requests.filter((r) => r.method === "POST" && r.path.endsWith("/adGroupCriteria:mutate") && r.status === 200 && !r.body?.validateOnly)
+            .flatMap((r) => (r.body.operations as Record<string, any>[]).map((op) => ({ provider: "google_ads", at: r.at.toISOString(), ...googleOperation(op) }))),
+          ...meta.writes.filter((w) => w.ok && !w.validateOnly).map((w) => ({ provider: "meta_ads", at: metaAt(w), entity: `ad set ${w.adsetId}`, change: fields(w.params, ["execution_options"]) })),
+          ...linkedin.writes.filter((w) => w.ok).map((w) => ({ provider: "linkedin_ads", at: linkedinAt(w), entity: `campaign ${w.campaignId}`, change: fields(w.set) })),
+          ...tiktok.writes.filter((w) => w.ok).map((w) => ({ provider: "tiktok_ads", at: tiktokAt(w), entity: `ad group ${w.adgroupId}`, change: fields(w.body, ["advertiser_id", "adgroup_id"]) })),
+          ...microsoft.requests.filter((r) => r.op === "Keywords" && (r.method === "POST" || r.method === "DELETE") && r.status === 200).map((r) => ({
+            provider: "microsoft_ads", at: new Date(r.at).toISOString(), entity: `ad group ${r.body?.AdGroupId}`,
+            change: r.method === "POST" ? `add keywords ${(r.body.Keywords as { Text: string; MatchType: string }[]).map((k) => `"${k.Text}" ${k.MatchType}`).join(", ")}` : `delete keywords ${(r.body.KeywordIds as unknown[]).join(", ")}`,
+          })),
+          ...snap.writes.filter((w) => w.ok).map((w) => ({ provider: "snap_ads", at: snapAt(w), entity: `ad squad ${w.adsquad.id}`, change: `${w.method} ${fields(w.adsquad, ["id"])}` })),
+          ...pinterest.requests.filter((r) => r.status === 200 && /^\/v5\/ad_accounts\/[^/]+\/(ad_groups|keywords)$/.test(r.path) && (r.method === "PATCH" || r.method === "POST") && !(r.path.endsWith("ad_groups") && r.method === "POST"))
+            .flatMap((r) => pinterestWrite(r.path, r.method, r.body as any).map((w) => ({ provider: "pinterest_ads", at: new Date(r.at).toISOString(), ...w }))),
+        ].sort((a, b) => a.at.localeCompare(b.at)),
       },
     });
     closers.push(inbox.close);
@@ -331,6 +387,46 @@ export async function startSandbox(opts: { basePort?: number; redirectUris?: str
     inbox: inbox!,
     async close() { for (const close of closers.reverse()) await close(); },
   };
+}
+
+// ---- what the ads and conversion stand-ins received, for the inbox page ----------------------------------------------
+
+/** Their logs carry no arrival time: note when each record is pushed, so the page can show it. */
+function arrivals<T extends object>(log: T[]): (record: T) => string {
+  const seen = new WeakMap<T, string>();
+  const push = log.push.bind(log);
+  log.push = (...items: T[]) => {
+    const now = new Date().toISOString();
+    for (const item of items) seen.set(item, now);
+    return push(...items);
+  };
+  return (record) => seen.get(record) ?? "";
+}
+
+/** A value on one short line (the page stays compact; /received.json has the same short form). */
+const brief = (v: unknown) => {
+  const s = typeof v === "string" ? v : JSON.stringify(v);
+  return s.length > 160 ? `${s.slice(0, 159)}…` : s;
+};
+const fields = (o: Record<string, unknown>, skip: string[] = []) =>
+  Object.entries(o).filter(([k]) => !skip.includes(k)).map(([k, v]) => `${k}=${brief(v)}`).join("; ");
+
+/** One adGroupCriteria operation: its ad group (from the criterion's resource name or the created one's adGroup). */
+function googleOperation(op: Record<string, any>): Pick<InboxAdsWrite, "entity" | "change"> {
+  const resource = String(op.create?.adGroup ?? op.update?.resourceName ?? op.remove ?? "");
+  const adGroup = /adGroups\/(\d+)/.exec(resource)?.[1] ?? /adGroupCriteria\/(\d+)~/.exec(resource)?.[1] ?? resource;
+  const kw = op.create?.keyword;
+  const change = kw ? `add ${op.create.negative ? "negative " : ""}keyword "${kw.text}"${kw.matchType ? ` ${kw.matchType}` : ""}`
+    : op.create ? `add ${brief(op.create)}` : op.update ? `update ${brief(op.update)}` : `remove ${resource}`;
+  return { entity: `ad group ${adGroup}`, change };
+}
+
+/** A Pinterest write: each ad group of a PATCH .../ad_groups, or the keywords a POST adds / a PATCH updates. */
+function pinterestWrite(path: string, method: string, body: any): Pick<InboxAdsWrite, "entity" | "change">[] {
+  if (path.endsWith("/ad_groups")) return (Array.isArray(body) ? body : []).map((g: Record<string, unknown>) => ({ entity: `ad group ${g.id}`, change: fields(g, ["id"]) }));
+  const account = /ad_accounts\/([^/]+)/.exec(path)?.[1];
+  if (method === "POST") return [{ entity: `ad group ${body?.parent_id}`, change: `add keywords ${((body?.keywords ?? []) as { value: string; match_type?: string }[]).map((k) => `"${k.value}"${k.match_type ? ` ${k.match_type}` : ""}`).join(", ")}` }];
+  return [{ entity: `ad account ${account}`, change: `update keywords ${brief(body)}` }];
 }
 
 /** The environment as .env lines, with a header saying where it came from. */

@@ -2,7 +2,7 @@ import http from "node:http";
 import { randomBytes, randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import { bodyServer, listenLocal } from "./listen.ts";
-import { startOAuthPeer, type OAuthPeer } from "./oauth-server.ts";
+import { startOAuthPeer, type OAuthPeer, type OAuthPeerOptions } from "./oauth-server.ts";
 
 /**
  * A local stand-in for the Microsoft endpoints the Teams chat connector talks to, on 127.0.0.1 (free ports):
@@ -75,6 +75,8 @@ export interface TeamsServerOptions {
   /** Lifetime of bot tokens in seconds (default 3599, as AAD answers). */
   botTokenTtl?: number;
   port?: number;
+  /** The tenant OAuth server's fixed port and its clients (the sandbox: the same .env after a restart); default a free port, fixed test clients. */
+  oauth?: { port?: number; clients?: OAuthPeerOptions["clients"] };
 }
 
 export interface TeamSeed { id?: string; displayName: string; isArchived?: boolean; installed?: boolean }
@@ -152,7 +154,7 @@ export async function startTeamsServer(opts: TeamsServerOptions = {}) {
   const served = [keys.teams, keys.webchat, keys.unendorsed];
 
   const oauth: OAuthPeer = await startOAuthPeer({
-    redirectUris: opts.redirectUris ?? [DEFAULT_REDIRECT], provider: "Microsoft", scopes: GRAPH_SCOPES,
+    redirectUris: opts.redirectUris ?? [DEFAULT_REDIRECT], provider: "Microsoft", scopes: GRAPH_SCOPES, port: opts.oauth?.port, clients: opts.oauth?.clients,
     routes: { authorization: "/organizations/oauth2/v2.0/authorize", token: "/organizations/oauth2/v2.0/token", revocation: "/organizations/oauth2/v2.0/revoke" },
     onAccessToken: (token) => graphTokens.set(token, { expiresAt: Date.now() + 3600_000 }),
     grants: () => [`Microsoft Teams in ${tenant.displayName}`],

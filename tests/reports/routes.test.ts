@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { createLogger } from "@trendgate/logger";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
+import { catalogProblemsOf } from "../helpers/account-events.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startGoogleAdsServer, type GoogleAdsServer } from "../peers/google-ads-server.ts";
@@ -140,7 +141,9 @@ test("a large export runs as a job: progress, then a download whose totals equal
   expect(lines.slice(1).reduce((s, l) => s + BigInt(l.split(",")[col]), 0n).toString()).toBe(expected.costMicros);
   expect(Number(dl.headers["content-length"])).toBe(done.bytes);
   // The account is told (GET /api/events, and pushed to subscriptions listing report.export_ready).
-  const told = ((await gw.http.get("/api/events?type=report.export_ready").set(a.auth)).body.data as any[]).map((e) => e.data);
+  const toldEvents = (await gw.http.get("/api/events?type=report.export_ready").set(a.auth)).body.data as any[];
+  expect(catalogProblemsOf(toldEvents)).toEqual([]);
+  const told = toldEvents.map((e) => e.data);
   expect(told).toEqual([{ export_id: res.body.id, rows: expected.rows, bytes: done.bytes }]);
 
   expect((await gw.http.delete(`${BASE}/exports/${res.body.id}`).set(a.auth)).status).toBe(204);

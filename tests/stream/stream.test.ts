@@ -95,6 +95,22 @@ describe("authentication", () => {
     kept.ws.close();
   });
 
+  test("a revoked socket is one drop, though the revocation and a heartbeat both re-check it", async () => {
+    const r = await start({ STREAM_HEARTBEAT_MS: "100" });
+    try {
+      const a = await r.gw.account();
+      const other = await r.gw.http.post("/api/keys").set(a.auth).send({ name: "dashboard" });
+      const doomed = await connect(r.url, bearer(other.body.key));
+      expect((await r.gw.http.delete(`/api/keys/${other.body.id}`).set(a.auth)).status).toBe(204);
+      expect((await doomed.closed).code).toBe(1008);
+      await sleep(500); // several heartbeats later
+      const metrics = await r.gw.deps.metrics.getSingleMetricAsString("trend_stream_drops_total");
+      expect(metrics).toMatch(/reason="unauthorized"} 1$/m);
+    } finally {
+      await stop(r);
+    }
+  });
+
   test("no key, a malformed key or an unknown key: 401 with WWW-Authenticate: Bearer, no upgrade", async () => {
     const none = await refused(main.url);
     expect(none.status).toBe(401);
@@ -218,6 +234,66 @@ test("open sockets per API key are capped (STREAM_MAX_SOCKETS_PER_KEY): the next
     for (const c of [again, open[1], open[2]]) c.ws.close();
   } finally {
     await stop(capped);
+  }
+});
+
+test("the caps hold across gateways: sockets of one account on two gateways count together (STREAM_MAX_SOCKETS_PER_ACCOUNT)", async () => {
+  const shared = { QUEUE_PREFIX: `t${Date.now().toString(36)}x`, STREAM_MAX_SOCKETS_PER_ACCOUNT: "3", STREAM_MAX_SOCKETS_PER_KEY: "2" };
+  const one = await start(shared);
+  const two = await start(shared);
+  try {
+    const a = await one.gw.account();
+    const second = await one.gw.http.post("/api/keys").set(a.auth).send({ name: "dashboard" });
+    const open = [await connect(one.url, bearer(a.key)), await connect(two.url, bearer(a.key))];
+    // The key's cap counts its socket on the other gateway too.
+    const keyOver = await refused(two.url, bearer(a.key));
+    expect(keyOver.status).toBe(429);
+    expect(keyOver.body).toMatchObject({ code: "too_many_connections", detail: expect.stringMatching(/^This API key .*at most 2/) });
+    open.push(await connect(two.url, bearer(second.body.key)));
+    // Three open for the account, on two gateways and two keys: a fourth is refused on either gateway.
+    for (const r of [one, two]) {
+      const over = await refused(r.url, bearer(second.body.key));
+      expect(over.status).toBe(429);
+      expect(over.body.detail).toMatch(/^This account already has 3 open stream connections \(at most 3\)/);
+    }
+    // Another account is not held back by it.
+    const b = await two.gw.account();
+    open.push(await connect(two.url, bearer(b.key)));
+    // Closing one on gateway one frees a place on gateway two.
+    open[0].ws.close();
+    await open[0].closed;
+    await waitFor(async () => {
+      try { open.push(await connect(two.url, bearer(second.body.key))); return true; } catch { return false; }
+    });
+    for (const c of open.slice(1)) c.ws.close();
+  } finally {
+    await stop(one);
+    await stop(two);
+  }
+});
+
+test("a socket left counted by a gateway that died stops counting after three heartbeats; live ones are renewed", async () => {
+  const r = await start({ STREAM_MAX_SOCKETS_PER_ACCOUNT: "2", STREAM_HEARTBEAT_MS: "200" });
+  try {
+    const a = await r.gw.account();
+    const live = await connect(r.url, bearer(a.key));
+    // What a killed gateway leaves behind: a lease nobody renews or releases.
+    const key = `${r.gw.deps.queues.prefix}:stream-sockets:${a.accountId}`;
+    await r.gw.deps.redis.zadd(key, Date.now() + 600, "dead-gateway|socket");
+    expect((await refused(r.url, bearer(a.key))).status).toBe(429);
+    await waitFor(async () => {
+      try { const c = await connect(r.url, bearer(a.key)); c.ws.close(); return true; } catch { return false; }
+    });
+    // The live socket, well past three heartbeats, still counts.
+    await sleep(800);
+    expect(await r.gw.deps.redis.zscore(key, "dead-gateway|socket")).toBeNull();
+    expect(await r.gw.deps.redis.zcard(key)).toBeGreaterThanOrEqual(1);
+    expect(live.ws.readyState).toBe(WebSocket.OPEN);
+    live.ws.close();
+    await live.closed;
+    await waitFor(async () => (await r.gw.deps.redis.zcard(key)) === 0);
+  } finally {
+    await stop(r);
   }
 });
 

@@ -1,6 +1,6 @@
 import { insertSignals } from "@trendgate/db";
 import { detectAccount } from "@trendgate/trends";
-import { triggerFires } from "../../packages/connectors/webhook/src/triggers.ts";
+import { triggerFires } from "../../packages/webhooks/src/triggers.ts";
 import { engineOptions } from "../../apps/worker/src/processors/trend-detection.ts";
 import { overdispersedSlots } from "../../bench/eval-detection/arrivals.ts";
 import { loadProductionCode, type ProductionCode } from "../../bench/eval-detection/code.ts";
@@ -85,7 +85,7 @@ afterAll(async () => { await gw.close(); });
 test("the evaluation runs with the worker's detection settings", () => {
   const o = engineOptions(testConfig());
   expect(settings.detection).toEqual({ bucketSeconds: o.bucketSeconds, baselineHours: o.baselineHours, minMentionsPerHour: o.minMentionsPerHour, dailySeasonality: o.dailySeasonality });
-  expect(settings.rules).toEqual({ velocityEventStep: o.velocityEventStep, velocityEventMinSeconds: o.velocityEventMinSeconds, severityHoldSeconds: o.severityHoldSeconds });
+  expect(settings.rules).toEqual({ velocityEventStep: o.velocityEventStep, velocityEventMinSeconds: o.velocityEventMinSeconds, severityHoldSeconds: o.severityHoldSeconds, endAfterHours: o.endAfterHours });
   expect(settings.intervalSeconds).toBe(testConfig().DETECTION_INTERVAL_SECONDS);
 });
 

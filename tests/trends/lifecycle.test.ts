@@ -1,6 +1,6 @@
 import { assessNow, assessSeries, type Assessment, type Bucket } from "../../packages/trends/src/detection/index.ts";
 import { decide, DEFAULT_EVENT_RULES, type TrendState } from "../../packages/trends/src/engine/decide.ts";
-import { triggerFires } from "../../packages/connectors/webhook/src/triggers.ts";
+import { triggerFires } from "../../packages/webhooks/src/triggers.ts";
 import { noisy } from "../helpers/synthetic.ts";
 
 // What a subscriber receives from a detection pass every 60 s (assessNow, then decide, as the engine runs them):
@@ -24,7 +24,7 @@ const clump = (at: number, n: number) => Array<number>(n).fill(at);
  * arrived): the y a pass reads (count + 1 per closed hour, the hour in progress with its elapsed share), assessNow,
  * decide. Returns the events as "HH:MM type", and the last state.
  */
-function replay(mentions: number[], from: number, to: number, stepMs = MIN) {
+function replay(mentions: number[], from: number, to: number, stepMs = MIN, rules = DEFAULT_EVENT_RULES) {
   const sorted = Float64Array.from(mentions).sort();
   let state: TrendState | undefined;
   const events: string[] = [];
@@ -37,7 +37,7 @@ function replay(mentions: number[], from: number, to: number, stepMs = MIN) {
     }
     const observed = (now - current * HOUR) / HOUR || 1 / HOUR; // a pass right at the turn sees an empty bucket
     y[y.length - 1] += observed - 1;
-    const d = decide(state, assessNow(y, T0 / HOUR, observed), DEFAULT_EVENT_RULES, new Date(now));
+    const d = decide(state, assessNow(y, T0 / HOUR, observed), rules, new Date(now));
     if (d?.event) events.push(`${new Date(now).toISOString().slice(11, 16)} ${d.event}`);
     state = d?.state ?? state;
   }
@@ -64,6 +64,29 @@ describe("one trend per burst", () => {
     const lifecycle = replay(mentions, TEN, TEN + 27 * HOUR, 5 * MIN).events.filter((e) => /detected|ended/.test(e));
     // The 10:00 hour was the last anomalous one: the closed 23:00 hour is the first dormant one past 12 h after it.
     expect(lifecycle).toEqual(["10:10 trend.detected", "00:00 trend.ended"]);
+  });
+
+  it("publishes trend.cooling once, at the first calm closed hour after the burst, then trend.ended", () => {
+    const mentions = [...history, ...steady(Array<number>(DAYS * 24 + 40).fill(100)).filter((t) => t >= TEN), ...clump(TEN + 5 * MIN, 120)];
+    const { events, state } = replay(mentions, TEN, TEN + 27 * HOUR, 5 * MIN);
+    // The 10:00 hour is the burst; the closed 11:00 hour (judged from 12:00) is calm: cooling, and only once.
+    expect(events.filter((e) => /detected|cooling|ended/.test(e))).toEqual(["10:10 trend.detected", "12:00 trend.cooling", "00:00 trend.ended"]);
+    expect(state?.coolingSince?.toISOString()).toBe(new Date(TEN + HOUR).toISOString());
+  });
+
+  it("the end is tunable (DETECTION_END_AFTER_HOURS): 8 h ends the same trend at 20:00 instead of 00:00", () => {
+    const mentions = [...history, ...steady(Array<number>(DAYS * 24 + 40).fill(100)).filter((t) => t >= TEN), ...clump(TEN + 5 * MIN, 120)];
+    const { events } = replay(mentions, TEN, TEN + 27 * HOUR, 5 * MIN, { ...DEFAULT_EVENT_RULES, endAfterHours: 8 });
+    expect(events.filter((e) => /detected|cooling|ended/.test(e))).toEqual(["10:10 trend.detected", "12:00 trend.cooling", "20:00 trend.ended"]);
+  });
+
+  it("a trend detected in the hour in progress is not called cooling from the closed hour before it", () => {
+    // Passes early in 11:00 fall back to the closed 10:00 hour (calm, before the burst): no cooling from it.
+    const later = steady(Array<number>(DAYS * 24 + 16).fill(100)).filter((t) => t >= TEN);
+    const { events } = replay([...history, ...later, ...clump(TEN + 50 * MIN, 200)], TEN + 50 * MIN, TEN + 3 * HOUR, MIN);
+    const cooling = events.filter((e) => e.endsWith("trend.cooling"));
+    expect(events.filter((e) => e.endsWith("trend.detected"))).toHaveLength(1);
+    expect(cooling.every((e) => e.slice(0, 5) >= "12:00")).toBe(true);
   });
 
   it("a second wave within 6 h continues the trend (a change event, not a second detection)", () => {

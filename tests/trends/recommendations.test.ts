@@ -66,6 +66,32 @@ describe("recommend()", () => {
   });
 });
 
+describe("recommend() and what the account already did", () => {
+  test("a muted trend gets no action, only watch naming the mute; other trends are unaffected", () => {
+    const recs = recommend([trend({ id: "trd_m", severity: "critical", handled: { muteId: "mut_1" } }), trend({ id: "trd_n", severity: "critical" })], everything);
+    expect(recs.filter((r) => r.trend_id === "trd_m")).toEqual([expect.objectContaining({ action: "watch", connector: null, reason: expect.stringMatching(/^muted \(mut_1\)/) })]);
+    expect(recs.filter((r) => r.trend_id === "trd_n").map((r) => r.action).sort()).toEqual(["alert_team", "push_to_workflow", "target_ads_category"]);
+    // nor does a muted trend ask for a connector to be set up
+    expect(recommend([trend({ severity: "critical", handled: { muteId: "mut_1" } })], nothing).map((r) => r.action)).toEqual(["watch"]);
+  });
+
+  test("an operator item the team acknowledged, snoozed or resolved is not alerted again", () => {
+    for (const team of ["acknowledged", "snoozed", "resolved"] as const) {
+      const recs = recommend([trend({ severity: "high", sentiment: -0.8, handled: { team } })], everything);
+      expect(recs).toEqual([expect.objectContaining({ action: "watch", reason: expect.stringContaining(`the team ${team} its operator item`) })]);
+    }
+  });
+
+  test("a provider whose plan for the trend's category was applied is not recommended again; another ready one still is", () => {
+    const two: AccountSetup = { ...everything, workflow: "missing", ads: [{ provider: "google_ads", readiness: "ready", category: "tech" }, { provider: "meta_ads", readiness: "ready", category: "tech/ai" }] };
+    const stable = { severity: "high", stage: "peaking" } as const;
+    const one = recommend([trend({ ...stable, handled: { adsApplied: ["google_ads"] } })], two);
+    expect(one.filter((r) => r.action === "target_ads_category").map((r) => r.reason)).toEqual([expect.stringContaining("meta_ads")]);
+    const both = recommend([trend({ ...stable, handled: { adsApplied: ["google_ads", "meta_ads"] } })], two);
+    expect(both).toEqual([expect.objectContaining({ action: "watch", reason: expect.stringContaining("applied on google_ads, meta_ads") })]);
+  });
+});
+
 describe("GET /api/intelligence/recommendations", () => {
   let gw: TestGateway;
   beforeAll(async () => { gw = await startGateway(); });
@@ -123,5 +149,43 @@ describe("GET /api/intelligence/recommendations", () => {
     const after = await get();
     expect(after[0].reason).toMatch(/seen on 2 sources \(reddit, x\)\]$/);
     expect(after[0].confidence).toBeGreaterThan(before[0].confidence);
+  });
+
+  test("honours the account's mutes, its team's answers on operator items and the ads plans it applied", async () => {
+    const a = await gw.account();
+    await seedTrend(a.accountId, { severity: "critical", stage: "peaking", sentiment: 0.4, score: 25 });
+    await seedTrend(a.accountId, { severity: "critical", stage: "peaking", sentiment: 0.4, score: 20 });
+    await seedTrend(a.accountId, { severity: "critical", stage: "peaking", sentiment: 0.4, score: 15 });
+    const [muted, acked, applied] = await gw.deps.db.trend.findMany({ where: { accountId: a.accountId }, orderBy: { anomalyScore: "desc" } });
+    const conn = (kind: string, provider: string, selection: object) => gw.deps.db.connection.create({
+      data: { id: newId("con"), accountId: a.accountId, kind, provider, status: "connected", credentialsSealed: "sealed", selection },
+    });
+    await conn("chat", "slack", { channel_id: "C1", channel_name: "alerts" });
+    const ads = await conn("ads", "google_ads", { trend_category: "tech", strict_safety: true });
+    const get = async () => (await gw.http.get("/api/intelligence/recommendations").set(a.auth)).body.data as any[];
+    const actionsOf = (recs: any[], t: { id: string }) => recs.filter((r) => r.trend_id === t.id).map((r) => r.action).sort();
+    const before = await get();
+    for (const t of [muted, acked, applied]) expect(actionsOf(before, t)).toEqual(["alert_team", "target_ads_category"]);
+
+    const mute = await gw.http.post("/api/mutes").set(a.auth).send({ topic: muted.name, duration_minutes: 60 });
+    expect(mute.status).toBe(201);
+    await gw.deps.db.operatorItem.create({
+      data: { id: newId("opi"), accountId: a.accountId, dedupKey: `trend:${acked.id}`, trendId: acked.id, state: "acknowledged", severity: "critical",
+        title: acked.name, category: acked.category, summary: "s", velocity: 300 },
+    });
+    await gw.deps.db.adsPlan.create({
+      data: { id: newId("pln"), accountId: a.accountId, provider: "google_ads", connectionId: ads.id, adAccountId: "1", category: "tech/ai", strictSafety: true,
+        status: "applied", changes: [], calls: [], diff: [], refused: [], priorState: {}, priorStateHash: "h", expiresAt: new Date(Date.now() + 3600_000), appliedAt: new Date() },
+    });
+    const after = await get();
+    expect(after.filter((r) => r.trend_id === muted.id)).toEqual([expect.objectContaining({ action: "watch", reason: expect.stringContaining(`muted (${mute.body.id})`) })]);
+    // acknowledged: no second alert; the plan applied for tech/ai covers both remaining trends
+    expect(actionsOf(after, acked)).toEqual(["watch"]);
+    expect(after.find((r) => r.trend_id === acked.id).reason).toMatch(/^a targeting plan for it was applied on google_ads; the team acknowledged its operator item: nothing more to do/);
+    expect(actionsOf(after, applied)).toEqual(["alert_team"]);
+
+    // Ending the mute brings its actions back.
+    expect((await gw.http.delete(`/api/mutes/${mute.body.id}`).set(a.auth)).status).toBe(204);
+    expect(actionsOf(await get(), muted)).toEqual(["alert_team"]);
   });
 });

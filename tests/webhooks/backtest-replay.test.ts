@@ -2,7 +2,7 @@
 // delivered (issue 44: a windowed backtest's reads were most of its cost, and its load on other accounts). Checked
 // against a plain replay that knows every answer up front: the same deliveries, at the same times, from far fewer
 // questions, across page boundaries and with firings that did not last letting later ones through.
-import { SubscriptionReplay, type BacktestDelivery, type BacktestRules, type PastEvent } from "@trendgate/connector-webhook";
+import { SubscriptionReplay, type BacktestDelivery, type BacktestRules, type PastEvent } from "@trendgate/webhooks";
 import { trendEvent } from "../helpers/stack.ts";
 
 const MIN = 60_000;

@@ -66,7 +66,8 @@ test("for every kind of rule, the backtest's deliveries and drops equal what rea
   const events = await stack.gw.deps.db.trendEventRecord.count({ where: { accountId: a.accountId } });
   expect(events).toBeGreaterThan(5);
   // Everything routed and sent (digests are due an hour on: their count is what is held).
-  await waitFor(async () => (await stack.gw.deps.db.trendEventRecord.count({ where: { accountId: a.accountId, dispatchedAt: null } })) === 0);
+  // (30 s: the passes publish a few dozen events, and a loaded 2-core run took over 10 s to route them all.)
+  await waitFor(async () => (await stack.gw.deps.db.trendEventRecord.count({ where: { accountId: a.accountId, dispatchedAt: null } })) === 0, { timeoutMs: 30_000 });
   await new Promise((r) => setTimeout(r, 1000));
 
   const live: Record<string, [number, number]> = {};
@@ -87,7 +88,7 @@ test("for every kind of rule, the backtest's deliveries and drops equal what rea
   expect(backtest).toEqual(live);
   // The rules really differ on this history.
   expect(new Set(Object.values(live).map((v) => v.join("/"))).size).toBeGreaterThan(3);
-});
+}, 90_000);
 
 test("a digest subscription: the backtest names the trends the worker delivered (one pass's firings strongest first, the held one replaced by a faster one)", async () => {
   const a = await stack.gw.account();

@@ -11,7 +11,7 @@ afterAll(async () => { await gw.close(); });
 test("writers recording the same once-an-hour notice at the same moment write it once", async () => {
   const a = await gw.account();
   const notice = (webhookId: string, i: number) => ({
-    accountId: a.accountId, type: "webhook.delivery_failed", data: { webhook_id: webhookId, delivery_id: `msg_${i}`, attempts: 4, error: "HTTP 500" },
+    accountId: a.accountId, type: "webhook.delivery_failed" as const, data: { webhook_id: webhookId, delivery_id: `msg_${i}`, attempts: 4, error: "HTTP 500" },
     once: { match: { webhook_id: webhookId }, since: new Date(Date.now() - 3_600_000) },
   });
   // Ten subscriptions, eight writers each, all at once: each subscription's notice is written once.

@@ -61,6 +61,8 @@ describe("signed deliveries", () => {
     expect(a.body).toBe(b.body);
     expect(a.headers["webhook-id"]).not.toBe(b.headers["webhook-id"]); // two deliveries
     expect(JSON.parse(a.body)).toMatchObject({ category: "test/webhook", trend_name: "Trendgate test event" });
+    // Its link is this service's own event catalog, not a site outside it.
+    expect(JSON.parse(a.body).source_link).toBe(`${stack.gw.deps.config.PUBLIC_BASE_URL.replace(/\/$/, "")}/docs/events`);
   });
 
   test("a trend event crossing the threshold is delivered with the spec payload", async () => {
@@ -248,11 +250,22 @@ describe("executions, replay and recovery", () => {
     const replay = await stack.gw.http.post(`${BASE}/${s.id}/executions/${exe.id}/replay`).set(s.auth);
     expect(replay.status).toBe(202);
     await waitFor(async () => (await delivery(first)).status === "succeeded");
-    expect(rx.on(s.path).filter((r) => r.headers["webhook-id"] === first)).toHaveLength(2);
+    const sent = rx.on(s.path).filter((r) => r.headers["webhook-id"] === first);
+    expect(sent).toHaveLength(2);
+    // A replay of a test delivery is recorded as a replay, like any other's; the message is still the test (its header).
+    expect(sent.map((r) => r.headers["x-webhook-test"])).toEqual(["true", "true"]);
+    const attempts = async (id: string) => ((await executions(s, "?limit=100")).data as any[]).filter((e) => e.delivery_id === id)
+      .map((e) => ({ attempt: e.attempt, trigger: e.trigger, outcome: e.outcome, test: e.request.headers["X-Webhook-Test"] })).reverse();
+    expect(await attempts(first)).toEqual([
+      { attempt: 1, trigger: "test", outcome: "failed", test: "true" },
+      { attempt: 2, trigger: "replay", outcome: "succeeded", test: "true" },
+    ]);
+    expect(((await executions(s, "?trigger=replay")).data as any[]).map((e) => e.delivery_id)).toEqual([first]);
 
     const recover = await stack.gw.http.post(`${BASE}/${s.id}/recover`).set(s.auth).send({ since: new Date(Date.now() - 3600_000).toISOString() });
     expect(recover.body).toEqual({ recovered: 1 });
     await waitFor(async () => (await delivery(second)).status === "succeeded");
+    expect((await attempts(second)).at(-1)).toEqual({ attempt: 2, trigger: "recovery", outcome: "succeeded", test: "true" });
     const tooOld = await stack.gw.http.post(`${BASE}/${s.id}/recover`).set(s.auth).send({ since: new Date(Date.now() - 15 * 86_400_000).toISOString() });
     expect(tooOld.status).toBe(422);
   });

@@ -2,7 +2,10 @@ import { Parser } from "@asyncapi/parser";
 import Ajv from "ajv";
 import addFormats from "ajv-formats";
 import { z } from "zod";
-import { OperationalPayload, TREND_EVENT_TYPES, TrendEvent, WEBHOOK_EVENT_TYPES, WebhookPayload } from "@trendgate/contracts";
+import {
+  ACCOUNT_EVENT_DATA, ACCOUNT_EVENT_SCHEMAS, ACCOUNT_EVENT_TYPES, accountEventSchemaName, exampleOperationalEvent, OPERATIONAL_EVENT_TYPES, OperationalPayload,
+  TREND_EVENT_TYPES, TrendEvent, WEBHOOK_EVENT_TYPES, WebhookPayload,
+} from "@trendgate/contracts";
 import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
@@ -47,7 +50,14 @@ test("every event type is in the catalog on each channel, with the schemas the c
     const names = Object.keys(doc.channels[channel].messages).map((k) => doc.components.messages[k].name);
     expect({ channel, names }).toEqual({ channel, names: [...types] });
   }
-  expect(doc.components.schemas.OperationalPayload).toEqual(relinked(generated(OperationalPayload, "OperationalPayload")));
+  // Each operational event's message carries its own type's schema, its data typed (no shared untyped `data`).
+  for (const type of OPERATIONAL_EVENT_TYPES) {
+    const name = accountEventSchemaName(type);
+    expect({ type, payload: doc.components.messages[`webhook.${type}`].payload }).toEqual({ type, payload: { $ref: `#/components/schemas/${name}Event` } });
+    expect(doc.components.schemas[`${name}Event`]).toEqual(relinked(generated(ACCOUNT_EVENT_SCHEMAS[type], `${name}Event`)));
+    expect(doc.components.schemas[`${name}Event`].properties.data).toEqual({ $ref: `#/components/schemas/${name}Data` });
+    expect(doc.components.schemas[`${name}Data`]).toEqual(relinked(generated(ACCOUNT_EVENT_SCHEMAS[type], `${name}Data`)));
+  }
   // The same JSON Schema zod makes of the contracts: a change to a contract changes the catalog with it.
   expect(doc.components.schemas.WebhookPayload).toEqual(relinked(generated(WebhookPayload, "WebhookPayload")));
   expect(doc.components.schemas.TrendEvent).toEqual(relinked(generated(TrendEvent, "TrendEvent")));
@@ -55,6 +65,63 @@ test("every event type is in the catalog on each channel, with the schemas the c
   for (const [key, m] of Object.entries<any>(doc.components.messages)) {
     const v = validatorAt(pointerOf(key, "payload"));
     expect({ key, ok: v(m.examples[0].payload), errors: v.errors ?? null }).toEqual({ key, ok: true, errors: null });
+  }
+});
+
+/** Where a JSON Schema leaves something untyped: a node that accepts anything, or an object open to any other field. */
+function untyped(schema: unknown, at = "data"): string[] {
+  if (!schema || typeof schema !== "object") return [];
+  const s = schema as Record<string, any>;
+  const keys = Object.keys(s).filter((k) => !["description", "example", "examples", "title", "default"].includes(k));
+  if (!keys.length) return [`${at}: accepts anything`];
+  const out: string[] = [];
+  if (s.type === "object" || s.properties) {
+    const extra = s.additionalProperties;
+    if (extra === undefined || extra === true || (typeof extra === "object" && untyped(extra, `${at}.*`).length)) out.push(`${at}: open to other fields`);
+    else if (typeof extra === "object") out.push(...untyped(extra, `${at}.*`));
+  }
+  for (const [k, v] of Object.entries<any>(s.properties ?? {})) out.push(...untyped(v, `${at}.${k}`));
+  for (const k of ["items", "not"]) if (s[k]) out.push(...untyped(s[k], `${at}[]`));
+  for (const k of ["anyOf", "oneOf", "allOf"]) for (const v of s[k] ?? []) out.push(...untyped(v, at));
+  return out;
+}
+
+test("every event type has its own typed data schema, and each catalog example is exactly that schema", () => {
+  // Every operational event of the vocabulary (what subscriptions list) is an account event with a schema of its own.
+  expect(OPERATIONAL_EVENT_TYPES.filter((t) => !ACCOUNT_EVENT_TYPES.includes(t))).toEqual([]);
+  for (const type of ACCOUNT_EVENT_TYPES) {
+    const js = z.toJSONSchema(ACCOUNT_EVENT_DATA[type], { target: "draft-7" });
+    expect({ type, untyped: untyped(js) }).toEqual({ type, untyped: [] });
+  }
+  // The untyped shape the catalog published before is refused: data is closed.
+  expect(untyped({ type: "object", additionalProperties: {} })).toEqual(["data: open to other fields"]);
+  for (const type of OPERATIONAL_EVENT_TYPES) {
+    const example = exampleOperationalEvent(type);
+    const parsed = ACCOUNT_EVENT_SCHEMAS[type].safeParse(example);
+    expect({ type, issues: parsed.error?.issues ?? [] }).toEqual({ type, issues: [] });
+    expect(OperationalPayload.parse(example)).toEqual(example);
+    // One field more, or one missing, is not that type's event.
+    expect(ACCOUNT_EVENT_SCHEMAS[type].safeParse({ ...example, data: { ...example.data, surprise: 1 } }).success).toBe(false);
+    const [first] = Object.keys(example.data);
+    const { [first]: _gone, ...missing } = example.data as Record<string, unknown>;
+    expect({ type, first, ok: ACCOUNT_EVENT_SCHEMAS[type].safeParse({ ...example, data: missing }).success }).toEqual({ type, first, ok: false });
+  }
+});
+
+test("the OpenAPI document's webhooks publish each event type's body schema and example", async () => {
+  const api = (await stack.gw.http.get("/openapi.json")).body;
+  expect(Object.keys(api.webhooks)).toEqual([...WEBHOOK_EVENT_TYPES]);
+  for (const type of OPERATIONAL_EVENT_TYPES) {
+    const body = api.webhooks[type].post.requestBody.content["application/json"];
+    const name = accountEventSchemaName(type);
+    expect({ type, schema: body.schema }).toEqual({ type, schema: { $ref: `#/components/schemas/${name}Event` } });
+    expect(api.components.schemas[`${name}Data`].additionalProperties).toBe(false);
+    expect(ACCOUNT_EVENT_SCHEMAS[type].safeParse(body.example).success).toBe(true);
+  }
+  for (const type of TREND_EVENT_TYPES) {
+    const body = api.webhooks[type].post.requestBody.content["application/json"];
+    expect(body.schema).toEqual({ $ref: "#/components/schemas/WebhookPayload" });
+    expect(WebhookPayload.safeParse(body.example).success).toBe(true);
   }
 });
 

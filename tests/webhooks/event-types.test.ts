@@ -31,6 +31,7 @@ const lifecycle = (accountId: string, trendId: string, over: Partial<TrendEvent>
   trendEvent(accountId, { type: "trend.detected", trend_id: trendId, previous_severity: null, previous_velocity: null, velocity: 150, ...over }),
   trendEvent(accountId, { type: "trend.severity_changed", trend_id: trendId, severity: "high", previous_severity: "medium", ...over }),
   trendEvent(accountId, { type: "trend.velocity_changed", trend_id: trendId, velocity: 400, previous_velocity: 150, ...over }),
+  trendEvent(accountId, { type: "trend.cooling", trend_id: trendId, velocity: 20, previous_velocity: 400, ...over }),
   trendEvent(accountId, { type: "trend.ended", trend_id: trendId, ...over }),
 ];
 /** Publishes the events and waits until the deliveries they make have all been answered (ends with a marker). */
@@ -58,7 +59,7 @@ describe("event types", () => {
     const all = await subscribe({ trigger_type: "event_types", event_types: [...TREND_EVENT_TYPES], threshold_value: 0 }, a);
     const spec = await subscribe({ trigger_type: "trend_detected", threshold_value: 0 }, a);
     expect(spec.body.event_types).toEqual([]);
-    await deliver(all, lifecycle(a.accountId, "trend_all"), 4);
+    await deliver(all, lifecycle(a.accountId, "trend_all"), TREND_EVENT_TYPES.length);
     await settle();
     expect(rx.on(all.path).map((r) => r.headers["x-webhook-event-type"]).sort()).toEqual([...TREND_EVENT_TYPES].sort());
     expect(rx.on(spec.path).map((r) => r.headers["x-webhook-event-type"])).toEqual(["trend.detected"]);

@@ -1,4 +1,4 @@
-import { createAccount, createDb, newId, recordAttempts, type AttemptRecord, type Db } from "@trendgate/db";
+import { createAccount, createDb, newId, recordAttempts, timeOfId, type AttemptRecord, type Db } from "@trendgate/db";
 
 // The attempt records save a statement on their hot path (for latency): recordAttempts skips the subscription
 // statement only when it would change nothing.
@@ -47,4 +47,16 @@ test("recordAttempts still sets and clears failing_since (the subscription state
   const d4 = await delivery(fresh.id);
   await recordAttempts(db, [attempt(account.id, fresh.id, d4, true)], 86_400);
   expect((await db.webhookSubscription.findUnique({ where: { id: fresh.id } }))?.failingSince).toBeNull();
+});
+
+test("a batch of attempts written again later (its first commit unconfirmed) records each attempt once, in the day partition of its id's time", async () => {
+  const account = await createAccount(db, "rewrite", "free");
+  const sub = await subscription(account.id);
+  const d = (await db.webhookDelivery.create({ data: { id: newId("msg"), accountId: account.id, subscriptionId: sub.id, trigger: "test", payload: {}, nextAttemptAt: new Date() } })).id;
+  const batch = [attempt(account.id, sub.id, d, false)];
+  await recordAttempts(db, batch, 86_400);
+  await new Promise((r) => setTimeout(r, 20)); // the second write's clock differs
+  await recordAttempts(db, batch, 86_400);
+  const rows = await db.webhookExecution.findMany({ where: { deliveryId: d } });
+  expect(rows.map((r) => [r.id, r.createdAt.getTime()])).toEqual([[batch[0].execution.id, timeOfId(batch[0].execution.id).getTime()]]);
 });

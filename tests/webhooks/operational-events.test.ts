@@ -1,3 +1,4 @@
+import { catalogProblemsOf } from "../helpers/account-events.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startStack, trendEvent, webhookBody, type Stack } from "../helpers/stack.ts";
@@ -38,6 +39,8 @@ test("a subscription disabled by 410 Gone, and one whose delivery exhausts its r
   expect(disabled.map((p) => p.body)).toEqual([{ id: expect.stringMatching(/^evt_/), type: "webhook.disabled", created_at: expect.any(String), data: { webhook_id: gone, reason: expect.stringContaining("410") } }]);
   expect(of("webhook.delivery_failed", gone).map((p) => p.body.data)).toEqual([expect.objectContaining({ attempts: 1, error: "HTTP 410" })]);
   expect(of("webhook.delivery_failed", down).map((p) => p.body.data)).toEqual([expect.objectContaining({ attempts: 4, error: "HTTP 503", event_type: "trend.detected" })]);
+  // Each body is exactly its type's published schema (data typed per type, no field more or less).
+  expect(catalogProblemsOf(pushed.map((p) => p.body))).toEqual([]);
   const byType = { "webhook.disabled": disabled[0] };
   // Signed, with no trend header (they are about no trend); the trend event itself did not reach the ops endpoint.
   expect(byType["webhook.disabled"].headers["webhook-signature"]).toMatch(/^v1,/);
@@ -47,6 +50,7 @@ test("a subscription disabled by 410 Gone, and one whose delivery exhausts its r
   // The same events are in the account's events, once each.
   const events = (await stack.gw.http.get("/api/events").set(a.auth)).body.data as any[];
   expect(events.filter((e) => e.type.startsWith("webhook.")).map((e) => e.id).sort()).toEqual(pushed.map((p) => p.body.id).sort());
+  expect(catalogProblemsOf(events)).toEqual([]);
   // And the ops endpoint's own executions show them like any delivery.
   const execs = (await stack.gw.http.get(`${BASE}/${ops}/executions`).set(a.auth)).body.data as any[];
   expect(execs.map((x) => x.trigger)).toEqual(["account_event", "account_event", "account_event"]);

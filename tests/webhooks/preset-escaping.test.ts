@@ -1,5 +1,5 @@
 import { exampleTrendEvent, OPERATIONAL_EVENT_TYPES, TREND_EVENT_TYPES } from "@trendgate/contracts";
-import { payloadFromEvent, renderBody, serializePayload, templateProblem } from "@trendgate/connector-webhook";
+import { payloadFromEvent, renderBody, serializePayload, templateProblem } from "@trendgate/webhooks";
 
 // Chat presets treat trend text as data, as the app's own cards do: a hostile trend name, summary or category cannot
 // mention anyone, disguise a link or format the message, while the briefing link still arrives as a link. Custom

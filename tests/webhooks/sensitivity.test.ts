@@ -1,6 +1,6 @@
 // Tuning a subscription: sensitivity (the least trend it hears of), a trigger window (a firing waits and goes only if
 // the trend is still anomalous at its end) and a recovery window (no re-detection right after a trend ended).
-import { triggerFires } from "@trendgate/connector-webhook";
+import { triggerFires } from "@trendgate/webhooks";
 import { insertSignals } from "@trendgate/db";
 import { detectAccount, DEFAULT_DETECTION_CONFIG, type EngineOptions } from "@trendgate/trends";
 import { waitFor } from "../helpers/config.ts";

@@ -1,4 +1,4 @@
-import { triggerFires } from "@trendgate/connector-webhook";
+import { triggerFires } from "@trendgate/webhooks";
 import { publishTrendEvents } from "../../packages/trends/src/events/publish.ts";
 import { waitFor } from "../helpers/config.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";

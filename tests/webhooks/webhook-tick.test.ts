@@ -23,7 +23,7 @@ test("an account event reaches a subscription that lists its type within seconds
   const res = await stack.gw.http.post(BASE).set(a.auth)
     .send(webhookBody(rx.url("/ops"), { trigger_type: "event_types", event_types: ["connector.needs_reauth"], threshold_value: 0 }));
   expect(res.status).toBe(201);
-  await recordAccountEvents(stack.gw.deps.db, [{ accountId: a.accountId, type: "connector.needs_reauth", data: { provider: "x" } }]);
+  await recordAccountEvents(stack.gw.deps.db, [{ accountId: a.accountId, type: "connector.needs_reauth", data: { connection_id: "soc_tick", provider: "x", reason: "refused" } }]);
   const [got] = await waitFor(async () => rx.on("/ops").length > 0 && rx.on("/ops"), { timeoutMs: 10_000 });
   expect(got.headers["x-webhook-event-type"]).toBe("connector.needs_reauth");
   expect(JSON.parse(got.body)).toMatchObject({ type: "connector.needs_reauth", data: { provider: "x" } });

@@ -1,5 +1,5 @@
 import { QUEUES } from "@trendgate/contracts";
-import { idBefore, insertSignals, RETENTION_RULES } from "@trendgate/db";
+import { dayPartitions, ensureDays, ensurePartitions, idBefore, insertSignals, newId, PARTITION_DAYS_AHEAD, RETENTION_RULES } from "@trendgate/db";
 import { createLogger } from "@trendgate/logger";
 import { startWorkers } from "../../apps/worker/src/run-workers.ts";
 import { retentionPolicy, runRetentionPass } from "../../apps/worker/src/sweepers/retention.ts";
@@ -134,9 +134,10 @@ test("old rows go, recent rows stay; pending and retrying deliveries, their atte
   const deleted = await pass();
   expect(deleted.signals).toBeGreaterThanOrEqual(2500);
 
-  // Signals: the old ones went; the recent ones stayed, including one observed long ago but received now.
+  // Signals go by the time they were observed: the recent one stays; one observed long ago goes, even received now
+  // (ingestion refuses those: it can no longer count towards any trend).
   const left = (await q("SELECT external_id FROM signals WHERE account_id = $1 ORDER BY external_id", [a.accountId])).rows.map((r) => r.external_id);
-  expect(left).toEqual(["recent-1", "recent-2"]);
+  expect(left).toEqual(["recent-1"]);
   expect((await q(`SELECT count(*)::int AS n FROM topic_buckets WHERE topic_id = $1 AND bucket_start < ${ts(2)}`, [topic, ago(300)])).rows[0].n).toBe(0);
   expect((await q(`SELECT count(*)::int AS n FROM topic_buckets WHERE topic_id = $1 AND bucket_start = ${ts(2)}`, [topic, inWindow])).rows[0].n).toBe(1);
 
@@ -169,6 +170,46 @@ test("old rows go, recent rows stay; pending and retrying deliveries, their atte
   // A second pass finds nothing more.
   const again = await pass();
   for (const r of RETENTION_RULES) expect([r.table, again[r.table] ?? 0]).toEqual([r.table, 0]);
+});
+
+test("signals and webhook attempts are kept in day partitions made ahead; retention drops whole days, not rows, and keeps a pending delivery's attempts", async () => {
+  const day = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY).toISOString().slice(0, 10);
+  const part = (table: string, daysAgo: number) => `${table}_p${day(daysAgo).replaceAll("-", "")}`;
+  // Made ahead: today's and the next PARTITION_DAYS_AHEAD days' partitions exist, whatever the migration made.
+  await ensurePartitions(gw.deps.db.$pool);
+  for (const t of ["signals", "webhook_executions", "outbox_attempts"]) {
+    const names = (await dayPartitions(gw.deps.db.$pool, t)).map((p) => p.name);
+    for (const d of [0, -1, -PARTITION_DAYS_AHEAD]) expect([t, d, names.includes(part(t, d))]).toEqual([t, d, true]);
+  }
+  const a = await account();
+  // A day 45 days back that the default partition took first (no partition made that far back): making it moves its rows in.
+  const OLD = 45;
+  await oldSignals(a.accountId, 300, OLD, "early");
+  expect(await ensureDays(gw.deps.db.$pool, { table: "signals", column: "observed_at" }, day(OLD), day(OLD))).toBe(1);
+  await oldSignals(a.accountId, 700, OLD, "late");
+  const inPart = (await q(`SELECT count(*)::int AS n FROM ${part("signals", OLD)} WHERE account_id = $1`, [a.accountId])).rows[0].n;
+  expect(inPart).toBe(1000);
+  await insertSignals(gw.deps.db, a.accountId, [signal({ id: "today" })]);
+
+  // Attempts: a finished delivery's of 40 days ago, and a pending one's of 38 days ago (retried for weeks, say).
+  await ensureDays(gw.deps.db.$pool, { table: "webhook_executions", column: "created_at" }, day(40), day(38));
+  const sub = await subscription(a.accountId);
+  const done = await delivery(a.accountId, sub, "succeeded", 40);
+  const pending = await delivery(a.accountId, sub, "pending", 38.5, 5);
+
+  await pass();
+  const names = async (t: string) => (await dayPartitions(gw.deps.db.$pool, t)).map((p) => p.name);
+  expect(await names("signals")).not.toContain(part("signals", OLD)); // dropped whole
+  expect((await q("SELECT external_id FROM signals WHERE account_id = $1", [a.accountId])).rows.map((r) => r.external_id)).toEqual(["today"]);
+  // Both attempt days went; the pending delivery's attempt was kept (in the default partition now) until it finishes.
+  for (const d of [40, 39, 38]) expect(await names("webhook_executions")).not.toContain(part("webhook_executions", d));
+  expect(await exists("webhook_executions_default", pending.exe)).toBe(true);
+  expect(await exists("webhook_executions", done.exe)).toBe(false);
+  expect(await exists("webhook_deliveries", done.id)).toBe(false); // deliveries themselves go row by row
+
+  await q("UPDATE webhook_deliveries SET status = 'failed' WHERE id = $1", [pending.id]);
+  await pass();
+  expect(await exists("webhook_executions", pending.exe)).toBe(false);
 });
 
 test("retention never reaches into the detection window, and 0 keeps rows forever", async () => {

@@ -4,6 +4,7 @@ import { createLogger } from "@trendgate/logger";
 import { startWorkers, type RunningWorkers } from "../../apps/worker/src/run-workers.ts";
 import { REJECTION_EVENTS_MAX } from "../../apps/worker/src/processors/signals-ingest.ts";
 import { SignalBatcher } from "../../apps/worker/src/processors/signal-batcher.ts";
+import { catalogProblemsOf } from "../helpers/account-events.ts";
 import { waitFor } from "../helpers/config.ts";
 import { signal, startGateway, type TestGateway } from "../helpers/gateway.ts";
 
@@ -26,6 +27,7 @@ const bucketTotal = async (accountId: string) => {
 const events = async (a: Account, type: string) => {
   const res = await gw.http.get(`/api/events?type=${type}&limit=200`).set(a.auth);
   expect(res.status).toBe(200);
+  expect(catalogProblemsOf(res.body.data)).toEqual([]); // each exactly its type's schema
   return res.body.data as { id: string; type: string; data: Record<string, any>; created_at: string }[];
 };
 /** Puts a job on the ingest queue directly, as a producer other than the gateway (or an older gateway) could. */

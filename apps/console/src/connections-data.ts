@@ -25,7 +25,7 @@ export interface ConnectionRow {
   notConfigured: boolean;
   /** DELETE here to disconnect. */
   disconnectPath: string;
-  /** How to connect a provider without browser OAuth. */
+  /** How to connect a provider without browser OAuth (a credentials provider's manifest says, through the API's list). */
   connectHint: string | null;
   loadError: ApiError | null;
 }
@@ -35,10 +35,6 @@ export const needsAttention = (r: ConnectionRow) => !!r.loadError || ATTENTION.h
 
 // Kinds as the page names them.
 const KIND_LABEL: Record<string, string> = { chat: "Chat", workflow: "Workflow", conversions: "Community ads", ads: "Ads" };
-/** How to connect a kind whose providers take credentials sent to the API rather than a browser flow. */
-const CONNECT_HINT: Record<string, string> = {
-  workflow: "Connect with the API: POST /api/integrations/workflow/connect with the instance's URL and API key.",
-};
 
 /** The connection at `path`: the value, null when not connected (404), "absent" when the route does not exist here. */
 async function connection<T>(path: string, signal: AbortSignal): Promise<T | null | "absent"> {
@@ -50,7 +46,7 @@ async function connection<T>(path: string, signal: AbortSignal): Promise<T | nul
   }
 }
 
-function oauthRow(key: string, kind: string, name: string, base: string, c: ConnectionStatus | null, opts: { oauth: boolean; configured?: boolean; connectHint?: string }): ConnectionRow {
+function oauthRow(key: string, kind: string, name: string, base: string, c: ConnectionStatus | null, opts: { oauth: boolean; configured?: boolean; connectHint?: string | null }): ConnectionRow {
   const facts = c ? Object.entries(c.account).filter(([, v]) => v).map(([k, v]) => `${k.replaceAll("_", " ")}: ${v}`).join(", ") : "";
   return {
     key, kind, name, status: c?.status ?? "not_connected", scopes: c?.scopes ?? [], tokenExpiresAt: c?.token_expires_at ?? null,
@@ -104,7 +100,7 @@ export async function loadConnections(signal: AbortSignal): Promise<ConnectionRo
   else {
     for (const p of others.data) {
       rows.push(Promise.resolve(oauthRow(`${p.kind}:${p.provider}`, KIND_LABEL[p.kind] ?? p.kind, p.display_name, p.base_path, p.connection as ConnectionStatus | null,
-        { oauth: p.oauth, configured: p.configured, connectHint: p.oauth ? undefined : CONNECT_HINT[p.kind] })));
+        { oauth: p.oauth, configured: p.configured, connectHint: p.connect_hint })));
     }
   }
 

@@ -6,6 +6,7 @@ import { AdsPage } from "./pages/ads.tsx";
 import { ConnectionsPage } from "./pages/connections.tsx";
 import { FleetPage } from "./pages/fleet.tsx";
 import { MutesPage } from "./pages/mutes.tsx";
+import { OnCallPage } from "./pages/on-call.tsx";
 import { NotFoundPage, SessionMessage } from "./pages/session.tsx";
 import { OperatorPage } from "./pages/operator.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
@@ -28,6 +29,7 @@ function Page({ route }: { route: Route }) {
     case "connections": return id ? <NotFoundPage /> : <ConnectionsPage />;
     case "operator": return id ? <NotFoundPage /> : <OperatorPage />;
     case "routing": return id ? <NotFoundPage /> : <RoutingPage />;
+    case "on-call": return id ? <NotFoundPage /> : <OnCallPage />;
     case "mutes": return id ? <NotFoundPage /> : <MutesPage />;
     case "ads": return id ? <NotFoundPage /> : <AdsPage />;
     case "reports": return id ? <NotFoundPage /> : <ReportsPage />;

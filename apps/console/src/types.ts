@@ -31,6 +31,8 @@ import type {
   OperatorItemWithHistory as OperatorItemWithHistorySchema,
   OperatorRoutes as OperatorRoutesSchema,
   OperatorRoutesBody as OperatorRoutesBodySchema,
+  OnCallSchedule as OnCallScheduleSchema,
+  OnCallScheduleBody as OnCallScheduleBodySchema,
   QueueDepth as QueueDepthSchema,
   QueuedDelivery as QueuedDeliverySchema,
   RecoverResult as RecoverResultSchema,
@@ -112,6 +114,10 @@ export type ConnectionList = z.output<typeof ConnectionListSchema>;
 export type Mute = z.output<typeof MuteSchema>;
 export type MuteList = z.output<typeof MuteListSchema>;
 export type CreateMuteBody = z.input<typeof CreateMuteBodySchema>;
+
+// On-call schedules (/api/operator/schedules)
+export type OnCallSchedule = z.output<typeof OnCallScheduleSchema>;
+export type OnCallScheduleBody = z.input<typeof OnCallScheduleBodySchema>;
 
 // Holiday calendar (GET/PUT/DELETE /api/calendar) and feedback on trends
 export type HolidayCalendarBody = z.input<typeof HolidayCalendarBodySchema>;

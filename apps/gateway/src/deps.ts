@@ -17,6 +17,12 @@ export interface Deps {
   config: Config;
   logger: Logger;
   db: Db;
+  /**
+   * Where the read-only routes that tolerate replication lag read (trend lists and details, recommendations,
+   * backtests): the read replica of DATABASE_READ_URL, else the primary itself (`db`). Never for a read that must see
+   * a write just made.
+   */
+  readDb: Db;
   redis: RedisConnection;
   queues: Queues;
   metrics: Registry;
@@ -41,16 +47,18 @@ export interface GatewayDeps extends Deps {
 
 export function createDeps(config: Config, logger: Logger): Deps {
   const db = createDb(config.DATABASE_URL, { connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+  const readDb = config.DATABASE_READ_URL ? createDb(config.DATABASE_READ_URL, { connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS }) : db;
   const redis = createRedis(config.REDIS_URL, "client");
   const queues = new Queues(redis, config.QUEUE_PREFIX);
   const metrics = new Registry();
   if (config.NODE_ENV !== "test") collectDefaultMetrics({ register: metrics });
   return {
-    config, logger, db, redis, queues, metrics,
+    config, logger, db, readDb, redis, queues, metrics,
     async close() {
       await queues.close().catch(() => {});
       redis.disconnect();
       await db.$disconnect().catch(() => {});
+      if (readDb !== db) await readDb.$disconnect().catch(() => {});
     },
   };
 }

@@ -5,12 +5,11 @@ import { Connections } from "@trendgate/connections";
 import { registry as defaultRegistry, type ConnectorRegistry } from "@trendgate/connectors";
 import { SecretBox } from "@trendgate/crypto";
 import { createDb } from "@trendgate/db";
-import { OutboundClient, OutboundGuard } from "@trendgate/delivery";
+import { AttemptFailedError, OutboundClient, OutboundGuard } from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { createRedis, isCluster, queuePrefix, Queues } from "@trendgate/queues";
 import { FetchWatchdog } from "./fetch-watchdog.ts";
 import { LegacyDrain } from "./legacy-drain.ts";
-import { AttemptFailedError } from "./outbox/attempt-failed.ts";
 import { ALL_PROCESSORS, type Processor, type ProcessorFactory, type WorkerDeps } from "./processors/index.ts";
 import { SchedulerKeeper, schedules } from "./schedulers/index.ts";
 import { OutboxSweeper } from "./sweepers/outbox-sweeper.ts";
@@ -46,17 +45,16 @@ export function createWorkerDeps(config: Config, logger: Logger, registry: Conne
   const db = createDb(config.DATABASE_URL, { poolSize: 20, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
   const secrets = new SecretBox(config.ENCRYPTION_KEY);
   const guard = new OutboundGuard(config.OUTBOUND_ALLOWLIST);
-  const outbound = (maxResponseBytes: number, userAgent: string) => new OutboundClient({
-    guard, connectTimeoutMs: config.OUTBOUND_CONNECT_TIMEOUT_MS, timeoutMs: config.OUTBOUND_TIMEOUT_MS, maxResponseBytes, userAgent,
-  });
   return {
     config,
     logger,
     db,
     queues: new Queues(createRedis(config.REDIS_URL, "client"), config.QUEUE_PREFIX),
-    outbound: outbound(config.OUTBOUND_RESPONSE_MAX_BYTES, "Trendgate-Webhooks/0.1 (+https://trendgate.dev/docs/webhooks)"),
-    // Provider APIs answer with pages of data: same guard and timeouts, a larger read limit.
-    connectors: outbound(config.CONNECTOR_RESPONSE_MAX_BYTES, "Trendgate/0.1 (+https://trendgate.dev)"),
+    // Webhook deliveries; provider calls go through connector-core's ProviderHttp / providerRequest.
+    outbound: new OutboundClient({
+      guard, connectTimeoutMs: config.OUTBOUND_CONNECT_TIMEOUT_MS, timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+      maxResponseBytes: config.OUTBOUND_RESPONSE_MAX_BYTES, userAgent: "Trendgate-Webhooks/0.1 (+https://trendgate.dev/docs/webhooks)",
+    }),
     secrets,
     registry,
     connections: new Connections({ db, secrets, config, providers: registry, logger }),

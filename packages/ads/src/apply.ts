@@ -15,14 +15,23 @@ export interface ClaimRequest {
   acknowledgedPlanHash?: string;
 }
 
-/** Locks the plan for the caller's transaction and checks it may start a run; AdsPlanError otherwise. */
-export async function claimPreviewedPlan(tx: Tx, q: ClaimRequest): Promise<AdsPlanRow> {
-  const name = q.connector.manifest.displayName;
-  const p = await lockAdsPlan(tx, { id: q.planId, accountId: q.accountId, provider: q.connector.manifest.id });
+/**
+ * Locks the plan for the caller's transaction and checks it could start a run (previewed, so never run twice; not
+ * expired; not empty): the one check of an apply, an executor's claim and an approval request. AdsPlanError otherwise.
+ */
+export async function lockRunnablePlan(tx: Tx, q: { accountId: string; provider: string; planId: string }): Promise<AdsPlanRow> {
+  const p = await lockAdsPlan(tx, { id: q.planId, accountId: q.accountId, provider: q.provider });
   if (!p) throw new AdsPlanError("not_found", "Plan not found");
-  if (p.status !== "previewed") throw new AdsPlanError("conflict", `This plan is ${p.status} (run ${p.runId}): a plan is applied once; preview again for a new one`);
+  if (p.status !== "previewed") throw new AdsPlanError("conflict", `This plan is ${p.status}${p.runId ? ` (run ${p.runId})` : ""}: a plan is applied once; preview again for a new one`);
   if (p.expiresAt.getTime() < Date.now()) throw new AdsPlanError("conflict", `This plan expired at ${p.expiresAt.toISOString()}: preview again (the targets may have changed)`);
   if (!(p.changes as unknown[]).length) throw new AdsPlanError("conflict", "This plan has no changes to apply");
+  return p;
+}
+
+/** lockRunnablePlan, and the acknowledgement strict_safety asks for; AdsPlanError otherwise. */
+export async function claimPreviewedPlan(tx: Tx, q: ClaimRequest): Promise<AdsPlanRow> {
+  const name = q.connector.manifest.displayName;
+  const p = await lockRunnablePlan(tx, { accountId: q.accountId, provider: q.connector.manifest.id, planId: q.planId });
   const at = { location: "body" as const, path: "acknowledged_plan_hash", code: "invalid_value" };
   if (q.acknowledgedPlanHash === undefined && needsAcknowledgement(p.strictSafety, q.connector.capabilities))
     throw new AdsPlanError("acknowledgement_required", `${name} has no dry run: with strict_safety on, read the plan and send its plan_hash as acknowledged_plan_hash`, [{ ...at, message: "required: the plan's plan_hash" }]);

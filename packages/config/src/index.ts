@@ -36,11 +36,24 @@ const seconds = z
 
 const csv = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
 
+/**
+ * The limits every outbound call to a provider gets unless its connector asks for more (ProviderHttp reads them from
+ * PROVIDER_ENV, where loadConfig puts the validated values).
+ */
+export const OUTBOUND_LIMIT_DEFAULTS = Object.freeze({
+  OUTBOUND_CONNECT_TIMEOUT_MS: 5000,
+  OUTBOUND_TIMEOUT_MS: 15_000,
+  CONNECTOR_RESPONSE_MAX_BYTES: 5 * 1024 * 1024,
+});
+
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   HOST: z.string().default("0.0.0.0"),
   PORT: int(1, 65535).default(3000),
   DATABASE_URL: url(["postgres:", "postgresql:"]).default("postgresql://postgres@127.0.0.1:5432/trendgate"),
+  // A read replica (streaming replication) for the read-only routes that tolerate its lag: trends, recommendations
+  // and backtests. Unset: everything reads the primary.
+  DATABASE_READ_URL: url(["postgres:", "postgresql:"]).optional(),
   // How long to wait for a new database connection before failing the request (a hung server, not a stopped one).
   DATABASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5000),
   // One server (redis://, rediss://) or a Redis Cluster by a few seed nodes: redis+cluster://host:port,host:port
@@ -74,6 +87,7 @@ export const ConfigSchema = z.object({
   STREAM_HEARTBEAT_MS: int(100, 600_000).default(30_000),
   STREAM_MAX_BUFFER_BYTES: int(1024, 256 * 1024 * 1024).default(1024 * 1024),
   STREAM_MAX_SOCKETS_PER_KEY: int(1, 100_000).default(20),
+  STREAM_MAX_SOCKETS_PER_ACCOUNT: int(1, 1_000_000).default(100),
   WORKER_CONCURRENCY: int(1, 1000).default(20),
   WORKER_QUEUES: csv.optional().describe("queues this worker process drains; all when unset"),
   WORKER_LOCK_DURATION_MS: int(1000, 600_000).default(30_000),
@@ -85,10 +99,10 @@ export const ConfigSchema = z.object({
   WORKER_WATCHDOG_SECONDS: int(0, 3600).default(30),
 
   OUTBOUND_ALLOWLIST: csv.default([]),
-  OUTBOUND_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5000),
-  OUTBOUND_TIMEOUT_MS: int(100, 120_000).default(15_000),
+  OUTBOUND_CONNECT_TIMEOUT_MS: int(100, 60_000).default(OUTBOUND_LIMIT_DEFAULTS.OUTBOUND_CONNECT_TIMEOUT_MS),
+  OUTBOUND_TIMEOUT_MS: int(100, 120_000).default(OUTBOUND_LIMIT_DEFAULTS.OUTBOUND_TIMEOUT_MS),
   OUTBOUND_RESPONSE_MAX_BYTES: int(0, 1024 * 1024).default(16 * 1024),
-  CONNECTOR_RESPONSE_MAX_BYTES: int(1024, 64 * 1024 * 1024).default(5 * 1024 * 1024),
+  CONNECTOR_RESPONSE_MAX_BYTES: int(1024, 64 * 1024 * 1024).default(OUTBOUND_LIMIT_DEFAULTS.CONNECTOR_RESPONSE_MAX_BYTES),
 
   // The default after Svix: attempt 1 at once, then these delays: 8 attempts over about 27.6 hours.
   WEBHOOK_RETRY_SCHEDULE_SECONDS: seconds.default([5, 300, 1800, 7200, 18000, 36000, 36000] as never),
@@ -110,7 +124,10 @@ export const ConfigSchema = z.object({
   DETECTION_MIN_MENTIONS_PER_HOUR: z.coerce.number().min(0).default(DETECTION_DEFAULTS.minMentionsPerHour),
   DETECTION_SEVERITY_HOLD_SECONDS: int(0, 86_400).default(1800),
   DETECTION_VELOCITY_EVENT_MIN_SECONDS: int(0, 86_400).default(10_800),
+  DETECTION_END_AFTER_HOURS: int(6, 168).default(12), // at least the 6 h a trend is cooling (detection COOLING_HOURS)
   DETECTION_SHARD_TOPICS: int(100, 1_000_000).default(2000),
+  // Topics whose fitted model a worker keeps between passes (about 6 KB each; 0 = fit every pass).
+  DETECTION_FIT_CACHE_TOPICS: int(0, 1_000_000).default(10_000),
   // Unset: http://localhost:${PORT} (filled in after parsing, so changing PORT alone keeps outward links right).
   PUBLIC_BASE_URL: url(["http:", "https:"]).optional(),
   // How long a briefing link (a trend event's source_link, GET /briefings/{token}) opens its page: 5 minutes to 90 days.
@@ -203,7 +220,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const parsed = ConfigSchema.safeParse(clean);
   if (parsed.success) {
     const data = parsed.data;
-    return { ...data, PUBLIC_BASE_URL: data.PUBLIC_BASE_URL ?? `http://localhost:${data.PORT}`, PROVIDER_ENV: Object.freeze(clean as Record<string, string>) };
+    // Connectors read their limits from PROVIDER_ENV: the validated values, defaults included.
+    const limits = Object.fromEntries(Object.keys(OUTBOUND_LIMIT_DEFAULTS).map((k) => [k, String(data[k as keyof typeof OUTBOUND_LIMIT_DEFAULTS])]));
+    return { ...data, PUBLIC_BASE_URL: data.PUBLIC_BASE_URL ?? `http://localhost:${data.PORT}`, PROVIDER_ENV: Object.freeze({ ...(clean as Record<string, string>), ...limits }) };
   }
   const problems = parsed.error.issues.map((i) => {
     const name = String(i.path[0]);

@@ -1,5 +1,5 @@
 // When each outbound queue tries a failed attempt again: the only place retry timings are set (the verdict,
-// apps/worker/src/outbox/verdict.ts, decides whether to use them).
+// packages/delivery/src/attempts/verdict.ts, decides whether to use them).
 
 export interface RetrySchedule {
   /** Delay before attempt 2, 3, ... in seconds; its length + 1 is the number of attempts. */

@@ -124,10 +124,11 @@ export async function completeAuthorization(deps: ConnectionsDeps, q: CallbackQu
   const log = { provider: outcome.provider, account_id: outcome.accountId };
   if (outcome.ok) {
     deps.logger.info(log, "connection authorized");
-    await tell(deps, outcome.accountId!, "connection.connected", { provider: outcome.provider, account: outcome.account });
+    await tell(deps, outcome.accountId!, "connection.connected", { provider: outcome.provider!, account: outcome.account });
   } else {
     deps.logger.info({ ...log, outcome: outcome.error, ...(outcome.failure ? { kind: outcome.failure.kind, status: outcome.failure.detail.status } : {}) }, "connection authorization failed");
-    if (outcome.accountId) await tell(deps, outcome.accountId, "connection.failed", { provider: outcome.provider, reason: outcome.error, message: outcome.message });
+    // The state names the account and the provider together (both null when it was not found).
+    if (outcome.accountId && outcome.provider) await tell(deps, outcome.accountId, "connection.failed", { provider: outcome.provider, reason: outcome.error, message: outcome.message });
   }
   const { failure: _f, ...rest } = outcome as CallbackOutcome & { failure?: ProviderError };
   return rest as CallbackOutcome;

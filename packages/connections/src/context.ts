@@ -1,6 +1,7 @@
 import type { Config } from "@trendgate/config";
 import type { SecretBox } from "@trendgate/crypto";
-import { recordAccountEvents, type Db } from "@trendgate/db";
+import type { AccountEventData } from "@trendgate/contracts";
+import { recordAccountEvents, type AccountEventNotice, type Db } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import type { ProviderLookup } from "./providers.ts";
 
@@ -17,7 +18,7 @@ export interface ConnectionsDeps {
 export type ConnectionEvent = "connection.connected" | "connection.failed" | "connection.needs_reauth" | "connection.disconnected";
 
 /** Tells the account (GET /api/events). A failure to record is logged, never thrown: the connection change stands. */
-export async function tell(deps: ConnectionsDeps, accountId: string, type: ConnectionEvent, data: Record<string, unknown>): Promise<void> {
-  await recordAccountEvents(deps.db, [{ accountId, type, data }]).catch((err) =>
+export async function tell<T extends ConnectionEvent>(deps: ConnectionsDeps, accountId: string, type: T, data: AccountEventData<T>): Promise<void> {
+  await recordAccountEvents(deps.db, [{ accountId, type, data } as AccountEventNotice]).catch((err) =>
     deps.logger.warn({ err: String(err), account_id: accountId, type }, "account event not recorded"));
 }

@@ -38,6 +38,10 @@ export const ConnectableProvider = z
     base_path: z.string().meta({ description: "Where its routes are: `{base_path}/connection`, and `{base_path}/auth` for a browser-OAuth provider", example: "/api/integrations/chat" }),
     oauth: z.boolean().meta({ description: "Connected in the browser (GET `{base_path}/auth`); otherwise with credentials sent to the API" }),
     configured: z.boolean().meta({ description: "This server has the provider's OAuth client (false: GET …/auth answers 501); true for credential providers" }),
+    connect_hint: z.string().nullable().meta({
+      description: "How to connect a provider that has no browser flow (which API call, with what), from its manifest; null for browser-OAuth providers",
+      example: "Connect with the API: POST /api/integrations/workflow/connect with the instance's URL and an API key (n8n: Settings › n8n API).",
+    }),
     connection: ConnectionStatus.nullable().meta({ description: "The account's connection, as GET `{base_path}/connection` shows it; null when not connected" }),
   })
   .meta({ id: "ConnectableProvider" });

@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   provider_error: { status: 502, title: "The provider refused or failed the request" },
   link_expired: { status: 410, title: "The link has expired" },
   rate_limited: { status: 429, title: "Rate limit exceeded" },
-  too_many_connections: { status: 429, title: "Too many open stream connections for this API key" },
+  too_many_connections: { status: 429, title: "Too many open stream connections for this account or API key" },
   too_many_backtests: { status: 429, title: "Too many backtests running for this account" },
   service_unavailable: { status: 503, title: "Service unavailable" },
   provider_not_configured: { status: 501, title: "Provider not configured on this server" },

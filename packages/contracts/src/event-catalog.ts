@@ -1,5 +1,5 @@
 import type { TrendEvent } from "./trend-events.ts";
-import type { OperationalPayload } from "./webhooks.ts";
+import type { AccountEventData, OperationalPayload } from "./account-events.ts";
 import { TREND_EVENT_TYPES, type OPERATIONAL_EVENT_TYPES } from "./vocabulary.ts";
 
 export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
@@ -23,9 +23,13 @@ export const EVENT_CATALOG: Record<TrendEventType, { title: string; summary: str
     title: "Velocity changed",
     summary: "A trend's velocity moved 50 %, at most once per trend per DETECTION_VELOCITY_EVENT_MIN_SECONDS (3 h), judged on closed buckets.",
   },
+  "trend.cooling": {
+    title: "Trend cooling",
+    summary: "The first closed hour after the trend's last anomalous one was calm: it is cooling down, and ends DETECTION_END_AFTER_HOURS (12 h) after that last anomalous hour unless it rises again. Once per wave. Only subscriptions that list it in event_types receive it.",
+  },
   "trend.ended": {
     title: "Trend ended",
-    summary: "No bucket of the trend has been anomalous for 12 h: close what trend.detected opened. Its figures are the closing ones.",
+    summary: "No bucket of the trend has been anomalous for DETECTION_END_AFTER_HOURS (12 h by default): close what trend.detected opened. Its figures are the closing ones.",
   },
 };
 
@@ -54,6 +58,8 @@ export function exampleTrendEvent(type: TrendEventType): TrendEvent {
       return { ...base, severity: "high", previous_severity: "medium", velocity: 420, previous_velocity: 180, anomaly_score: 12.9 };
     case "trend.velocity_changed":
       return { ...base, severity: "high", previous_severity: "high", velocity: 700, previous_velocity: 420, anomaly_score: 15.2 };
+    case "trend.cooling":
+      return { ...base, severity: "high", previous_severity: "high", velocity: 35, previous_velocity: 700, anomaly_score: 1.2, summary: "\"AI agents\" (tech/ai) is cooling: 95 mentions/h against 60 expected, no longer anomalous; it ends 12 h after its last anomalous hour unless it rises again (severity high)." };
     case "trend.ended":
       return { ...base, severity: "low", previous_severity: "high", velocity: 0, previous_velocity: 700, anomaly_score: 0.4, summary: "AI agents is back to its usual rate: the trend has ended." };
     default:
@@ -63,14 +69,17 @@ export function exampleTrendEvent(type: TrendEventType): TrendEvent {
 
 /** One example of each operational event's delivery body (the account event). */
 export function exampleOperationalEvent(type: OperationalEventType): OperationalPayload {
-  const data: Record<OperationalEventType, Record<string, unknown>> = {
+  const data: { [T in OperationalEventType]: AccountEventData<T> } = {
     "webhook.disabled": { webhook_id: "wh_01KF3EXAMPLEWEBHOOK", reason: "the endpoint answered 410 Gone" },
     "webhook.delivery_failed": { webhook_id: "wh_01KF3EXAMPLEWEBHOOK", delivery_id: "msg_01KF3EXAMPLEDELIVERY", attempts: 8, error: "HTTP 503", event_type: "trend.detected" },
     "connection.needs_reauth": { provider: "slack", connection_id: "con_01KF3EXAMPLECONN", reason: "invalid_grant: the refresh token was revoked" },
     "connection.connected": { provider: "slack", account: { team_id: "T0001", team_name: "Acme" } },
     "connector.needs_reauth": { connection_id: "soc_01KF3EXAMPLESOCIAL", provider: "x", reason: "recent search: X rejected the token (401 Unauthorized)" },
     "connector.recovered": { connection_id: "soc_01KF3EXAMPLESOCIAL", provider: "x" },
-    "connector.delivery_failing": { connection_id: "con_01KF3EXAMPLECONN", provider: "n8n", message: "pushing to the workflow: n8n has no active webhook at this URL (404)" },
+    "connector.delivery_failing": {
+      connection_id: "con_01KF3EXAMPLECONN", provider: "n8n", message_id: "obx_01KF3EXAMPLEMESSAGE", event_id: "evt_01KF3EXAMPLETRENDDETECT",
+      workflow_id: "wf_1042", outcome: "failed", error: "pushing to the workflow: n8n has no active webhook at this URL (404)",
+    },
     "report.export_ready": { export_id: "rex_01KF3EXAMPLEEXPORT", rows: 1250, bytes: 96512 },
     "operator.acknowledged": { item_id: "opi_01KF3EXAMPLEITEM", trend_id: "trend_01KF3EXAMPLETREND", title: "AI agents", severity: "critical", actor: "chat:T0001/U0001", actor_name: "Ada", route_id: null, action: "acknowledge" },
     "operator.resolved": { item_id: "opi_01KF3EXAMPLEITEM", trend_id: "trend_01KF3EXAMPLETREND", title: "AI agents", severity: "critical", actor: "key:key_01KF3EXAMPLEKEY", actor_name: null, route_id: null, action: "resolve" },
@@ -80,5 +89,6 @@ export function exampleOperationalEvent(type: OperationalEventType): Operational
     },
     "operator.escalated": { item_id: "opi_01KF3EXAMPLEITEM", trend_id: "trend_01KF3EXAMPLETREND", title: "AI agents", severity: "critical", step: 1, step_type: "notify_webhook", route_id: "rte_01KF3EXAMPLEROUTE", notify_webhook_id: "wh_01KF3EXAMPLEWEBHOOK" },
   };
-  return { id: `evt_01KF3EXAMPLE${type.replace(/\W/g, "").toUpperCase().slice(0, 12)}`, type, created_at: "2026-11-26T14:05:00.000Z", data: data[type] };
+  // Each pair of type and data is checked above; TypeScript cannot follow `type` into the union.
+  return { id: `evt_01KF3EXAMPLE${type.replace(/\W/g, "").toUpperCase().slice(0, 12)}`, type, created_at: "2026-11-26T14:05:00.000Z", data: data[type] } as OperationalPayload;
 }

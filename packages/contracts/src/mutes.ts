@@ -13,7 +13,7 @@ export const isTimeZone = (name: string) => {
   if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(name)) return false;
   try { new Intl.DateTimeFormat("en-US", { timeZone: name }); return true; } catch { return false; }
 };
-const TimeZone = text({ min: 1, max: 64, trim: true }).refine(isTimeZone, "an IANA time zone name such as Europe/Berlin or UTC");
+export const TimeZone = text({ min: 1, max: 64, trim: true }).refine(isTimeZone, "an IANA time zone name such as Europe/Berlin or UTC");
 
 export const CreateMuteBody = z
   .object({

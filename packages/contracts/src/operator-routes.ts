@@ -47,6 +47,11 @@ export const EscalationStep = z
       message: text({ min: 1, max: 300, trim: true }).optional().meta({ description: "Text of the reply (default: the item is still open)" }),
     }).strict(),
     z.object({
+      type: z.literal("notify_on_call"),
+      schedule_id: Id.meta({ description: "An on-call schedule of this account (/api/operator/schedules): the reply mentions whoever is on call when the step runs", example: "sch_01kaq3m2b4c5d6e7f8g9h0jkmn" }),
+      message: text({ min: 1, max: 300, trim: true }).optional().meta({ description: "Text of the reply (default: the item is still open)" }),
+    }).strict(),
+    z.object({
       type: z.literal("notify_webhook"),
       webhook_id: Id.meta({ description: "A webhook subscription of this account: it receives `operator.escalated` (whatever its event types)" }),
     }).strict(),

@@ -51,7 +51,11 @@ export const JOB_PAYLOADS = {
     delivery_id: z.string(),
     webhook_id: z.string(),
     attempt: z.number().int().min(1),
+    // Why this attempt is made; it is what the attempt's record shows (a replayed test delivery's is `replay`).
     trigger: z.enum(["trend_event", "account_event", "test", "replay", "recovery"]),
+    // The delivery is a test (sent with X-Webhook-Test, no webhook.delivery_failed event), whatever the attempt's
+    // trigger. Absent (jobs queued before it existed): `trigger === "test"`.
+    test: z.boolean().optional(),
     body: z.string(),
     // The event behind it (sent as headers; the body's fields are fixed): a trend event's type and trend, or an
     // operational event's type. Absent: read from the delivery row.

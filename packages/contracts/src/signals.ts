@@ -25,7 +25,7 @@ export const SIGNAL_TEXT_MAX = 1000;
 
 export const Signal = z
   .object({
-    id: text({ min: 1, max: 200 }).meta({ description: "Caller's id for the signal; a repeat is ignored" }),
+    id: text({ min: 1, max: 200 }).meta({ description: "Caller's id for the signal; a repeat (same source, id and observed_at) is ignored" }),
     source: text({ min: 1, max: 50 }).meta({ example: "x" }),
     topic: text({ min: 1, max: 200, trim: true }),
     category: CategoryPath,

@@ -67,7 +67,8 @@ export const Recommendation = z
     action: z.enum(["push_to_workflow", "target_ads_category", "alert_team", "watch", "set_up_connector"]).meta({
       description: "What to do. The first three are recommended only when the account's connector can carry them out now; " +
         "`set_up_connector` (one per connector) says which connector to connect or repair for the most confident trend that needs it; " +
-        "`watch`: nothing to do yet. A trend with sentiment at or below -0.3 is never recommended for ads.",
+        "`watch`: nothing to do yet, or nothing more (a mute holds the trend, the team answered its operator item, its ads plan was applied; the reason says which). " +
+        "A trend with sentiment at or below -0.3 is never recommended for ads.",
     }),
     connector: z.enum(["workflow", "ads", "chat", "webhooks"]).nullable(),
     reason: z.string().meta({ description: "Why, ending with the evidence in brackets: the score, how long the trend has been active, the sources that saw it in the last day" }),

@@ -3,8 +3,11 @@
 
 export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
 
-/** A trend's lifecycle: detected once, changes while it lasts, ended once (a receiver closes what `trend.detected` opened). */
-export const TREND_EVENT_TYPES = ["trend.detected", "trend.severity_changed", "trend.velocity_changed", "trend.ended"] as const;
+/**
+ * A trend's lifecycle: detected once, changes while it lasts, cooling once per wave when its bursts calm, ended once
+ * (a receiver closes what `trend.detected` opened).
+ */
+export const TREND_EVENT_TYPES = ["trend.detected", "trend.severity_changed", "trend.velocity_changed", "trend.cooling", "trend.ended"] as const;
 
 export const STAGES = ["emerging", "rising", "peaking", "cooling", "dormant"] as const;
 
@@ -25,20 +28,21 @@ export const DELIVERY_MODES = {
 
 /**
  * Operational events: what the service tells an account (GET /api/events), also pushed to subscriptions that list
- * them. Their body is the account event itself (OperationalPayload).
+ * them. Their body is the account event itself (OperationalPayload); each type's data has its own schema
+ * (account-events.ts), which these lines only summarise.
  */
 export const OPERATIONAL_EVENTS = {
   "webhook.disabled": "a subscription was disabled (410 Gone, or failing continuously); data: webhook_id, reason",
-  "webhook.delivery_failed": "a delivery exhausted its retries; data: webhook_id, delivery_id, error (at most one an hour per subscription)",
+  "webhook.delivery_failed": "a delivery exhausted its retries; data: webhook_id, delivery_id, attempts, error, event_type (at most one an hour per subscription)",
   "connection.needs_reauth": "a browser-OAuth connection's token was refused: re-authorise it; data: provider, connection_id, reason",
   "connection.connected": "a browser-OAuth connection was made or re-authorised (the recovery of connection.needs_reauth); data: provider, account",
   "connector.needs_reauth": "a social connector's credentials were refused: PUT new ones; data: connection_id, provider, reason",
   "connector.recovered": "a social connector that needed new credentials polled successfully again; data: connection_id, provider",
-  "connector.delivery_failing": "workflow pushes started failing for good; data: connection_id, provider, message and more",
+  "connector.delivery_failing": "workflow pushes started failing for good; data: connection_id, provider, message_id, event_id, workflow_id, outcome, error",
   "report.export_ready": "a CSV export finished; data: export_id, rows, bytes",
-  "operator.acknowledged": "someone acknowledged an operator item; data: item_id, trend_id, title, severity, actor, route_id",
-  "operator.resolved": "an operator item was resolved (or muted); data: item_id, trend_id, title, severity, actor, route_id",
-  "operator.escalated": "an operator item nobody acknowledged reached an escalation step; data: item_id, trend_id, title, severity, step, step_type, route_id",
+  "operator.acknowledged": "someone acknowledged an operator item; data: item_id, trend_id, title, severity, actor, actor_name, route_id, action",
+  "operator.resolved": "an operator item was resolved (or muted); data: item_id, trend_id, title, severity, actor, actor_name, route_id, action",
+  "operator.escalated": "an operator item nobody acknowledged reached an escalation step; data: item_id, trend_id, title, severity, step, step_type, route_id, notify_webhook_id",
   "operator.route_failed": "a routing rule's channel could not take an item's card (deleted, archived, the bot removed): it went to the default channel; data: item_id, trend_id, title, route_id, route, provider, channel_id, error, posted_to",
 } as const;
 export const OPERATIONAL_EVENT_TYPES = Object.keys(OPERATIONAL_EVENTS) as (keyof typeof OPERATIONAL_EVENTS)[];
@@ -117,3 +121,5 @@ export const SENSITIVITY_MIN_SEVERITY = { high: "low", normal: "medium", low: "h
 /** Trigger and recovery windows: 0 (off) up to a day. */
 export const TRIGGER_WINDOW_MINUTES = { min: 0, max: 1440 } as const;
 export const RECOVERY_WINDOW_MINUTES = { min: 0, max: 10_080 } as const;
+/** A subscription's rate limit, deliveries per second (null: unlimited). */
+export const RATE_LIMIT_PER_SECOND = { min: 1, max: 10_000 } as const;

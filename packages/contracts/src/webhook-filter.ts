@@ -5,7 +5,7 @@ import { Severity } from "./trend-events.ts";
 // A subscription's filter: simple fields for what most receivers want (minimum severity, a sentiment range) and a
 // MongoDB-style query (`match`) on the event's fields for the rest, e.g. {"velocity": {"$gte": 200}, "category":
 // {"$in": ["tech/ai", "tech/chips"]}}. The query is checked here, at creation (known fields, a small set of operators,
-// literal operands), and run by sift in the worker (packages/connectors/webhook/src/filter.ts) with the same operators.
+// literal operands), and run by sift in the worker (packages/webhooks/src/filter.ts) with the same operators.
 
 /** The event fields a `match` query may name, with what their values are. */
 export const FILTER_FIELDS = {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { decimalInt, documentedEnum, HttpHeaderValue, Id, OutboundUrl, page, pageQuery, SendableHeaderName, text, Timestamp } from "./common.ts";
 import { CategoryPath } from "./signals.ts";
-import { DELIVERY_MODES, SEVERITIES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, OPERATIONAL_EVENT_TYPES, RECOVERY_WINDOW_MINUTES, SENSITIVITIES, TRIGGER_TYPES, TRIGGER_WINDOW_MINUTES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
+import { DELIVERY_MODES, SEVERITIES, EXECUTION_OUTCOMES, EXECUTION_TRIGGERS, RATE_LIMIT_PER_SECOND, RECOVERY_WINDOW_MINUTES, SENSITIVITIES, TRIGGER_TYPES, TRIGGER_WINDOW_MINUTES, WEBHOOK_EVENT_TYPES } from "./vocabulary.ts";
 import { WebhookFilter } from "./webhook-filter.ts";
 
 export const TriggerType = documentedEnum(TRIGGER_TYPES);
@@ -14,18 +14,6 @@ export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
 export const WebhookUrl = OutboundUrl;
 
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
-
-/** The body of an operational event's delivery: the account event as GET /api/events lists it. */
-export const OperationalPayload = z
-  .object({
-    id: z.string().meta({ description: "The account event's id (as in GET /api/events)" }),
-    type: z.enum(OPERATIONAL_EVENT_TYPES),
-    created_at: z.string(),
-    data: z.record(z.string(), z.unknown()),
-  })
-  .strict()
-  .meta({ id: "OperationalPayload" });
-export type OperationalPayload = z.infer<typeof OperationalPayload>;
 
 export const MAX_CUSTOM_HEADERS = 10;
 // Names: SendableHeaderName (./common.ts), the rule a workflow push's header credential follows too.
@@ -76,6 +64,10 @@ const subscriptionFields = {
     description: "Quiet period after an end: a trend.detected of a trend that ended less than this long before is not delivered " +
       "(recorded as suppressed). 0 (default): off",
   }),
+  rate_limit: z.number().int().min(RATE_LIMIT_PER_SECOND.min).max(RATE_LIMIT_PER_SECOND.max).nullable().optional().meta({
+    description: `At most this many deliveries a second to this subscription's url (${RATE_LIMIT_PER_SECOND.min} to ${RATE_LIMIT_PER_SECOND.max}), across all workers: ` +
+      "a request counts until a second after its answer, and a delivery over the limit waits its turn (never dropped, no attempt used). null (default): unlimited",
+  }),
   headers: CustomHeaders.nullable().optional(),
   body_template: BodyTemplate.nullable().optional().meta({
     description: "Render each delivery's body through a template instead of the spec's fields (a chat incoming webhook); still signed. null: the spec's body",
@@ -122,6 +114,7 @@ export const Webhook = z
     sensitivity: z.enum(SENSITIVITIES),
     trigger_window_minutes: z.number().int(),
     recovery_window_minutes: z.number().int(),
+    rate_limit: z.number().int().nullable().meta({ description: "Deliveries per second at most; null: unlimited" }),
     header_names: z.array(z.string()).meta({ description: "The custom headers sent with each delivery; their values are never shown" }),
     body_template: BodyTemplate.nullable(),
     status: z.enum(WEBHOOK_STATUSES).meta({ description: "`disabled` is set by the service (410 Gone, or failing continuously); resume to re-enable" }),
@@ -167,7 +160,10 @@ export const WebhookExecution = z
     webhook_id: z.string(),
     delivery_id: z.string().meta({ description: "The X-Webhook-Id / webhook-id sent; the same for every attempt of one delivery" }),
     attempt: z.number().int().meta({ description: "1 for the first attempt of the delivery; 0 for a `suppressed` firing (nothing was sent)" }),
-    trigger: z.enum(EXECUTION_TRIGGERS),
+    trigger: z.enum(EXECUTION_TRIGGERS).meta({
+      description: "Why this attempt was made: a firing (`trend_event`, `account_event`), `test`, or a resend asked for (`replay`, `recovery`), " +
+        "whatever its delivery: a replayed test delivery's attempt is `replay` and still sends `X-Webhook-Test: true` (in `request.headers`)",
+    }),
     outcome: z.enum(EXECUTION_OUTCOMES).meta({
       description: "`suppressed`: a firing not sent: dropped by the cooldown (error_class `cooldown`; error_message says until when, or which digest kept the stronger firing), " +
         "its trend no longer anomalous at the end of the trigger window (`trigger_window`), or a re-detection inside the recovery window (`recovery_window`); " +
@@ -194,7 +190,7 @@ export type WebhookExecution = z.infer<typeof WebhookExecution>;
 
 export const ExecutionsQuery = pageQuery({ limit: 20, max: 100, cursor: { ids: ["exe"] } }).extend({
   outcome: WebhookExecution.shape.outcome.optional().meta({ description: "Only attempts with this outcome" }),
-  trigger: WebhookExecution.shape.trigger.optional().meta({ description: "Only attempts of deliveries with this trigger" }),
+  trigger: WebhookExecution.shape.trigger.optional().meta({ description: "Only attempts made for this reason (`replay`: the replayed attempts)" }),
   since: Timestamp.optional().meta({ description: "Only attempts made at or after this instant" }),
   until: Timestamp.optional().meta({ description: "Only attempts made before this instant" }),
 });
@@ -218,7 +214,12 @@ export const WebhookPayload = z
 export type WebhookPayload = z.infer<typeof WebhookPayload>;
 
 export const AccountEvent = z
-  .object({ id: z.string(), type: z.string().meta({ example: "webhook.disabled" }), data: z.record(z.string(), z.unknown()), created_at: Timestamp })
+  .object({
+    id: z.string(), type: z.string().meta({ example: "webhook.disabled" }),
+    // Typed per type in account-events.ts; listed loosely here, as stored, so older rows read back too.
+    data: z.record(z.string(), z.unknown()).meta({ description: "Its type's data, a schema per type: for the types subscriptions can list, in this document's webhooks (`<Type>Data`, e.g. `WebhookDisabledData`) and in /asyncapi.json" }),
+    created_at: Timestamp,
+  })
   .meta({ id: "AccountEvent" });
 
 export const WebhookList = page(Webhook).meta({ id: "WebhookList" });

@@ -1,20 +1,22 @@
 import { encodeTime } from "ulid";
+import { ACCOUNT_EVENT_DATA, type AccountEventData, type AccountEventType } from "@trendgate/contracts";
 import type { Db, Tx } from "./client.ts";
 import type { Prisma } from "./generated/client.ts";
 import { newId, type IdPage } from "./ids.ts";
 
-/** Something the service tells an account about; listed by GET /api/events. */
-export interface AccountEventInput {
-  accountId: string;
-  type: string;
-  data: Record<string, unknown>;
+/**
+ * Something the service tells an account about; listed by GET /api/events. `data` is typed by its type's schema
+ * (contracts: account-events.ts), the one the event catalog publishes, and parsed with it before it is written.
+ */
+export type AccountEventNotice = { [T in AccountEventType]: { accountId: string; type: T; data: AccountEventData<T> } }[AccountEventType];
+export type AccountEventInput = AccountEventNotice & {
   /**
    * Record the event only once: skipped when the account already has an event of the same type, created since
    * `since`, whose data contains `match` (e.g. `{batch_id, index}`), so a retried job does not tell the user twice.
    * The lookup walks the account's events newer than `since` on the (account_id, id) index (ids are time-ordered).
    */
   once?: { match: Record<string, unknown>; since: Date };
-}
+};
 
 // Accounts deleted meanwhile are skipped (no foreign-key error). created_at in UTC, like Prisma writes it.
 const RECORD_SQL = `
@@ -34,10 +36,11 @@ ON CONFLICT (id) DO NOTHING`;
  */
 export async function recordAccountEvents(db: Db, events: AccountEventInput[]): Promise<number> {
   if (!events.length) return 0;
+  const data = events.map(checkedData);
   const col = <T>(f: (e: AccountEventInput) => T) => events.map(f);
   const params = [
     col(() => newId("evt")), col((e) => e.accountId), col((e) => e.type),
-    col((e) => JSON.stringify(jsonSafe(e.data))),
+    data.map((d) => JSON.stringify(jsonSafe(d))),
     col((e) => (e.once ? JSON.stringify(jsonSafe(e.once.match)) : null)),
     col((e) => (e.once ? `evt_${encodeTime(Math.max(0, e.once.since.getTime()), 10).toLowerCase()}` : null)),
   ];
@@ -59,6 +62,18 @@ export async function recordAccountEvents(db: Db, events: AccountEventInput[]): 
 }
 
 /**
+ * The event's data as its type's schema reads it. A shape the catalog does not publish is a bug at the emitter (the
+ * types already refuse it): it throws here rather than reach the account's events and subscribers.
+ */
+function checkedData(e: AccountEventNotice): Record<string, unknown> {
+  const schema = Object.hasOwn(ACCOUNT_EVENT_DATA, e.type) ? ACCOUNT_EVENT_DATA[e.type] : undefined;
+  if (!schema) throw new Error(`account event ${e.type}: not a type of the event catalog`);
+  const r = schema.safeParse(e.data);
+  if (!r.success) throw new Error(`account event ${e.type}: ${r.error.issues.map((i) => `${i.path.join(".") || "data"}: ${i.message}`).join("; ")}`);
+  return r.data;
+}
+
+/**
  * Text Postgres can keep in jsonb: NUL characters (which jsonb refuses) and lone surrogates (which would not survive
  * UTF-8) become U+FFFD, recursively. Event data often quotes what the user sent, which is exactly where these hide.
  */
@@ -73,10 +88,10 @@ export function jsonSafe<T>(v: T): T {
  * The same events written in the caller's transaction (an operator action and the notice of it commit together).
  * `data.notify_webhook_id` also delivers the event to that subscription of the account, whatever its event types.
  */
-export async function recordAccountEventsIn(tx: Tx, events: Omit<AccountEventInput, "once">[]): Promise<void> {
+export async function recordAccountEventsIn(tx: Tx, events: AccountEventNotice[]): Promise<void> {
   if (!events.length) return;
   await tx.accountEvent.createMany({
-    data: events.map((e) => ({ id: newId("evt"), accountId: e.accountId, type: e.type, data: jsonSafe(e.data) as Prisma.InputJsonValue })),
+    data: events.map((e) => ({ id: newId("evt"), accountId: e.accountId, type: e.type, data: jsonSafe(checkedData(e)) as Prisma.InputJsonValue })),
   });
 }
 

@@ -97,3 +97,16 @@ export const appliedPlanChanges = (db: Db | Tx, accountId: string, planId?: stri
     where: { accountId, status: { in: ["applied", "partially_applied"] }, ...(planId ? { id: planId } : {}) },
     select: { provider: true, changes: true, results: true },
   });
+
+/**
+ * Targeting in force from plans applied since `since`: per provider and category, the latest applied plan's time,
+ * unless that latest one was a rollback (which undid what was applied).
+ */
+export async function appliedTargetingSince(db: Db, accountId: string, since: Date): Promise<{ provider: string; category: string; appliedAt: Date }[]> {
+  const rows = await db.adsPlan.findMany({
+    where: { accountId, status: { in: ["applied", "partially_applied"] }, appliedAt: { gte: since } },
+    orderBy: { appliedAt: "asc" }, select: { provider: true, category: true, appliedAt: true, rollbackOf: true },
+  });
+  const latest = new Map(rows.map((r) => [`${r.provider}\u0000${r.category}`, r]));
+  return [...latest.values()].filter((r) => r.rollbackOf === null).map((r) => ({ provider: r.provider, category: r.category, appliedAt: r.appliedAt! }));
+}

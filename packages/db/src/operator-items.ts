@@ -178,3 +178,14 @@ export async function storeChatMessage(db: Db, itemId: string, provider: string,
   const { count } = await db.operatorItem.updateMany({ where: { id: itemId, chatMessageTs: null }, data: { chatProvider: provider, chatChannelId: channelId, chatMessageTs: ts } });
   return count ? db.operatorItem.findUnique({ where: { id: itemId } }) : null;
 }
+
+/** Per trend, the state of its latest operator item when the team has answered it (acknowledged, snoozed, resolved). */
+export async function teamAnswersByTrend(db: Db, accountId: string, trendIds: string[]): Promise<Map<string, string>> {
+  if (!trendIds.length) return new Map();
+  const rows = await db.operatorItem.findMany({
+    where: { accountId, trendId: { in: trendIds } }, orderBy: { createdAt: "asc" }, select: { trendId: true, state: true },
+  });
+  const latest = new Map(rows.map((r) => [r.trendId!, r.state]));
+  for (const [trendId, state] of latest) if (state === "open") latest.delete(trendId);
+  return latest;
+}

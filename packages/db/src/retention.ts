@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { encodeTime } from "ulid";
+import { shortTransaction } from "./short-transaction.ts";
 
 // Bounded storage (docs/operating.md "Retention"): the rows that grow with traffic are deleted once older than their table's
 // retention, in small batches, each its own short transaction. A batch deletes at most `limit` rows found through an
@@ -22,6 +23,11 @@ export interface RetentionRule {
   idPrefix?: string;
   /** At most this many rows per batch (rows whose delete cascades to large ones). */
   maxBatch?: number;
+  /**
+   * The table is partitioned by day on `column` (partitions.ts): whole days past the cutoff are dropped (rows `where`
+   * spares move to the default partition first), and only its default partition's rows are deleted in batches.
+   */
+  partitioned?: boolean;
 }
 
 /** How long each kind of row is kept, in milliseconds; 0 = forever. */
@@ -36,15 +42,16 @@ export interface RetentionPolicy {
 
 /** Every table retention bounds, with the policy entry that applies to it. */
 export const RETENTION_RULES: readonly (RetentionRule & { keep: keyof RetentionPolicy })[] = [
-  { table: "signals", column: "created_at", idPrefix: "sig", keep: "signalsMs" },
+  // By the time observed (ingestion accepts the last 30 days of it), day by day.
+  { table: "signals", column: "observed_at", keep: "signalsMs", partitioned: true },
   { table: "topic_buckets", column: "bucket_start", keep: "bucketsMs" },
   // Only finished deliveries (retrying ones are 'pending'), and only the attempts of deliveries that are not pending.
   { table: "webhook_deliveries", column: "created_at", where: "t.status <> 'pending'", keep: "deliveriesMs" },
   { table: "webhook_executions", column: "created_at", keep: "deliveriesMs",
-    where: "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = t.delivery_id AND d.status = 'pending')" },
+    where: "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = t.delivery_id AND d.status = 'pending')", partitioned: true },
   { table: "outbox_messages", column: "created_at", where: "t.status <> 'pending'", keep: "deliveriesMs" },
   { table: "outbox_attempts", column: "created_at", keep: "deliveriesMs",
-    where: "NOT EXISTS (SELECT 1 FROM outbox_messages m WHERE m.id = t.message_id AND m.status = 'pending')" },
+    where: "NOT EXISTS (SELECT 1 FROM outbox_messages m WHERE m.id = t.message_id AND m.status = 'pending')", partitioned: true },
   // An undispatched event is still to be matched against subscriptions (the outbox sweeper re-queues it).
   { table: "trend_events", column: "created_at", where: "t.dispatched_at IS NOT NULL", keep: "eventsMs" },
   { table: "account_events", column: "created_at", keep: "eventsMs" },
@@ -81,29 +88,22 @@ export async function deleteExpiredBatch(pool: pg.Pool, rule: RetentionRule, cut
   // batch until vacuum), and the index entries of rows already deleted are marked dead on the first visit.
   const order = rule.idPrefix ? "t.id" : `t.${rule.column}`;
   const sql = `DELETE FROM ${rule.table} WHERE ctid = ANY(ARRAY(SELECT t.ctid FROM ${rule.table} t WHERE ${conds.join(" AND ")} ORDER BY ${order} LIMIT $2))`;
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query("BEGIN");
-    await client.query(`SET LOCAL lock_timeout = ${Math.round(opts.lockTimeoutMs ?? 1000)}`);
-    await client.query(`SET LOCAL statement_timeout = ${Math.round(opts.statementTimeoutMs ?? 30_000)}`);
-    const { rowCount } = await client.query(sql, params);
-    await client.query("COMMIT");
-    return rowCount ?? 0;
-  } catch (err) {
-    await client.query("ROLLBACK").catch((e) => { broken = e; });
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+  return shortTransaction(pool, { lockTimeoutMs: opts.lockTimeoutMs ?? 1000, statementTimeoutMs: opts.statementTimeoutMs ?? 30_000 },
+    async (c) => (await c.query(sql, params)).rowCount ?? 0);
 }
 
-/** Size on disk (indexes and TOAST included) and estimated rows of each table in `tables` that exists. */
+/**
+ * Size on disk (indexes and TOAST included) and estimated rows of each table in `tables` that exists; a partitioned
+ * table's are its partitions' summed (the parent itself stores nothing).
+ */
 export async function tableSizes(pool: pg.Pool, tables: readonly string[]): Promise<Record<string, { bytes: number; rows_estimate: number }>> {
   const { rows } = await pool.query<{ name: string; bytes: string; rows: string }>(
-    `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes, c.reltuples::bigint AS rows
-       FROM pg_class c WHERE c.relname = ANY($1::text[]) AND c.relkind IN ('r', 'p') AND c.relnamespace = current_schema()::regnamespace
-      ORDER BY c.relname`,
+    `SELECT c.relname AS name, sum(pg_total_relation_size(l.oid))::bigint AS bytes, CASE WHEN bool_and(l.reltuples < 0) THEN -1 ELSE sum(greatest(l.reltuples, 0)) END::bigint AS rows
+       FROM pg_class c
+       JOIN LATERAL (SELECT k.oid, k.reltuples FROM pg_class k
+                      WHERE k.oid = c.oid AND c.relkind = 'r' OR k.oid IN (SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf) AND c.relkind = 'p') l ON true
+      WHERE c.relname = ANY($1::text[]) AND c.relkind IN ('r', 'p') AND c.relnamespace = current_schema()::regnamespace
+      GROUP BY c.relname ORDER BY c.relname`,
     [tables],
   );
   return Object.fromEntries(rows.map((r) => [r.name, { bytes: Number(r.bytes), rows_estimate: Number(r.rows) }]));

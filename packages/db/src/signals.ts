@@ -15,7 +15,7 @@ WITH input AS (
 ), ins AS (
   INSERT INTO signals (id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, text, created_at)
   SELECT id, account_id, source, external_id, topic, category, count, sentiment, observed_at, link, text, now() FROM input
-  ON CONFLICT (account_id, source, external_id) DO NOTHING
+  ON CONFLICT (account_id, source, external_id, observed_at) DO NOTHING
   RETURNING id, account_id, topic, category, count, sentiment, observed_at
 ), keyed AS (
   SELECT account_id, lower(topic) || '|' || category AS key, topic, category, count, sentiment, observed_at,

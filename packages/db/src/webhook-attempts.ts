@@ -1,5 +1,5 @@
 import type { Db } from "./client.ts";
-import { newId } from "./ids.ts";
+import { newId, timeOfId } from "./ids.ts";
 
 /** Everything one delivery attempt changes, written in batches (see packages/delivery/src/batch-writer.ts). */
 export interface AttemptRecord {
@@ -55,18 +55,18 @@ const ATTEMPTS_SQL = `
 WITH v AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::json[],
                        $10::int[], $11::int[], $12::text[], $13::bool[], $14::int[], $15::text[], $16::text[], $17::timestamptz[],
-                       $18::text[], $19::timestamptz[])
+                       $18::text[], $19::timestamptz[], $21::timestamptz[])
     AS v(id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers,
          request_body_bytes, response_status, response_body, response_body_truncated, duration_ms, error_class, error_message, next_retry_at,
-         delivery_status, next_attempt_at)
+         delivery_status, next_attempt_at, created_at)
 ), ins AS (
   INSERT INTO webhook_executions (id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers,
                                   request_body_bytes, response_status, response_body, response_body_truncated, duration_ms, error_class,
                                   error_message, next_retry_at, created_at)
   SELECT id, account_id, subscription_id, delivery_id, attempt, trigger, outcome, request_url, request_headers, request_body_bytes,
-         response_status, response_body, response_body_truncated, duration_ms, error_class, error_message, next_retry_at, clock_timestamp()
+         response_status, response_body, response_body_truncated, duration_ms, error_class, error_message, next_retry_at, created_at AT TIME ZONE 'UTC'
     FROM v
-  ON CONFLICT (id) DO NOTHING -- a batch written again after an unconfirmed commit
+  ON CONFLICT (id, created_at) DO NOTHING -- a batch written again after an unconfirmed commit (created_at: the id's time)
 ), upd AS (
   UPDATE webhook_deliveries d
      SET status = v.delivery_status, attempts = v.attempt, next_attempt_at = v.next_attempt_at, last_error = v.error_message,
@@ -134,7 +134,7 @@ export async function recordAttempts(db: Db, records: AttemptRecord[], disableAf
     col((r) => JSON.stringify(r.execution.requestHeaders)), col((r) => r.execution.requestBodyBytes), col((r) => r.execution.responseStatus),
     col((r) => pgText(r.execution.responseBody)), col((r) => r.execution.responseBodyTruncated), col((r) => r.execution.durationMs),
     col((r) => r.execution.errorClass), col((r) => pgText(r.execution.errorMessage)), col((r) => iso(r.execution.nextRetryAt)),
-    col((r) => r.delivery.status), col((r) => iso(r.delivery.nextAttemptAt)), ids,
+    col((r) => r.delivery.status), col((r) => iso(r.delivery.nextAttemptAt)), ids, col((r) => timeOfId(r.execution.id).toISOString()),
   ] });
   if (failing === 0 && [...subs.values()].every((s) => s.anyOk && !s.gone)) return []; // SUBSCRIPTIONS_SQL would change nothing
   const { rows } = await db.$pool.query<DisabledSubscription>({ name: "tg_record_subscriptions", text: SUBSCRIPTIONS_SQL, values: [
@@ -173,7 +173,7 @@ export async function recordInterruptedAttempt(db: Db, e: Pick<AttemptRecord["ex
     data: [{
       ...e, outcome: "interrupted", requestHeaders: {}, responseStatus: null, responseBody: null, responseBodyTruncated: false, errorClass: "interrupted",
       errorMessage: "the worker stopped during the request, before its answer was recorded; the receiver may have received it; sent again",
-      nextRetryAt: null,
+      nextRetryAt: null, createdAt: timeOfId(e.id),
     }],
     skipDuplicates: true,
   });

@@ -1,7 +1,15 @@
 import type { Db, Tx } from "./client.ts";
 import { isDbReferenceGone } from "./errors.ts";
 import type { Prisma } from "./generated/client.ts";
-import { newId } from "./ids.ts";
+import { idFloorAt, newId } from "./ids.ts";
+
+/**
+ * A re-processed firing batch (a retried or stalled job) must not record its drops twice: a drop is recorded unless
+ * the subscription already has one for the same event among its executions of the last hour (a range of its index).
+ */
+const NOT_RECORDED = `NOT EXISTS (SELECT 1 FROM webhook_executions x WHERE x.subscription_id = s.id AND x.id >= $DROP_FLOOR
+                                   AND x.outcome = 'suppressed' AND x.error_message LIKE '%, event ' || $DROP_EVENT)`;
+const dropFloor = () => idFloorAt("exe", new Date(Date.now() - 3_600_000));
 
 export interface FireInput {
   subscriptionId: string;
@@ -172,8 +180,9 @@ async function recordSuppressed(db: Db, f: FireInput, why: string): Promise<void
               replace($4, '{until}', to_char(s.last_fired_at + s.cooldown_seconds * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')), $5::text), now()
        FROM webhook_subscriptions s
       WHERE s.id = $1 AND s.cooldown_seconds > 0 AND s.status <> 'disabled' AND s.last_fired_at IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = $6)`,
-    f.subscriptionId, newId("exe"), newId("msg"), why, firingLabel(f.payload, f.eventId), f.eventId,
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = $6)
+        AND ${NOT_RECORDED.replace("$DROP_FLOOR", "$7").replace("$DROP_EVENT", "$6")}`,
+    f.subscriptionId, newId("exe"), newId("msg"), why, firingLabel(f.payload, f.eventId), f.eventId, dropFloor(),
   );
 }
 
@@ -187,8 +196,9 @@ export async function recordWindowDrop(db: Db, f: FireInput, errorClass: "trigge
        request_body_bytes, response_body_truncated, duration_ms, error_class, error_message, created_at)
      SELECT $2, s.account_id, s.id, $3, 0, 'trend_event', 'suppressed', s.url, '{}'::json, 0, false, 0, $4, $5 || ': ' || $6, now()
        FROM webhook_subscriptions s
-      WHERE s.id = $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = $7)`,
-    f.subscriptionId, newId("exe"), newId("msg"), errorClass, why, firingLabel(f.payload, f.eventId), f.eventId,
+      WHERE s.id = $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = $7)
+        AND ${NOT_RECORDED.replace("$DROP_FLOOR", "$8").replace("$DROP_EVENT", "$7")}`,
+    f.subscriptionId, newId("exe"), newId("msg"), errorClass, why, firingLabel(f.payload, f.eventId), f.eventId, dropFloor(),
   );
 }
 
@@ -268,7 +278,7 @@ export async function loadDeliveryContent(db: Db, id: string) {
 export async function loadSubscriptionForSend(db: Db, id: string) {
   return db.webhookSubscription.findUnique({
     where: { id },
-    select: { id: true, accountId: true, url: true, status: true, secretCiphertext: true, previousSecretCiphertext: true, previousSecretExpiresAt: true, headersCiphertext: true, bodyTemplate: true },
+    select: { id: true, accountId: true, url: true, status: true, secretCiphertext: true, previousSecretCiphertext: true, previousSecretExpiresAt: true, headersCiphertext: true, bodyTemplate: true, rateLimit: true },
   });
 }
 export type SendableSubscription = NonNullable<Awaited<ReturnType<typeof loadSubscriptionForSend>>>;

@@ -28,6 +28,8 @@ export interface NewWebhookSubscription {
   sensitivity?: string;
   triggerWindowMinutes?: number;
   recoveryWindowMinutes?: number;
+  /** Deliveries per second at most; null: unlimited. */
+  rateLimit?: number | null;
 }
 
 export const createWebhookSubscription = (db: Db | Tx, { filter, bodyTemplate, ...s }: NewWebhookSubscription) =>
@@ -51,7 +53,7 @@ export const listWebhookSubscriptions = (db: Db, accountId: string, page: IdPage
 /** What PATCH may change; a field left undefined keeps its value. */
 export type WebhookSubscriptionChanges = Pick<Prisma.WebhookSubscriptionUpdateInput,
   "url" | "triggerType" | "deliveryMode" | "thresholdValue" | "cooldownSeconds" | "category" | "description" | "eventTypes" | "headersCiphertext" | "headerNames"
-  | "sensitivity" | "triggerWindowMinutes" | "recoveryWindowMinutes">
+  | "sensitivity" | "triggerWindowMinutes" | "recoveryWindowMinutes" | "rateLimit">
   & { filter?: object | null; bodyTemplate?: object | null };
 
 export const updateWebhookSubscription = (db: Db | Tx, id: string, { filter, bodyTemplate, ...changes }: WebhookSubscriptionChanges) =>

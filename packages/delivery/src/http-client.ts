@@ -60,8 +60,18 @@ export class OutboundClient {
    * Sends a request and never throws: network failures come back as `error`. `timeoutMs` and `maxResponseBytes`
    * override the client's for this request; an abort of `signal` ends it with an AbortError (code ABORT_ERR).
    */
-  request(method: "POST" | "GET" | "PUT" | "PATCH" | "DELETE", url: string, init: OutboundRequestInit = {}): Promise<OutboundResult> {
+  async request(method: "POST" | "GET" | "PUT" | "PATCH" | "DELETE", url: string, init: OutboundRequestInit = {}): Promise<OutboundResult> {
     const start = performance.now();
+    // A kept-alive socket the peer closed while idle fails the moment it is reused, before the peer read a byte of
+    // the request (the race every keep-alive client meets): that is not an answer from the peer, so the request goes
+    // again on another socket. Bounded, since each stale socket is dropped as it fails.
+    for (let tries = 1; ; tries++) {
+      const { result, staleSocket } = await this.once(method, url, init, start);
+      if (!staleSocket || tries >= 3 || init.signal?.aborted) return result;
+    }
+  }
+
+  private once(method: string, url: string, init: OutboundRequestInit, start: number): Promise<{ result: OutboundResult; staleSocket: boolean }> {
     const max = init.maxResponseBytes ?? this.opts.maxResponseBytes;
     const timeoutMs = init.timeoutMs ?? this.opts.timeoutMs;
     return new Promise((resolve) => {
@@ -79,7 +89,8 @@ export class OutboundClient {
         clearTimeout(total);
         init.signal?.removeEventListener("abort", onAbort);
         const body = Buffer.concat(chunks).subarray(0, max).toString("utf8");
-        resolve({ status, headers, body, truncated: size > max, durationMs: Math.round(performance.now() - start), error, sent });
+        const staleSocket = error !== null && status === null && req?.reusedSocket === true && (error.code === "ECONNRESET" || error.code === "EPIPE");
+        resolve({ result: { status, headers, body, truncated: size > max, durationMs: Math.round(performance.now() - start), error, sent }, staleSocket });
       };
       const fail = (code: string, name: string, message: string) => { finish({ code, name, message: message.slice(0, 500) }); req?.destroy(); };
       const onAbort = () => fail("ABORT_ERR", "AbortError", "the caller aborted the request");

@@ -72,7 +72,7 @@ export async function commitTransition(tx: Tx, item: OperatorItemRow, c: CommitI
   if (notice) {
     await recordAccountEventsIn(tx, [{
       accountId: item.accountId, type: notice,
-      data: { item_id: item.id, trend_id: item.trendId, title: item.title, severity: updated.severity, actor: c.actor, actor_name: c.data?.actor_name ?? null, route_id: item.routeId, action: c.change },
+      data: { item_id: item.id, trend_id: item.trendId, title: item.title, severity: updated.severity, actor: c.actor, actor_name: typeof c.data?.actor_name === "string" ? c.data.actor_name : null, route_id: item.routeId, action: c.change },
     }]);
   }
   return { item: updated, from: t.from };

@@ -2,6 +2,7 @@ import type { ChatMention, OperatorCard } from "@trendgate/connector-chat";
 import type { EscalationStep, OperatorItemState, Severity } from "@trendgate/contracts";
 import type { Db, OperatorItemRow } from "@trendgate/db";
 import type { OperatorSettings } from "./settings.ts";
+import { chatUserOf, onCallAt, type OnCallScheduleSpec } from "./on-call.ts";
 
 // What a chat card shows of an item. Actors are shown by name: a chat user by the name the interaction carried
 // (kept in the history), an API key by its id.
@@ -71,10 +72,31 @@ export function renotifyText(item: OperatorItemRow): string {
   return `Reminder ${item.renotifyCount}: this critical item is still open and nobody has acknowledged it.`;
 }
 
+const STILL_OPEN = "This item is still open and nobody has acknowledged it.";
+
 /** The reply of an escalation's notify step: its message (or the default) and whom it mentions. */
 export function escalationReply(step: Extract<EscalationStep, { type: "notify" }>): { text: string; mentions: ChatMention[] } {
   return {
-    text: step.message ?? "This item is still open and nobody has acknowledged it.",
+    text: step.message ?? STILL_OPEN,
     mentions: step.mentions.map((m) => ({ kind: m.kind, id: m.id ?? "", ...(m.name ? { name: m.name } : {}) })),
   };
+}
+
+/**
+ * The reply of a notify_on_call step: whoever is on call at `now` in the step's schedule (null: deleted since),
+ * mentioned as their user on `provider` (the provider renders it). When nobody can be mentioned the reply says why, in
+ * the service's words (no name from the schedule goes into the text). `data` is kept in the item's history.
+ */
+export function onCallReply(
+  step: Extract<EscalationStep, { type: "notify_on_call" }>, schedule: OnCallScheduleSpec | null, provider: string, now: Date,
+): { text: string; mentions: ChatMention[]; data: Record<string, unknown> } {
+  const text = step.message ?? STILL_OPEN;
+  const data: Record<string, unknown> = { schedule_id: step.schedule_id };
+  if (!schedule) return { text: `${text} (Its on-call schedule was deleted: nobody to mention.)`, mentions: [], data: { ...data, on_call: null, why: "schedule deleted" } };
+  const { member, source } = onCallAt(schedule, now);
+  const user = chatUserOf(member, provider);
+  Object.assign(data, { on_call: member?.name ?? null, source });
+  if (!member) return { text: `${text} (Nobody is on call in its schedule now.)`, mentions: [], data: { ...data, why: "nobody on call" } };
+  if (!user) return { text: `${text} (Whoever is on call has no ${provider} user in the schedule.)`, mentions: [], data: { ...data, why: `no ${provider} user` } };
+  return { text, mentions: [{ kind: "user", id: user.user_id, name: member.name }], data: { ...data, user_id: user.user_id } };
 }

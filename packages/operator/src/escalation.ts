@@ -15,6 +15,7 @@ import type { ItemTarget } from "./routing.ts";
 // no longer the item's is stale and does nothing, so a repeated or late job never notifies twice.
 //
 //   wait N min -> the next step after N minutes      notify -> a reply under the card mentioning people
+//   notify_on_call -> a reply mentioning whoever is on call then in its schedule (on-call.ts)
 //   notify_webhook -> operator.escalated to that subscription      repeat K -> back to step 0, at most K times
 
 /**
@@ -71,6 +72,7 @@ export async function takeEscalationStep(tx: Tx, itemId: string, ref: StepRef, t
       data.until = at.toISOString();
       break;
     case "notify":
+    case "notify_on_call":
       Object.assign(data, notified ?? {});
       break;
     case "notify_webhook":

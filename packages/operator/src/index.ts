@@ -11,3 +11,4 @@ export * from "./actors.ts";
 export * from "./routing.ts";
 export * from "./escalation.ts";
 export * from "./chat-client.ts";
+export * from "./on-call.ts";

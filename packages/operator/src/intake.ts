@@ -22,14 +22,17 @@ import { renotifyAtFor } from "./state-machine.ts";
 //   its card is updated when velocity_alerts is on or the severity rose;
 // - an event that would open an item reopens a resolved one;
 // - trend.ended never opens or reopens one: it updates an open item's card to say the trend is over (the item stays
-//   for a person to resolve, with what it learned).
+//   for a person to resolve, with what it learned); trend.cooling likewise says it is cooling down. Both stop reminders.
 // Each event is applied once per item (its id is kept in the history), so a re-run of an event batch counts nothing twice.
 
 export const trendDedupKey = (trendId: string) => `trend:${trendId}`;
 
+/** An end or a cooling down: the trend calms, so it opens nothing and reminds nobody. */
+const calms = (e: TrendEvent) => e.type === "trend.ended" || e.type === "trend.cooling";
+
 /** Whether an event opens (or reopens) an item under these settings: at or above min_severity, in their categories, not an end. */
 export const opensItem = (s: Pick<OperatorSettings, "minSeverity" | "categories">, e: TrendEvent) =>
-  e.type !== "trend.ended" && severityRank(e.severity) >= severityRank(s.minSeverity) && categoryMatches(s.categories, e.category);
+  !calms(e) && severityRank(e.severity) >= severityRank(s.minSeverity) && categoryMatches(s.categories, e.category);
 
 export interface IntakeResult {
   /** Items opened, updated or reopened. */
@@ -60,7 +63,7 @@ export async function intakeTrendEvents(db: Db, deps: OperatorDeps, events: Tren
 export async function itemRouteOf<R extends Pick<OperatorRouteRow, "match">>(
   routes: readonly R[], settings: Pick<OperatorSettings, "minSeverity" | "categories">, e: TrendEvent, signalSources?: () => Promise<string[]>,
 ): Promise<R | null | undefined> {
-  if (e.type === "trend.ended") return undefined;
+  if (calms(e)) return undefined;
   const route = await matchRoute(routes, { category: e.category, severity: e.severity, eventType: e.type, source: "trends", signalSources });
   return route ?? (opensItem(settings, e) ? null : undefined);
 }
@@ -74,7 +77,7 @@ const reminds = (target: ItemTarget | null) => !target?.escalation.length;
 /** One event in one transaction; returns the outbox rows it added, or null when nothing changed. */
 async function intakeOne(tx: Tx, setup: ChatSetup, e: TrendEvent, now: Date, graceMs: number): Promise<OutboxRow[] | null> {
   const s = setup.settings;
-  const ended = e.type === "trend.ended";
+  const ended = calms(e);
   const route = await routeOf(tx, setup, e);
   // A re-detection inside the recovery window opens (and reopens) nothing; its later events still update an open item.
   const opens = route !== undefined && !inRecoveryWindow(s, e, now);

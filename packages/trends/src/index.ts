@@ -1,6 +1,7 @@
 export * from "./detection/index.ts";
 export * from "./events/publish.ts";
 export * from "./events/mutes.ts";
+export { fromWallTime, toWallTime } from "./events/mute-wall-time.ts";
 export * from "./engine/index.ts";
 export * from "./briefing/index.ts";
 export * from "./recommendations/index.ts";

@@ -1,17 +1,26 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { rememberFocus } from "../focus-return.ts";
 
 interface Ask { title: string; message: string; confirmLabel: string; danger?: boolean }
 interface Pending extends Ask { resolve: (ok: boolean) => void }
 
-/** A modal confirmation on the native <dialog> (focus kept inside, Escape cancels); focus returns where it was. */
+/**
+ * A modal confirmation on the native <dialog> (focus kept inside, Escape cancels). Focus returns to the control that
+ * opened it, or to the nearest one that still works when the confirmed action disables or removes it (focus-return.ts).
+ */
 function ConfirmDialog({ title, message, confirmLabel, danger, onClose }: Ask & { onClose: (ok: boolean) => void }) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
-    const before = document.activeElement as HTMLElement | null;
+    const restore = rememberFocus();
     if (d && !d.open) d.showModal();
     d?.querySelector<HTMLButtonElement>("[data-cancel]")?.focus();
-    return () => before?.focus?.();
+    return () => {
+      // The rest of the page is inert while the modal is open: close it first. Focus moves once the page has
+      // rendered what the answer changed (the action's busy state, say).
+      if (d?.open) d.close();
+      setTimeout(restore, 0);
+    };
   }, []);
   return (
     <dialog ref={ref} class="dialog" aria-labelledby="confirm-title" aria-describedby="confirm-message"

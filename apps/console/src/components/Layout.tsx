@@ -11,6 +11,7 @@ const NAV: { section: string; label: string }[] = [
   { section: "connections", label: "Connections" },
   { section: "operator", label: "Operator queue" },
   { section: "routing", label: "Routing" },
+  { section: "on-call", label: "On call" },
   { section: "mutes", label: "Mutes" },
   { section: "ads", label: "Ads" },
   { section: "reports", label: "Reports" },

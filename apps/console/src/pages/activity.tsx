@@ -22,7 +22,7 @@ export function summarize(e: AccountEvent) {
     case "connection.connected": return <>{str(d.provider)} was connected.</>;
     case "connector.needs_reauth": return <>{str(d.provider)} refused its credentials{d.reason ? `: ${str(d.reason)}` : ""}.</>;
     case "connector.recovered": return <>{str(d.provider)} is polling again.</>;
-    case "connector.delivery_failing": return <>Workflow pushes to {str(d.provider)} are failing{d.message ? `: ${str(d.message)}` : ""}.</>;
+    case "connector.delivery_failing": return <>Workflow pushes to {str(d.provider)} are failing{d.error ? `: ${str(d.error)}` : ""}.</>;
     case "report.export_ready": return <>Export <code>{str(d.export_id)}</code> is ready ({str(d.rows)} rows). <a href="#/reports">Reports</a></>;
     default: {
       const parts = Object.entries(d).slice(0, 4).map(([k, v]) => `${k}: ${str(v)}`);

@@ -122,13 +122,13 @@ export function ConnectionsPage() {
           : <Table caption="Providers and their connections" captionHidden rows={conns.data} rowKey={(r) => r.key} columns={[
             { label: "Provider", cell: (r) => <><strong>{r.name}</strong><span class="cell-sub">{r.kind}</span></> },
             { label: "Status", cell: (r) => (r.loadError ? <StatusBadge status="error" label="could not load" /> : <StatusBadge status={r.status} />) },
-            { label: "Scopes", cell: (r) => (r.scopes.length ? r.scopes.map((s) => <code key={s} class="tag">{s}</code>) : <span class="muted">—</span>) },
+            { label: "Scopes", class: "cell-scopes", cell: (r) => (r.scopes.length ? r.scopes.map((s) => <code key={s} class="tag">{s}</code>) : <span class="muted">—</span>) },
             { label: "Token expires", cell: (r) => <Time iso={r.tokenExpiresAt} empty={r.status === "not_connected" || r.kind === "Social" || r.loadError ? "—" : "Does not expire"} /> },
-            { label: "Last error", cell: (r) => (r.loadError
+            { label: "Last error", class: "cell-text", cell: (r) => (r.loadError
               ? <span class="error-text">{r.loadError.message}</span>
               : r.lastError ? <><span class="error-text">{r.lastError}</span>{r.lastErrorAt && <span class="cell-sub"><Time iso={r.lastErrorAt} relative /></span>}</> : <span class="muted">—</span>) },
-            { label: "Account", cell: (r) => r.facts ?? <span class="muted">—</span> },
-            { label: "Actions", cell: actions },
+            { label: "Account", class: "cell-text", cell: (r) => r.facts ?? <span class="muted">—</span> },
+            { label: "Actions", class: "cell-text", cell: actions },
           ]} />)}
       </section>
     </>

@@ -22,13 +22,14 @@ const EVENT_TYPES = [...TREND_EVENT_TYPES, ADS_APPROVAL_EVENT_TYPE];
 type StepType = EscalationStep["type"];
 const STEP_TYPES: Record<StepType, [label: string, add: string]> = {
   wait: ["Wait", "Add a wait"], notify: ["Notify people", "Add a notification"],
+  notify_on_call: ["Notify whoever is on call", "Add an on-call notification"],
   notify_webhook: ["Notify a webhook", "Add a webhook notification"], repeat: ["Repeat", "Add a repeat"],
 };
 type MentionKind = "user" | "group" | "channel";
 const MENTION_KINDS: Record<MentionKind, string> = { user: "A person", group: "A user group", channel: "Everyone in the channel" };
 
 interface Mention { kind: MentionKind; id: string; name: string }
-interface StepDraft { key: number; type: StepType; minutes: string; mentions: Mention[]; message: string; webhook_id: string; times: string }
+interface StepDraft { key: number; type: StepType; minutes: string; mentions: Mention[]; message: string; webhook_id: string; schedule_id: string; times: string }
 interface RuleDraft {
   /** The stored rule's id (none for a rule added here): sent back so a save keeps it, and its open items their rule. */
   id?: string;
@@ -40,7 +41,7 @@ type Errs = Record<string, string>;
 
 let lastKey = 0;
 const newStep = (type: StepType): StepDraft =>
-  ({ key: ++lastKey, type, minutes: "10", mentions: [{ kind: "user", id: "", name: "" }], message: "", webhook_id: "", times: "1" });
+  ({ key: ++lastKey, type, minutes: "10", mentions: [{ kind: "user", id: "", name: "" }], message: "", webhook_id: "", schedule_id: "", times: "1" });
 const newRule = (provider: string): RuleDraft =>
   ({ key: ++lastKey, name: "", categories: "", min_severity: "", sources: "", event_types: [], provider, channel_id: "", escalation: [] });
 
@@ -49,6 +50,7 @@ function stepDraft(s: EscalationStep): StepDraft {
   if (s.type === "wait") d.minutes = String(s.minutes);
   if (s.type === "repeat") d.times = String(s.times);
   if (s.type === "notify_webhook") d.webhook_id = s.webhook_id;
+  if (s.type === "notify_on_call") { d.schedule_id = s.schedule_id; d.message = s.message ?? ""; }
   if (s.type === "notify") {
     d.mentions = s.mentions.map((m) => ({ kind: m.kind, id: m.id ?? "", name: m.name ?? "" }));
     d.message = s.message ?? "";
@@ -72,6 +74,7 @@ function stepBody(s: StepDraft): EscalationStep {
     case "wait": return { type: "wait", minutes: num(s.minutes) };
     case "repeat": return { type: "repeat", times: num(s.times) };
     case "notify_webhook": return { type: "notify_webhook", webhook_id: s.webhook_id.trim() };
+    case "notify_on_call": return { type: "notify_on_call", schedule_id: s.schedule_id.trim(), message: opt(s.message) };
     case "notify": return {
       type: "notify", message: opt(s.message),
       mentions: s.mentions.map((m) => ({ kind: m.kind, id: m.kind === "channel" ? undefined : opt(m.id), name: opt(m.name) })),
@@ -147,6 +150,7 @@ function stepsText(steps: StepDraft[], hooks: Webhook[]): string {
         const w = hooks.find((h) => h.id === s.webhook_id);
         return `notify the webhook ${w ? webhookLabel(w) : s.webhook_id || "?"}`;
       }
+      case "notify_on_call": return `notify whoever is on call in ${s.schedule_id || "?"}`;
       case "notify": return `notify ${s.mentions.map((m) => (m.kind === "channel" ? "@channel" : `@${m.name || m.id || "?"}`)).join(" ")}`;
     }
   };
@@ -256,6 +260,16 @@ function StepEditor({ step: s, n, count, onChange, onMove, onRemove, errs, hooks
           </Field>
         )}
       </div>
+      {s.type === "notify_on_call" && (
+        <div class="inline-form">
+          <Field id={`${id}-schedule`} label="On-call schedule id" error={e("schedule_id")} hint="sch_…, from the On-call page">
+            {(a) => <input {...a} type="text" autoComplete="off" placeholder="sch_…" value={s.schedule_id} onInput={(ev) => set("schedule_id", ev.currentTarget.value)} />}
+          </Field>
+          <Field id={`${id}-message`} label="Message (optional)" error={e("message")} hint="Default: the item is still open">
+            {(a) => <input {...a} type="text" maxLength={300} value={s.message} onInput={(ev) => set("message", ev.currentTarget.value)} />}
+          </Field>
+        </div>
+      )}
       {s.type === "notify" && (
         <>
           <MentionsEditor step={s} errs={errs} onChange={(m) => set("mentions", m)} />

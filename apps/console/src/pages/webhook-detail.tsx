@@ -17,7 +17,8 @@ import type {
   QueuedDelivery, RecoverResult, RotatedSecret, UpdateWebhookBody, Webhook, WebhookBacktest, WebhookExecution, WebhookExecutionList, WebhookPreviewBody,
 } from "../types.ts";
 import {
-  DaysField, PREVIEW_PATH, PreviewResult, SENSITIVITY_LABELS, sensitivityMeaning, TuningFields, tuningBody, tuningOf, windowText,
+  DaysField, PREVIEW_PATH, PreviewResult, RateLimitField, rateLimitShown, rateLimitText, rateLimitValue, SENSITIVITY_LABELS, sensitivityMeaning,
+  TuningFields, tuningBody, tuningOf, windowText,
 } from "./webhook-rules.tsx";
 import { DELIVERY_MODE_LABELS, TRIGGER_LABELS, webhookPath } from "./webhooks.tsx";
 
@@ -34,6 +35,7 @@ function EditForm({ hook, onSaved, onCancel }: { hook: Webhook; onSaved: (w: Web
   const [description, setDescription] = useState(hook.description ?? "");
   const [threshold, setThreshold] = useState(String(hook.threshold_value));
   const [tuning, setTuning] = useState(() => tuningOf(hook));
+  const [rateLimit, setRateLimit] = useState(() => rateLimitText(hook.rate_limit));
   const [days, setDays] = useState(14);
   const [preview, setPreview] = useState<{ body: WebhookPreviewBody; answer: WebhookBacktest } | null>(null);
   const [running, setRunning] = useState<"save" | "preview">("save");
@@ -52,6 +54,7 @@ function EditForm({ hook, onSaved, onCancel }: { hook: Webhook; onSaved: (w: Web
     if (tuned.sensitivity !== hook.sensitivity) body.sensitivity = tuned.sensitivity;
     if (tuned.trigger_window_minutes !== hook.trigger_window_minutes) body.trigger_window_minutes = tuned.trigger_window_minutes;
     if (tuned.recovery_window_minutes !== hook.recovery_window_minutes) body.recovery_window_minutes = tuned.recovery_window_minutes;
+    if (rateLimitValue(rateLimit) !== hook.rate_limit) body.rate_limit = rateLimitValue(rateLimit);
     if (Object.keys(body).length === 0) { onCancel(); return; }
     setRunning("save");
     const saved = await run(() => api<Webhook>(webhookPath(hook.id), { method: "PATCH", body }));
@@ -90,6 +93,7 @@ function EditForm({ hook, onSaved, onCancel }: { hook: Webhook; onSaved: (w: Web
           </Field>
         )}
         <TuningFields prefix="edit" value={tuning} onChange={setTuning} fields={fields} />
+        <RateLimitField prefix="edit" value={rateLimit} onChange={setRateLimit} error={fields.rate_limit} />
       </div>
       <div class="actions actions-split">
         <button type="submit" class="btn btn-primary" disabled={busy} aria-busy={busy && running === "save"}>{busy && running === "save" ? "Saving…" : "Save changes"}</button>
@@ -365,6 +369,7 @@ export function WebhookDetailPage({ id }: { id: string }) {
           <dt>Sensitivity</dt><dd>{SENSITIVITY_LABELS[w.sensitivity] ?? w.sensitivity}<span class="cell-sub">{sensitivityMeaning(w.sensitivity)}</span></dd>
           <dt>Trigger window</dt><dd>{windowText(w.trigger_window_minutes, "None: delivered at once")}</dd>
           <dt>Recovery window</dt><dd>{windowText(w.recovery_window_minutes, "None")}</dd>
+          <dt>Rate limit</dt><dd>{rateLimitShown(w.rate_limit)}</dd>
           {w.header_names.length > 0 && <><dt>Custom headers</dt><dd>{w.header_names.map((h) => <code key={h} class="tag">{h}</code>)}</dd></>}
           {w.body_template && <><dt>Body template</dt><dd>{w.body_template.format}</dd></>}
           {w.secret_rotating_until && <><dt>Previous secret signs until</dt><dd><Time iso={w.secret_rotating_until} /></dd></>}

@@ -1,4 +1,4 @@
-import { RECOVERY_WINDOW_MINUTES, SENSITIVITY_MIN_SEVERITY, TRIGGER_WINDOW_MINUTES } from "@trendgate/contracts/vocabulary";
+import { RATE_LIMIT_PER_SECOND, RECOVERY_WINDOW_MINUTES, SENSITIVITY_MIN_SEVERITY, TRIGGER_WINDOW_MINUTES } from "@trendgate/contracts/vocabulary";
 import { Field } from "../components/Field.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Table } from "../components/Table.tsx";
@@ -6,8 +6,8 @@ import { Time } from "../components/Time.tsx";
 import { formatDay, formatNumber, formatSeconds, plural, sentence } from "../format.ts";
 import type { Sensitivity, Webhook, WebhookBacktest, WebhookPreviewBody } from "../types.ts";
 
-// A subscription's tuning (sensitivity, trigger and recovery windows) and its backtest ("Preview on history"), shared
-// by the create form (webhooks.tsx) and the edit form (webhook-detail.tsx).
+// A subscription's tuning (sensitivity, trigger and recovery windows), its rate limit and its backtest ("Preview on
+// history"), shared by the create form (webhooks.tsx) and the edit form (webhook-detail.tsx).
 
 export const PREVIEW_PATH = "/api/integrations/webhooks/preview";
 
@@ -29,6 +29,22 @@ export const tuningOf = (w: Webhook): Tuning => ({
 export const tuningBody = (t: Tuning) => ({
   sensitivity: t.sensitivity, trigger_window_minutes: Number(t.trigger_window_minutes), recovery_window_minutes: Number(t.recovery_window_minutes),
 });
+
+/** The rate limit as the form holds it ("" for none) and as the API takes it (null for none). */
+export const rateLimitText = (r: number | null) => (r === null ? "" : String(r));
+export const rateLimitValue = (v: string) => (v.trim() === "" ? null : Number(v));
+export const rateLimitShown = (r: number | null) => (r === null ? "Unlimited" : `At most ${formatNumber(r)} a second`);
+
+/** Deliveries per second at most (not a rule: the backtest ignores it); `prefix` keeps its id unique on the page. */
+export function RateLimitField({ prefix, value, onChange, error }: { prefix: string; value: string; onChange: (v: string) => void; error?: string }) {
+  return (
+    <Field id={`${prefix}-rate-limit`} label="Rate limit (per second)" error={error}
+      hint="At most this many deliveries a second to this URL; more wait their turn, none is dropped. Empty for no limit">
+      {(a) => <input {...a} type="number" min={RATE_LIMIT_PER_SECOND.min} max={RATE_LIMIT_PER_SECOND.max} step={1} inputMode="numeric"
+        value={value} onInput={(e) => onChange(e.currentTarget.value)} />}
+    </Field>
+  );
+}
 
 export const PREVIEW_DAYS = [1, 3, 7, 14] as const;
 

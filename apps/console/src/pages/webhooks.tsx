@@ -14,7 +14,7 @@ import { useAction, usePagedList, useSubmit, useTitle } from "../hooks.ts";
 import type {
   CreateWebhookBody, DeliveryMode, TriggerType, Webhook, WebhookBacktest, WebhookEventType, WebhookPreviewBody, WebhookWithSecret,
 } from "../types.ts";
-import { DaysField, DEFAULT_TUNING, PREVIEW_PATH, PreviewResult, TuningFields, tuningBody, type Tuning } from "./webhook-rules.tsx";
+import { DaysField, DEFAULT_TUNING, PREVIEW_PATH, PreviewResult, RateLimitField, rateLimitValue, TuningFields, tuningBody, type Tuning } from "./webhook-rules.tsx";
 
 export const WEBHOOKS = "/api/integrations/webhooks";
 export const webhookPath = (id: string, ...rest: string[]) => [WEBHOOKS, encodeURIComponent(id), ...rest].join("/");
@@ -32,11 +32,11 @@ export const DELIVERY_MODE_LABELS: Record<DeliveryMode, string> = { instant_stre
 
 interface FormState {
   url: string; description: string; trigger_type: TriggerType; threshold_value: string; category: string;
-  delivery_mode: DeliveryMode; cooldown_seconds: string; event_types: WebhookEventType[]; tuning: Tuning;
+  delivery_mode: DeliveryMode; cooldown_seconds: string; event_types: WebhookEventType[]; tuning: Tuning; rate_limit: string;
 }
 const EMPTY: FormState = {
   url: "", description: "", trigger_type: "trend_detected", threshold_value: "0", category: "", delivery_mode: "instant_stream",
-  cooldown_seconds: "0", event_types: [], tuning: DEFAULT_TUNING,
+  cooldown_seconds: "0", event_types: [], tuning: DEFAULT_TUNING, rate_limit: "",
 };
 
 function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) => void }) {
@@ -63,6 +63,7 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
     const body: CreateWebhookBody = {
       url: f.url.trim(), ...rules(),
       ...(f.description.trim() ? { description: f.description.trim() } : {}),
+      ...(rateLimitValue(f.rate_limit) !== null ? { rate_limit: rateLimitValue(f.rate_limit) } : {}),
     };
     setRunning("create");
     const created = await run(() => post<WebhookWithSecret>(WEBHOOKS, body));
@@ -121,6 +122,7 @@ function NewSubscriptionForm({ onCreated }: { onCreated: (w: WebhookWithSecret) 
             onInput={(e) => set("cooldown_seconds", e.currentTarget.value)} />}
         </Field>
         <TuningFields prefix="wh" value={f.tuning} onChange={(t) => set("tuning", t)} fields={fields} />
+        <RateLimitField prefix="wh" value={f.rate_limit} onChange={(v) => set("rate_limit", v)} error={fields.rate_limit} />
         {eventTypes && (
           <fieldset class="span-2 checks" aria-describedby={fields.event_types ? "wh-event-types-error" : undefined}>
             <legend>Event types</legend>

@@ -11,6 +11,7 @@ import { checkedReply, expressPath, type Reply, type RouteDef } from "./route.ts
 import { validateRequest } from "./validate.ts";
 import type { Tx } from "@trendgate/db";
 import { dispatchOutbox } from "@trendgate/queues";
+import { queueDeliveries } from "@trendgate/webhooks";
 import type { GatewayDeps } from "../deps.ts";
 
 const BODY_METHODS = new Set(["post", "put", "patch"]);
@@ -107,11 +108,12 @@ function handle(route: RouteDef, deps: GatewayDeps): RequestHandler {
   };
 }
 
-/** Queues what a committed handler added to the outbox; a failure is left to the outbox sweeper. */
+/** Queues what a committed handler added to the outbox and its webhook deliveries; a failure is left to the sweeper. */
 async function dispatchQueued(deps: GatewayDeps, reply: Reply): Promise<void> {
-  if (!reply.outbox?.length) return;
-  await dispatchOutbox(deps.queues, reply.outbox).catch((err) =>
+  if (reply.outbox?.length) await dispatchOutbox(deps.queues, reply.outbox).catch((err) =>
     deps.logger.warn({ err: String(err), messages: reply.outbox!.length }, "outbox dispatch failed; the sweeper will queue the messages"));
+  if (reply.deliveries?.length) await queueDeliveries(deps.queues, deps.db, reply.deliveries).catch((err) =>
+    deps.logger.warn({ err: String(err), deliveries: reply.deliveries!.length }, "webhook deliveries not queued; the sweeper will queue them"));
 }
 
 /** In tests, the reply held to its declared schema (checkedReply). */

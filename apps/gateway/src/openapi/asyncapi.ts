@@ -1,9 +1,9 @@
 import { z } from "zod";
 import {
-  EVENT_CATALOG, exampleOperationalEvent, exampleTrendEvent, OPERATIONAL_EVENT_TYPES, OPERATIONAL_EVENTS, OperationalPayload, TREND_EVENT_TYPES, TrendEvent,
+  ACCOUNT_EVENT_SCHEMAS, accountEventSchemaName, EVENT_CATALOG, exampleOperationalEvent, exampleTrendEvent, OPERATIONAL_EVENT_TYPES, OPERATIONAL_EVENTS, TREND_EVENT_TYPES, TrendEvent,
   WebhookPayload, WorkflowPushSent,
 } from "@trendgate/contracts";
-import { EVENT_TYPE_HEADER, payloadFromEvent, TREND_ID_HEADER } from "@trendgate/connector-webhook";
+import { EVENT_TYPE_HEADER, payloadFromEvent, TREND_ID_HEADER } from "@trendgate/webhooks";
 
 // The event catalog as an AsyncAPI 3 document (GET /asyncapi.json; readable at GET /docs/events): every event type,
 // on each channel that carries it, with its JSON Schema generated from the zod contracts the service validates
@@ -79,13 +79,14 @@ export function buildAsyncApiDocument(opts: { version: string; baseUrl?: string 
       examples: [{ name: type, payload: { event: "trend_lifecycle", data: example } }],
     });
   }
-  // Operational events: on webhook subscriptions that list them, the account event as the body.
-  const operationalBody = schemas.ref(OperationalPayload, "OperationalPayload");
+  // Operational events: on webhook subscriptions that list them, the account event as the body, its data typed by
+  // its type (contracts account-events.ts).
   for (const type of OPERATIONAL_EVENT_TYPES) {
     const key = messageKey("webhook", type);
     const example = exampleOperationalEvent(type);
+    const payload = schemas.ref(ACCOUNT_EVENT_SCHEMAS[type], `${accountEventSchemaName(type)}Event`);
     messages[key] = {
-      name: type, title: `${type} (webhook)`, summary: OPERATIONAL_EVENTS[type], contentType: "application/json", headers: webhookHeaders(type, false), payload: operationalBody,
+      name: type, title: `${type} (webhook)`, summary: OPERATIONAL_EVENTS[type], contentType: "application/json", headers: webhookHeaders(type, false), payload,
       examples: [{ name: type, headers: { [EVENT_TYPE_HEADER]: type, "webhook-id": "msg_01KF3EXAMPLEDELIVERY", "webhook-timestamp": "1795705500", "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" }, payload: example }],
     };
     channelMessages.webhook[key] = { $ref: `#/components/messages/${key}` };

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Problem } from "@trendgate/contracts";
 import type { RouteDef } from "../http/route.ts";
 import { TAG_DOCS } from "./tag-docs.ts";
+import { webhookDocs } from "./webhooks.ts";
 
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
 const intHeader = (description: string) => ({ description, schema: { type: "integer" as const } });
@@ -79,6 +80,7 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
     tags: TAG_DOCS,
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks: webhookDocs(),
     components: {
       securitySchemes: {
         bearerAuth: {

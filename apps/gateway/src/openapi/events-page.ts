@@ -7,12 +7,13 @@ import type { AsyncApiDocument } from "./asyncapi.ts";
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const pre = (v: unknown) => `<pre>${esc(JSON.stringify(v, null, 2))}</pre>`;
 
-/** Follows "#/components/..." references (one level is enough for reading). */
-function deref(doc: AsyncApiDocument, v: unknown): unknown {
-  if (!v || typeof v !== "object") return v;
+/** Follows "#/components/..." references, nested ones too (an operational event's typed data), a few levels deep. */
+function deref(doc: AsyncApiDocument, v: unknown, depth = 0): unknown {
+  if (!v || typeof v !== "object" || depth > 4) return v;
+  if (Array.isArray(v)) return v.map((x) => deref(doc, x, depth));
   const ref = (v as { $ref?: unknown }).$ref;
-  if (typeof ref !== "string" || !ref.startsWith("#/")) return v;
-  return ref.slice(2).split("/").reduce<any>((o, k) => o?.[k], doc);
+  if (typeof ref === "string" && ref.startsWith("#/")) return deref(doc, ref.slice(2).split("/").reduce<any>((o, k) => o?.[k], doc), depth + 1);
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deref(doc, x, depth)]));
 }
 
 export function eventsPage(doc: AsyncApiDocument): string {

@@ -68,7 +68,8 @@ Events (webhooks, chat, workflow pushes and \`/api/stream\` all get the same str
   without an anomalous bucket) outgrows it (above a \`low\` trend, or two levels above a stronger one);
 - \`trend.severity_changed\`: only once the new severity has held for \`DETECTION_SEVERITY_HOLD_SECONDS\` (30 min);
 - \`trend.velocity_changed\`: velocity moved 50 %, at most once per trend per \`DETECTION_VELOCITY_EVENT_MIN_SECONDS\` (3 h), closed buckets only;
-- \`trend.ended\`: no bucket has been anomalous for 12 h, judged on closed buckets (a second wave before that continues the trend).
+- \`trend.cooling\`: the first calm closed hour after the last anomalous one, once per wave: the trend is cooling down (only \`event_types\` subscriptions listing it receive it);
+- \`trend.ended\`: no bucket has been anomalous for \`DETECTION_END_AFTER_HOURS\` (12 h), judged on closed buckets (a second wave before that continues the trend).
 
 Webhook bodies keep the fields the API fixes; each delivery names its event and trend in the \`X-Webhook-Event-Type\` and
 \`X-Webhook-Trend-Id\` headers. \`trend.ended\` fires only \`trigger_type: trend_ended\` subscriptions (threshold: the

@@ -18,6 +18,7 @@ import { reportRoutes } from "./reports.ts";
 import { communityAdsRoutes } from "./connectors/community-ads.ts";
 import { workflowRoutes } from "./connectors/workflow.ts";
 import { operatorRoutes } from "./operator.ts";
+import { scheduleRoutes } from "./schedules.ts";
 import { statusRoutes } from "./status.ts";
 import { trendRoutes } from "./trends.ts";
 import { webhookRoutes } from "./webhooks.ts";
@@ -41,7 +42,7 @@ export function routesFor(registry: ConnectorRegistry): GatewayRoutes {
     routes.push(
       ...statusRoutes, ...opsRoutes(openApi), ...keyRoutes, ...signalRoutes, ...trendRoutes, ...briefingRoutes, ...webhookRoutes,
       ...socialRoutes(registry), ...oauthRoutes(registry), ...chatRoutes(registry), ...communityAdsRoutes(registry), ...adsRoutes(registry),
-      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes, ...muteRoutes, ...feedbackRoutes, ...calendarRoutes, ...consoleRoutes,
+      ...adsExecutorRoutes(registry), ...reportRoutes, ...workflowRoutes(registry), ...operatorRoutes, ...scheduleRoutes, ...muteRoutes, ...feedbackRoutes, ...calendarRoutes, ...consoleRoutes,
     );
     set = { routes, openApi };
     built.set(registry, set);

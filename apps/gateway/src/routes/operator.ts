@@ -59,7 +59,8 @@ export const operatorRoutes = [
       "to and a channel from its channel list, checked with the provider at save: a channel it does not show the app, or an archived one, answers " +
       "422 `not_found` at `routes.N.channel_id` naming the rule, a private one without the bot 422 `bot_not_in_channel`, and a public one the bot is " +
       "not in is joined (a provider that cannot answer now does not block the save; a post that fails later falls back to the default route and " +
-      "raises `operator.route_failed`); `notify_webhook` steps name webhook subscriptions of the account; an `id` must be one of the " +
+      "raises `operator.route_failed`); `notify_webhook` steps name webhook subscriptions of the account, `notify_on_call` steps its on-call " +
+      "schedules (/api/operator/schedules); an `id` must be one of the " +
       "account's rules, each given once (422 naming the field otherwise: `not_found`, `duplicate_route`). Items opened before keep their route; " +
       "a deleted rule's items post new cards to the default route. An item keeps the escalation chain it opened with: a save changes the chain " +
       "of items opened after it, not of those open now.",

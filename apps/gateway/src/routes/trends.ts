@@ -49,7 +49,7 @@ export const trendRoutes = [
         since: query.since ? new Date(query.since) : undefined, until: query.until ? new Date(query.until) : undefined,
       };
       const after = query.cursor ? decodeCursor(query.cursor, query.sort) : null;
-      const rows = await listTrends(deps.db, filter, query.sort, after, query.limit + 1);
+      const rows = await listTrends(deps.readDb, filter, query.sort, after, query.limit + 1);
       const page = rows.slice(0, query.limit);
       const last = page.at(-1);
       const next = rows.length > query.limit && last ? encodeCursor(query.sort === "recent" ? last.detectedAt.toISOString() : last.velocity, last.id) : null;
@@ -61,11 +61,11 @@ export const trendRoutes = [
     summary: `One trend with its topic's last ${SERIES_BUCKETS} buckets and why it is trending (drivers)`, params: z.object({ trend_id: Id }),
     responses: { 200: { description: "The trend", schema: TrendWithSeries } },
     async handler({ deps, auth, params }) {
-      const row = await findAccountTrend(deps.db, auth.accountId, params.trend_id);
+      const row = await findAccountTrend(deps.readDb, auth.accountId, params.trend_id);
       if (!row) throw notFound("Trend");
       const [buckets, drivers] = await Promise.all([
-        topicBucketSeries(deps.db, row.topicId, SERIES_BUCKETS),
-        loadDrivers(deps.db, row, driversSince(row, deps.config.DETECTION_BUCKET_SECONDS * 1000)),
+        topicBucketSeries(deps.readDb, row.topicId, SERIES_BUCKETS),
+        loadDrivers(deps.readDb, row, driversSince(row, deps.config.DETECTION_BUCKET_SECONDS * 1000)),
       ]);
       const series = buckets.map((b) => ({ bucket_start: b.bucketStart.toISOString(), count: b.count, sentiment: b.sentimentCount ? b.sentimentSum / b.sentimentCount : null }));
       return { status: 200, body: { ...toTrend(row, deps.config.DETECTION_BUCKET_SECONDS), series, drivers } };
@@ -76,7 +76,7 @@ export const trendRoutes = [
     summary: "What to do about your current trends: which connector to push to, which ads category to target, and why",
     responses: { 200: { description: "Recommendations, most confident first", schema: RecommendationList } },
     async handler({ deps, auth }) {
-      return { status: 200, body: { data: await recommendationsFor(deps.db, auth.accountId), generated_at: new Date().toISOString() } };
+      return { status: 200, body: { data: await recommendationsFor(deps.readDb, auth.accountId), generated_at: new Date().toISOString() } };
     },
   }),
 ];

@@ -2,10 +2,10 @@ import {
   AccountEventList, type BodyTemplate, CreateWebhookBody, TREND_EVENT_TYPES, text, ExecutionIdParam, ExecutionsQuery, pageQuery, QueuedDelivery, RecoverBody, RecoverResult, RotatedSecret,
   RotateSecretBody, subscriptionProblems, UpdateWebhookBody, Webhook, WebhookBacktest, WebhookExecution, WebhookPreviewBody, WebhookExecutionList, WebhookIdParam, WebhookList, WebhookPayload, WebhookWithSecret,
 } from "@trendgate/contracts";
-import { deliveryBody, enqueueDelivery, serializePayload, templateProblem, testPayload } from "@trendgate/connector-webhook";
+import { deliveryBody, serializePayload, templateProblem, testPayload, type DeliveryJob, type DeliveryToQueue } from "@trendgate/webhooks";
 import {
   createTestDelivery, createWebhookSubscription, deleteWebhookSubscription, findAccountWebhook, findDelivery, findPendingDeliveries,
-  findWebhookExecution, isDeliveryPending, listAccountEvents, listWebhookExecutions, listWebhookSubscriptions, newId,
+  findWebhookExecution, listAccountEvents, listWebhookExecutions, listWebhookSubscriptions, newId,
   pauseWebhookSubscription, reopenDelivery, reopenFailedDeliveries, resumeWebhookSubscription, saveWebhookSecret, updateWebhookSubscription,
   type PendingDeliveryFilter, type WebhookExecutionRow, type WebhookSubscriptionRow,
 } from "@trendgate/db";
@@ -35,6 +35,7 @@ export function toWebhook(r: Row): Webhook {
     event_types: r.eventTypes as Webhook["event_types"], filter: (r.filter ?? null) as Webhook["filter"], header_names: headerNames(r),
     body_template: (r.bodyTemplate ?? null) as Webhook["body_template"],
     sensitivity: r.sensitivity as Webhook["sensitivity"], trigger_window_minutes: r.triggerWindowMinutes, recovery_window_minutes: r.recoveryWindowMinutes,
+    rate_limit: r.rateLimit,
     status: r.status as Webhook["status"], disabled_reason: r.disabledReason, failing_since: iso(r.failingSince),
     secret_rotating_until: r.previousSecretExpiresAt && r.previousSecretExpiresAt > new Date() ? r.previousSecretExpiresAt.toISOString() : null,
     created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
@@ -74,19 +75,22 @@ async function findOwn(deps: GatewayDeps, accountId: string, id: string) {
 }
 
 
-/** Re-queues pending deliveries of a subscription (after resume/recover/replay); the sweeper catches any beyond `limit`. */
-async function requeue(deps: GatewayDeps, which: PendingDeliveryFilter, trigger: "recovery" | "replay" | "trend_event" | "test", limit = 1000) {
+/**
+ * The pending deliveries of a subscription to queue again (after resume/recover/replay), for the reply: the router
+ * queues them after the commit, each only while its row still waits for that attempt; the sweeper catches any beyond
+ * `limit`. A replay or recovery is the attempt's trigger whatever the delivery (a test one stays a test: `test`);
+ * resumed deliveries (`null`) keep their own.
+ */
+async function pendingToQueue(deps: GatewayDeps, which: PendingDeliveryFilter, trigger: "recovery" | "replay" | null, limit = 1000): Promise<DeliveryToQueue[]> {
   const rows = await findPendingDeliveries(deps.db, which, limit);
-  for (const d of rows) {
-    await enqueueDelivery(deps.queues, {
-      delivery_id: d.id, webhook_id: d.subscriptionId, attempt: d.attempts + 1, trigger: d.trigger === "test" ? "test" : trigger,
-      body: deliveryBody(d.payload),
-    }, {
-      delayMs: d.nextAttemptAt.getTime() - Date.now(),
-      stillPending: () => isDeliveryPending(deps.db, d.id, d.attempts),
-    });
-  }
-  return rows.length;
+  return rows.map((d) => ({
+    job: {
+      delivery_id: d.id, webhook_id: d.subscriptionId, attempt: d.attempts + 1, trigger: trigger ?? (d.trigger as DeliveryJob["trigger"]),
+      test: d.trigger === "test", body: deliveryBody(d.payload),
+    },
+    delayMs: d.nextAttemptAt.getTime() - Date.now(),
+    pendingAttempts: d.attempts,
+  }));
 }
 
 export const webhookRoutes = [
@@ -107,6 +111,7 @@ export const webhookRoutes = [
           description: body.description ?? null, eventTypes: body.event_types ?? [], filter: body.filter ?? null,
           ...sealedHeaders(deps, body.headers ?? null), bodyTemplate: body.body_template ?? null, secretCiphertext: deps.secrets.seal(secret),
           sensitivity: body.sensitivity, triggerWindowMinutes: body.trigger_window_minutes, recoveryWindowMinutes: body.recovery_window_minutes,
+          rateLimit: body.rate_limit ?? null,
         });
         return { status: 201, body: { ...toWebhook(row), secret }, headers: { Location: `${BASE}/${row.id}`, "Cache-Control": "no-store" } }; // shown once: no cache keeps it
       });
@@ -153,7 +158,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: "patch", path: `${BASE}/{webhook_id}`, operationId: "updateWebhook", tag: TAG, auth: "apiKey",
-    summary: "Change a subscription's URL, trigger, threshold, cooldown, mode, category, description, event types, filter, sensitivity, windows or headers",
+    summary: "Change a subscription's URL, trigger, threshold, cooldown, mode, category, description, event types, filter, sensitivity, windows, rate limit or headers",
     params: WebhookIdParam, body: UpdateWebhookBody,
     responses: { 200: { description: "The updated subscription", schema: Webhook } },
     async handler({ deps, auth, params, body }) {
@@ -175,6 +180,7 @@ export const webhookRoutes = [
         cooldownSeconds: body.cooldown_seconds, category: body.category, description: body.description, eventTypes,
         filter: body.filter, ...(body.headers === undefined ? {} : sealedHeaders(deps, body.headers)), bodyTemplate: body.body_template,
         sensitivity: body.sensitivity, triggerWindowMinutes: body.trigger_window_minutes, recoveryWindowMinutes: body.recovery_window_minutes,
+        rateLimit: body.rate_limit,
       });
       return { status: 200, body: toWebhook(row) };
     },
@@ -198,16 +204,14 @@ export const webhookRoutes = [
     responses: { 202: { description: "Queued", schema: QueuedDelivery } },
     async handler({ deps, auth, params, atomically }) {
       const sub = await findOwn(deps, auth.accountId, params.webhook_id);
-      const payload = testPayload(sub);
+      const payload = testPayload(sub, deps.config.PUBLIC_BASE_URL);
       const id = newId("msg");
       const reply = await atomically(async (tx) => {
         // Deleted since findOwn (a DELETE racing this test): not found, and the transaction writes nothing.
         if (!(await createTestDelivery(tx, { id, accountId: sub.accountId, subscriptionId: sub.id, payload, velocity: payload.velocity }))) throw notFound("Webhook");
         return { status: 202, body: { delivery_id: id, webhook_id: sub.id, status: "queued" } };
       });
-      await enqueueDelivery(deps.queues, { delivery_id: id, webhook_id: sub.id, attempt: 1, trigger: "test", body: serializePayload(payload) })
-        .catch((err) => deps.logger.warn({ err: String(err), delivery_id: id }, "test delivery not queued; the sweeper will queue it"));
-      return reply;
+      return { ...reply, deliveries: [{ job: { delivery_id: id, webhook_id: sub.id, attempt: 1, trigger: "test", body: serializePayload(payload) } }] };
     },
   }),
   defineRoute({
@@ -242,8 +246,7 @@ export const webhookRoutes = [
     async handler({ deps, auth, params }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
       const row = await resumeWebhookSubscription(deps.db, params.webhook_id);
-      await requeue(deps, { subscriptionId: row.id }, "trend_event");
-      return { status: 200, body: toWebhook(row) };
+      return { status: 200, body: toWebhook(row), deliveries: await pendingToQueue(deps, { subscriptionId: row.id }, null) };
     },
   }),
   defineRoute({
@@ -264,6 +267,7 @@ export const webhookRoutes = [
   defineRoute({
     method: "post", path: `${BASE}/{webhook_id}/executions/{execution_id}/replay`, operationId: "replayWebhookExecution", tag: TAG, auth: "apiKey", idempotent: "transactional",
     summary: "Send an execution's delivery again (same payload and X-Webhook-Id, new attempt)", params: ExecutionIdParam,
+    description: "The new attempt's execution has `trigger: replay`, whatever the delivery; a test delivery is sent again as a test (`X-Webhook-Test: true`).",
     responses: { 202: { description: "Queued", schema: QueuedDelivery } },
     async handler({ deps, auth, params, atomically }) {
       await findOwn(deps, auth.accountId, params.webhook_id);
@@ -275,8 +279,7 @@ export const webhookRoutes = [
         await reopenDelivery(tx, exe.deliveryId);
         return { status: 202, body: { delivery_id: exe.deliveryId, webhook_id: params.webhook_id, status: "queued" } };
       });
-      await requeue(deps, { id: exe.deliveryId }, "replay");
-      return reply;
+      return { ...reply, deliveries: await pendingToQueue(deps, { id: exe.deliveryId }, "replay") };
     },
   }),
   defineRoute({
@@ -293,8 +296,7 @@ export const webhookRoutes = [
         const recovered = await reopenFailedDeliveries(tx, sub.id, since);
         return { status: 202, body: { recovered } };
       });
-      if (sub.status === "active") await requeue(deps, { subscriptionId: sub.id, dueBy: new Date() }, "recovery", 10_000);
-      return reply;
+      return sub.status === "active" ? { ...reply, deliveries: await pendingToQueue(deps, { subscriptionId: sub.id, dueBy: new Date() }, "recovery", 10_000) } : reply;
     },
   }),
   defineRoute({

@@ -2,7 +2,7 @@ import { ProviderError } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import type { EscalationStep, OperatorRoutes, OperatorRoutesBody } from "@trendgate/contracts";
-import { accountWebhookIds, connectionStates, operatorRouteIds, operatorRoutesOf, saveOperatorRoutes, type Db } from "@trendgate/db";
+import { accountOnCallScheduleIds, accountWebhookIds, connectionStates, operatorRouteIds, operatorRoutesOf, saveOperatorRoutes, type Db } from "@trendgate/db";
 import { chatClientOf, chatSetupOf, escalationSteps } from "@trendgate/operator";
 import { ApiError } from "../http/api-error.ts";
 import type { GatewayDeps } from "../deps.ts";
@@ -12,7 +12,7 @@ import type { GatewayDeps } from "../deps.ts";
 // stored rule, edited in place (its items keep their rule); the rest are new, and stored rules left out are deleted.
 // The rules are checked against what they name: a chat provider the account is connected to, a channel there the
 // app can post to (asked of the provider; a public one the bot is not in is joined, as the alerts channel is), webhook
-// subscriptions of the account, the account's own rules.
+// subscriptions and on-call schedules of the account, the account's own rules.
 
 type FieldError = { location: "body"; path: string; message: string; code: string };
 
@@ -80,12 +80,16 @@ export async function writeOperatorRoutes(deps: RoutesDeps, accountId: string, b
   const connected = new Set((await connectionStates(db, accountId, { kind: "chat" })).map((c) => c.provider));
   const named = [body.default_escalation, ...body.routes.map((r) => r.escalation)].flat().flatMap((s) => (s.type === "notify_webhook" ? [s.webhook_id] : []));
   const webhooks = new Set(await accountWebhookIds(db, accountId, named));
+  const scheduled = [body.default_escalation, ...body.routes.map((r) => r.escalation)].flat().flatMap((s) => (s.type === "notify_on_call" ? [s.schedule_id] : []));
+  const schedules = new Set(await accountOnCallScheduleIds(db, accountId, scheduled));
   const stored = new Set(await operatorRouteIds(db, accountId));
   const unknownRule = (i: number): FieldError =>
     ({ location: "body", path: `routes.${i}.id`, message: "not a rule of this account (deleted meanwhile? read the rules again)", code: "not_found" });
   const checkSteps = (steps: EscalationStep[], at: string) => steps.forEach((s, j) => {
     if (s.type === "notify_webhook" && !webhooks.has(s.webhook_id))
       errors.push({ location: "body", path: `${at}.${j}.webhook_id`, message: `no webhook subscription ${s.webhook_id} in this account`, code: "not_found" });
+    if (s.type === "notify_on_call" && !schedules.has(s.schedule_id))
+      errors.push({ location: "body", path: `${at}.${j}.schedule_id`, message: `no on-call schedule ${s.schedule_id} in this account`, code: "not_found" });
   });
   body.routes.forEach((r, i) => {
     if (r.id !== undefined && !stored.has(r.id)) errors.push(unknownRule(i));

@@ -1,5 +1,5 @@
 import { WebSocket } from "ws";
-import { categoryMatches } from "@trendgate/connector-webhook";
+import { categoryMatches } from "@trendgate/webhooks";
 import type { StreamEntry } from "./account-reader.ts";
 import { compareStreamIds } from "./ids.ts";
 

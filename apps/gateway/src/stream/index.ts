@@ -12,6 +12,7 @@ import { toApiError } from "../http/problem.ts";
 import { toEntries } from "./account-reader.ts";
 import { CLOSE, StreamClient } from "./client.ts";
 import { StreamHub } from "./hub.ts";
+import { socketLeases } from "./leases.ts";
 import { checkResumePoint } from "./resume.ts";
 import { STREAM_PATH, parseStreamQuery, rejectUpgrade, upgradeAuthorization } from "./upgrade.ts";
 
@@ -29,6 +30,10 @@ const REPLAY_PAGE = 200;
 const SHUTDOWN_GRACE_MS = 2000;
 const READY_TIMEOUT_MS = 5000;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+/** Redis down: 503 rather than a hung upgrade. */
+const withinReadyTimeout = <T>(p: Promise<T>) => Promise.race([p, sleep(READY_TIMEOUT_MS).then(() => {
+  throw new ApiError("service_unavailable", "The event stream (Redis) is unavailable");
+})]);
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -48,6 +53,20 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
   // Incoming frames are never needed; maxPayload keeps what a client can make us buffer tiny.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096, perMessageDeflate: false });
   const metrics = streamMetrics(deps, () => wss.clients.size);
+  // Socket caps hold across the fleet: a lease per socket in Redis, renewed at each heartbeat, lapsing after three.
+  const leases = socketLeases(deps.redis, {
+    setKey: (accountId) => `${prefix}:stream-sockets:${accountId}`,
+    ttlMs: 3 * config.STREAM_HEARTBEAT_MS,
+    maxPerAccount: config.STREAM_MAX_SOCKETS_PER_ACCOUNT,
+    maxPerKey: config.STREAM_MAX_SOCKETS_PER_KEY,
+  });
+  const leaseOf = new WeakMap<StreamClient, string>();
+  const releaseLease = (c: StreamClient) => {
+    const leaseId = leaseOf.get(c);
+    if (!leaseId) return;
+    leaseOf.delete(c);
+    leases.release(c.accountId, leaseId).catch((err) => logger.warn({ err: String(err) }, "trend stream lease release failed; it lapses"));
+  };
   let closing = false;
 
   // Heartbeats: ping everyone each interval; a socket that has not answered the previous ping is cut off.
@@ -58,7 +77,8 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
   const recheck = (clients: StreamClient[]) => {
     for (const c of clients) {
       deps.authenticator.authenticate(c.opts.credential).catch((err) => {
-        if (toApiError(err).code !== "unauthorized") return; // Postgres down: keep streaming, check again later
+        // Postgres down: keep streaming, check again later. Already dropped (two checks raced): counted once.
+        if (toApiError(err).code !== "unauthorized" || c.isClosed) return;
         metrics.drops.inc({ reason: "unauthorized" });
         c.drop(CLOSE.policyViolation, "API key revoked or expired");
       });
@@ -68,6 +88,8 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
 
   const heartbeat = setInterval(() => {
     recheck(hub.clients());
+    const held = hub.clients().flatMap((c) => { const leaseId = leaseOf.get(c); return leaseId ? [{ accountId: c.accountId, leaseId }] : []; });
+    leases.renew(held).catch((err) => logger.warn({ err: String(err) }, "trend stream lease renewal failed; retrying next heartbeat"));
     for (const ws of wss.clients) {
       if (awaitingPong.has(ws)) {
         metrics.drops.inc({ reason: "heartbeat_timeout" });
@@ -90,12 +112,15 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
       if (closing) throw new ApiError("service_unavailable", "The gateway is shutting down; reconnect");
       const key = trendStreamKey(prefix, auth.accountId);
       const keyPrefix = credentialCacheKey(credential?.replace(/^Bearer\s+/i, "").trim() ?? "");
-      // Sockets per API key on this gateway: a client reconnecting in a loop without closing must not pile up readers.
-      const open = hub.clients().filter((c) => c.opts.keyPrefix === keyPrefix && !c.isClosed).length;
-      if (open >= config.STREAM_MAX_SOCKETS_PER_KEY) {
-        throw new ApiError("too_many_connections", `This API key already has ${open} open stream connections (at most ${config.STREAM_MAX_SOCKETS_PER_KEY}); close one first`);
-      }
       if (query.lastEventId) await checkResumePoint(deps.redis, key, query.lastEventId);
+      // Per account and per API key across every gateway: a client reconnecting in a loop without closing must not
+      // pile up readers, and one account cannot take the fleet's sockets.
+      const lease = await withinReadyTimeout(leases.acquire(auth.accountId, keyPrefix ?? "-"));
+      if ("full" in lease) {
+        const max = lease.full === "account" ? config.STREAM_MAX_SOCKETS_PER_ACCOUNT : config.STREAM_MAX_SOCKETS_PER_KEY;
+        const whose = lease.full === "account" ? "This account" : "This API key";
+        throw new ApiError("too_many_connections", `${whose} already has ${lease.open} open stream connections (at most ${max}); close one first`);
+      }
       client = new StreamClient({
         accountId: auth.accountId,
         credential,
@@ -104,22 +129,24 @@ export function attachStream(server: Server, deps: GatewayDeps): TrendStream {
         lastEventId: query.lastEventId,
         maxBufferBytes,
         replay: async (after) => toEntries(await deps.redis.xrange(key, `(${after}`, "+", "COUNT", REPLAY_PAGE)),
-        onClosed: (c) => hub.leave(c),
+        onClosed: (c) => { hub.leave(c); releaseLease(c); },
         onSlowConsumer: () => {
           metrics.drops.inc({ reason: "slow_consumer" });
           logger.info({ accountId: auth.accountId, requestId }, "trend stream client dropped: slow consumer");
         },
       });
+      leaseOf.set(client, lease.leaseId);
     } catch (err) {
       return rejectUpgrade(socket, req, toApiError(err), requestId);
     }
     // A handshake that never completes (socket gone, bad WebSocket headers) must not stay subscribed.
     socket.once("close", () => { if (!client.ws) client.drop(CLOSE.goingAway, ""); });
     // Positioned: everything published from here on reaches this client. Redis down: 503 rather than a hung upgrade.
-    const ready = await Promise.race([hub.join(client).then(() => true), sleep(READY_TIMEOUT_MS).then(() => false)]);
-    if (!ready) {
+    try {
+      await withinReadyTimeout(hub.join(client));
+    } catch (err) {
       client.drop(CLOSE.goingAway, "");
-      return rejectUpgrade(socket, req, new ApiError("service_unavailable", "The event stream (Redis) is unavailable"), requestId);
+      return rejectUpgrade(socket, req, toApiError(err), requestId);
     }
     if (client.isClosed || socket.destroyed) {
       client.drop(CLOSE.goingAway, "");

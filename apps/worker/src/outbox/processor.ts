@@ -3,16 +3,13 @@ import type { z } from "zod";
 import { OUTBOX_PAYLOADS, OutboxJob, type OutboxPayload, type OutboxQueueName } from "@trendgate/contracts";
 import { isTransientDbError, loadOutboxMessage, recordOutboxAttempts, type OutboxAttemptRecord, type OutboxMessage, type OutboxStatus, type RecordedAttempt } from "@trendgate/db";
 import { retrySchedules } from "@trendgate/config";
-import { BatchWriter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
+import {
+  AttemptSpool, BatchWriter, DeferError, deferJob, follow, HandedOffError, InvalidPayloadError, judge, outboxFailure, ranBefore, record,
+  TRANSIENT_RETRY_DELAYS_MS, type AttemptFailedError, type Judged, type Ledger, type Settled, type Written,
+} from "@trendgate/delivery";
 import type { Logger } from "@trendgate/logger";
 import { queueOutboxAttempt } from "@trendgate/queues";
 import type { ProcessorFactory, WorkerDeps } from "../processors/types.ts";
-import type { AttemptFailedError } from "./attempt-failed.ts";
-import { follow, judge, ranBefore, record, type Judged, type Ledger, type Settled, type Written } from "./attempt-loop.ts";
-import { DeferError, deferJob, HandedOffError } from "./defer.ts";
-import { InvalidPayloadError } from "./invalid-payload.ts";
-import { AttemptSpool } from "./spool.ts";
-import { outboxFailure } from "./verdict.ts";
 
 /** How one attempt at a message ended: what send returned, or what it threw. */
 export type SendOutcome =

@@ -1,5 +1,5 @@
 import { QUEUES, type OutboxJob, type OutboxQueueName } from "@trendgate/contracts";
-import { deliveryBody, requeueDeliveries, type DeliveryJob } from "@trendgate/connector-webhook";
+import { deliveryBody, requeueDeliveries, type DeliveryJob } from "@trendgate/webhooks";
 import { findOverdueDeliveries, findOverdueOutboxMessages, pendingDeliveries, pendingOutboxMessages, type OverdueDelivery, type OverdueOutboxMessage } from "@trendgate/db";
 import { outboxJobId, requeueLost } from "@trendgate/queues";
 import type { WorkerDeps } from "../processors/types.ts";
@@ -37,7 +37,7 @@ export function webhookDeliveriesSource({ db, queues, config }: WorkerDeps): Swe
     find: (after, limit) => findOverdueDeliveries(db.$pool, config.SWEEP_GRACE_SECONDS, limit, after),
     requeue: (rows) => requeueDeliveries(queues, rows.map((d): DeliveryJob => ({
       delivery_id: d.id, webhook_id: d.subscription_id, attempt: d.attempts + 1,
-      trigger: d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : d.trigger === "account_event" ? "account_event" : "trend_event",
+      trigger: d.trigger === "test" ? "test" : d.attempts > 0 ? "recovery" : d.trigger === "account_event" ? "account_event" : "trend_event", test: d.trigger === "test",
       body: deliveryBody(d.payload, config.DELIVERY_BODY_MAX_BYTES),
     })), (js) => pendingDeliveries(db.$pool, js.map((j) => ({ id: j.delivery_id, attempts: j.attempt - 1 })))),
   };

@@ -6,8 +6,8 @@ import {
 } from "@trendgate/db";
 import { chatClientOf, chatSetupOf, hasCard, operatorCard, renotifyText, SYSTEM_ACTOR, targetOf, type ChatSetup, type ItemTarget } from "@trendgate/operator";
 import { escalationSteps, type EscalationPlan } from "./escalation-steps.ts";
-import { DeferError, outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
-import { Pacer } from "../outbox/pacer.ts";
+import { DeferError, Pacer } from "@trendgate/delivery";
+import { outboxProcessor, type OutboxHandler } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
 // Operator cards in the team chat, on the shared outbox (QUEUES.chatMessages): post_item posts an item's card (or
@@ -16,7 +16,7 @@ import type { WorkerDeps } from "./types.ts";
 // opened, not its route's steps now. Each item's messages go through its route's chat provider and channel
 // (packages/operator/src/routing.ts).
 // Every message renders the item as it is now, so a late one never shows an old state. Posts are paced to one per
-// CHAT_POST_INTERVAL_MS per channel across the fleet (../outbox/pacer.ts: a message that must wait is deferred to
+// CHAT_POST_INTERVAL_MS per channel across the fleet (@trendgate/delivery pacing/pacer.ts: a message that must wait is deferred to
 // its own slot, not failed). The outbox retries per the error's kind; credentials refused mark the connection
 // needs_reauth; a message that fails for good is shown on the item (chat.delivery_error) and in its history.
 
@@ -88,7 +88,7 @@ export function chatMessageHandler(deps: WorkerDeps): OutboxHandler<ChatMessageP
       const route = setup.routes.find((r) => r.id === target.routeId);
       const data = {
         item_id: item.id, trend_id: item.trendId, title: item.title, route_id: target.routeId, route: route?.name ?? null,
-        provider: target.provider, channel_id: target.channelId, error: err.message, posted_to: { provider: fallback.provider, channel_id: fallback.channelId },
+        provider: target.provider, channel_id: target.channelId, error: err.message, posted_to: { provider: fallback.provider, channel_id: setup.channelId },
       };
       // After the post: a failure here must not post the card twice; the card itself says where it went.
       await db.$transaction(async (tx) => {

@@ -3,7 +3,8 @@ import { conversionBatchGroup, type ConversionResult, type ConversionsConnector 
 import { ConversionMessagePayload, QUEUES } from "@trendgate/contracts";
 import { countOutboxGroup, findOutboxBatch, type OutboxMessage } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
-import { DeferError, HandedOffError, outboxProcessor, type OutboxHandler, type OutboxMessageOf } from "../outbox/index.ts";
+import { DeferError, HandedOffError } from "@trendgate/delivery";
+import { outboxProcessor, type OutboxHandler, type OutboxMessageOf } from "../outbox/index.ts";
 import type { WorkerDeps } from "./types.ts";
 
 // Conversion events (community ads) on the shared outbox (QUEUES.conversionEvents), sent in batches per

@@ -1,12 +1,12 @@
 import { clipText, JOB_PAYLOADS, QUEUES, Signal, SIGNAL_TEXT_MAX, type JobPayload, type SocialAction } from "@trendgate/contracts";
-import { baseUrlOf } from "@trendgate/connector-core";
+import { baseUrlOf, providerRequest } from "@trendgate/connector-core";
 import {
   ProviderError, type PollOutcome, type RunAction, type SocialConnectionState, type SocialConnector, type SocialContext,
 } from "@trendgate/connector-social";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { insertSignals, loadSocialQuotaProject, recordAccountEvents, rotateSocialCredentials, saveSocialQuotaProject, type Prisma } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
-import { deferJob } from "../outbox/defer.ts";
+import { deferJob } from "@trendgate/delivery";
 import type { ProcessorFactory, WorkerDeps } from "./types.ts";
 
 // Social and search connectors (the registry's social providers: polled ones, and actions run on demand). One job
@@ -128,7 +128,7 @@ async function tick({ db, queues }: WorkerDeps) {
 function contextOf(deps: WorkerDeps, conn: Row, connector: SocialConnector, now: Date): SocialContext {
   const env = deps.config.PROVIDER_ENV;
   return {
-    baseUrl: conn.baseUrl ?? baseUrlOf(connector.manifest, env), env, now, request: (m, u, i) => deps.connectors.request(m, u, i),
+    baseUrl: conn.baseUrl ?? baseUrlOf(connector.manifest, env), env, now, request: providerRequest(env),
     saveCredentials: (credentials) => rotateSocialCredentials(deps.db, conn.id, conn.credentialsCiphertext, deps.secrets.seal(JSON.stringify(credentials))),
   };
 }

@@ -1,6 +1,6 @@
 import { JOB_PAYLOADS, QUEUES } from "@trendgate/contracts";
 import type { Config } from "@trendgate/config";
-import { briefingLinkKey, briefingUrl, detectAccount, detectionConfigFrom, type EngineOptions } from "@trendgate/trends";
+import { briefingLinkKey, briefingUrl, detectAccount, detectionConfigFrom, FitCache, type EngineOptions } from "@trendgate/trends";
 import type { ProcessorFactory } from "./types.ts";
 
 /**
@@ -52,7 +52,10 @@ export function engineOptions(config: Config): EngineOptions {
     velocityEventStep: 0.5,
     velocityEventMinSeconds: config.DETECTION_VELOCITY_EVENT_MIN_SECONDS,
     severityHoldSeconds: config.DETECTION_SEVERITY_HOLD_SECONDS,
+    endAfterHours: config.DETECTION_END_AFTER_HOURS,
     maxEventBytes: config.DELIVERY_BODY_MAX_BYTES,
+    // One per process: passes within an hour reuse each topic's model while its history is unchanged.
+    fitCache: new FitCache(config.DETECTION_FIT_CACHE_TOPICS),
     // The real clock, not the pass's `now`: revocation compares the issue time with the moment links were revoked.
     sourceLink: ({ accountId, trendId }) => briefingUrl(config.PUBLIC_BASE_URL, briefingKey, { accountId, trendId, issuedAt: new Date(), ttlSeconds: config.BRIEFING_LINK_TTL_SECONDS }),
   };

@@ -5,12 +5,12 @@ import { dispatchOutbox } from "@trendgate/queues";
 import { mutesHolding, type MuteRule } from "@trendgate/trends";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
-import { routeToWebhooks } from "./webhook-firings.ts";
+import { routeToWebhooks } from "@trendgate/webhooks";
 import { queueTrendEventPushes, workflowTargets, type WorkflowTarget } from "./workflow-pushes.ts";
 
 /**
  * Routes a batch of trend events: muted ones nowhere (counted on their mutes), the rest to the webhook
- * subscriptions they fire (webhook-firings.ts), the operator queue and the selected workflow. An account's
+ * subscriptions they fire (packages/webhooks firings.ts), the operator queue and the selected workflow. An account's
  * subscriptions are cached for WEBHOOK_SUBSCRIPTION_CACHE_MS, for the triggers only (the firing statements read the
  * subscription's current row). An account's chat and workflow connections (where
  * the operator queue and auto-pushes go) are cached for TREND_ROUTING_CACHE_MS: two reads per batch were a tenth of

@@ -17,8 +17,6 @@ export interface WorkerDeps {
   queues: Queues;
   /** Webhook deliveries: responses kept up to OUTBOUND_RESPONSE_MAX_BYTES. */
   outbound: OutboundClient;
-  /** Provider APIs (connectors): the same guard and timeouts, responses read up to CONNECTOR_RESPONSE_MAX_BYTES. */
-  connectors: OutboundClient;
   secrets: SecretBox;
   registry: ConnectorRegistry;
   /** Browser-OAuth connections: valid access tokens (refreshed under a shared lock), needs_reauth. */

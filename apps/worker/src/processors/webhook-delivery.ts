@@ -1,24 +1,24 @@
 import { JOB_PAYLOADS, QUEUES, type BodyTemplate } from "@trendgate/contracts";
-import { deliveryBody, enqueueDelivery, renderBody, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/connector-webhook";
+import { deliveryBody, enqueueDelivery, isTestDelivery, renderBody, WebhookSender, type DeliveryEvent, type DeliveryJob } from "@trendgate/webhooks";
 import {
   isTransientDbError, loadDeliveryContent, loadDeliveryState, loadSubscriptionForSend, markDeliveryMissed, newId, recordAccountEvents, recordAttempts, recordInterruptedAttempt,
   type AttemptRecord, type SendableSubscription,
 } from "@trendgate/db";
 import { retrySchedules } from "@trendgate/config";
-import { BatchWriter, DestinationLimiter, TRANSIENT_RETRY_DELAYS_MS } from "@trendgate/delivery";
-import { follow, judge, ranBefore, record, type Ledger } from "../outbox/attempt-loop.ts";
-import { deferJob } from "../outbox/defer.ts";
-import { InFlightMarks } from "../outbox/in-flight.ts";
-import { AttemptSpool } from "../outbox/spool.ts";
-import { webhookFailure } from "../outbox/verdict.ts";
+import {
+  AttemptSpool, BatchWriter, deferJob, DestinationLimiter, follow, InFlightMarks, judge, ranBefore, record, SendWindow, TRANSIENT_RETRY_DELAYS_MS,
+  webhookFailure, type Ledger,
+} from "@trendgate/delivery";
 import { TtlCache } from "../ttl-cache.ts";
 import type { ProcessorFactory } from "./types.ts";
 
 /**
  * Sends one attempt of one webhook delivery, through the attempt loop every outbound job shares
- * (../outbox/attempt-loop.ts: already recorded? send, judge, record, queue the next, fail a failed attempt's job).
+ * (@trendgate/delivery attempts/loop.ts: already recorded? send, judge, record, queue the next, fail a failed attempt's job).
  * What is webhook's own is here: the subscription (cached, re-read before holding or dropping on a cached word), the
- * body (inline in the job, else read from the row), the per-endpoint and per-host limiter, the signed request, the
+ * body (inline in the job, else read from the row), the per-endpoint and per-host limiter, the subscription's rate
+ * limit (a fleet-wide SendWindow: a send over it waits its turn, its job delayed, no attempt used or recorded), the
+ * signed request, the
  * execution record, and disabling (410 Gone now, or failing for WEBHOOK_DISABLE_AFTER_SECONDS, decided by the
  * batched write). Every attempt's record is written before its job completes; one Postgres cannot take is kept in
  * Redis (AttemptSpool, as the outbox kinds do) and fails the job, whose next run writes it before anything else: a
@@ -48,6 +48,10 @@ export const webhookDelivery: ProcessorFactory = {
   create({ config, logger, db, queues, outbound, secrets }) {
     const sender = new WebhookSender(outbound, secrets);
     const limiter = new DestinationLimiter({ perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, perHost: config.WEBHOOK_DESTINATION_CONCURRENCY });
+    // rate_limit: at most that many requests reach the endpoint in any second (a send counts until a second after its answer).
+    const rateWindow = new SendWindow(queues.connection, config.QUEUE_PREFIX, {
+      windowMs: 1000, holdMs: config.OUTBOUND_CONNECT_TIMEOUT_MS + config.OUTBOUND_TIMEOUT_MS + 5000, graceMs: 10_000,
+    });
     const subs = new TtlCache<{ sub: SendableSubscription; secrets: string[] } | null>(config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
     const loadSub = async (id: string) => {
       const sub = await loadSubscriptionForSend(db, id);
@@ -135,7 +139,8 @@ export const webhookDelivery: ProcessorFactory = {
           }
         }
         let { body, event }: { body: string; event?: DeliveryEvent | null } = data;
-        if (!body || (!event && data.trigger !== "test")) { // a digest, replay, recovery or sweep: read the row
+        const test = isTestDelivery(data);
+        if (!body || (!event && !test)) { // a digest, replay, recovery or sweep: read the row
           const stored = await loadDeliveryContent(db, data.delivery_id);
           if (!stored) return { skipped: "delivery deleted" };
           body ||= deliveryBody(stored.payload);
@@ -145,15 +150,28 @@ export const webhookDelivery: ProcessorFactory = {
         const host = new URL(entry.sub.url).host;
         if (!limiter.tryAcquire(entry.sub.id, host)) // this endpoint or host is busy: give the slot to others, try again shortly
           return deferJob(job, token, 100 + Math.round(Math.random() * 400));
-        const out = rendered(entry.sub, body, event, logger);
+        // Over the rate limit: the job waits its turn, delayed rather than failed (`finally` releases the endpoint slot).
+        const lane = `webhook:${entry.sub.id}`;
+        const sendId = `${data.delivery_id}-${data.attempt}`;
         let sent;
+        let holding = false;
         try {
+          if (entry.sub.rateLimit !== null) {
+            const wait = await rateWindow.acquire(lane, sendId, entry.sub.rateLimit);
+            if (wait > 0) return await deferJob(job, token, wait);
+            holding = true;
+          }
+          const out = rendered(entry.sub, body, event, logger);
           await inFlight.mark(data.delivery_id, {
             id: newId("exe"), attempt: data.attempt, trigger: data.trigger, url: entry.sub.url, bodyBytes: Buffer.byteLength(out), startedAt: Date.now(),
           });
-          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, out, data.trigger === "test", event);
+          sent = await sender.send(entry.sub, entry.secrets, data.delivery_id, out, test, event);
         } finally {
           limiter.release(entry.sub.id, host);
+          if (holding) {
+            await rateWindow.release(lane, sendId)
+              .catch((err) => logger.warn({ webhook_id: entry.sub.id, err: String(err) }, "rate limit unit not released; it frees when its hold ends"));
+          }
         }
         const { result, verdict } = sent;
         const errorMessage = result.error?.message ?? (verdict.ok ? null : `HTTP ${result.status}`);
@@ -173,7 +191,7 @@ export const webhookDelivery: ProcessorFactory = {
         });
         inFlight.clear(data.delivery_id); // recorded (or kept in the spool, which the next run writes first)
         if (verdict.gone) subs.delete(entry.sub.id);
-        if (outcome === "failed" && data.trigger !== "test") {
+        if (outcome === "failed" && !test) {
           // Retries exhausted: an operational event (at most one an hour per subscription, so a dead endpoint does
           // not flood the account's events), pushed to the subscriptions that list it.
           await recordAccountEvents(db, [{

@@ -1,5 +1,5 @@
 import { bindPush, pushBody, pushHeaders, type WorkflowClient, type WorkflowCredentials } from "@trendgate/connector-workflow";
-import { ProviderError } from "@trendgate/connector-core";
+import { ProviderError, providerRequest } from "@trendgate/connector-core";
 import { QUEUES, type TrendEvent, type WorkflowPushPayload, type WorkflowSelection } from "@trendgate/contracts";
 import { addOutboxMessages, clearDeliveryFailure, findConnectionById, noteDeliveryFailure, recordAccountEvents, type Db, type NewOutboxMessage, type OutboxRow } from "@trendgate/db";
 import type { ConnectorRegistry } from "@trendgate/connectors";
@@ -60,7 +60,7 @@ export async function openWorkflowConnection(deps: WorkerDeps, id: string) {
     connector,
     selection: conn.selection as Selection | null,
     creds,
-    client: connector.client({ baseUrl: base, apiKey: creds.api_key, request: (m, u, i) => deps.connectors.request(m, u, i) }),
+    client: connector.client({ baseUrl: base, apiKey: creds.api_key, request: providerRequest(deps.config.PROVIDER_ENV) }),
     includeMetadata: (conn.settings as Record<string, unknown> | null)?.include_metadata === true,
   };
 }

@@ -1,5 +1,5 @@
 import type { Config } from "@trendgate/config";
-import { batchLimit, deleteExpiredBatch, RETENTION_RULES, type RetentionPolicy } from "@trendgate/db";
+import { batchLimit, deleteExpiredBatch, dropPartitionsBefore, ensurePartitions, RETENTION_RULES, type RetentionPolicy } from "@trendgate/db";
 import type { Logger } from "@trendgate/logger";
 import type pg from "pg";
 
@@ -36,24 +36,33 @@ export interface RetentionPassOptions {
 }
 
 /**
- * One retention pass: for each table, batches of at most batchSize old rows until none are left or the budget is
- * spent. A batch that fails (lock_timeout behind a DDL lock, statement_timeout) ends that table's share of the pass;
- * the others still run, and the next pass retries. Returns rows deleted per table.
+ * One retention pass. First the partitioned tables' day partitions are made ahead (ensurePartitions). Then, for each
+ * table: a partitioned one drops its whole days past the cutoff (the rows `where` spares moved to its default partition); then batches of at most batchSize old rows (of a
+ * partitioned table, of its default partition only) until none are left or the budget is spent. A drop or batch that
+ * fails (lock_timeout behind a DDL lock, statement_timeout) ends that table's share of the pass; the others still run,
+ * and the next pass retries. Returns rows deleted per table (a dropped partition's as its row estimate).
  */
 export async function runRetentionPass(pool: pg.Pool, o: RetentionPassOptions): Promise<Record<string, number>> {
   const started = Date.now();
   const now = o.now ?? new Date();
   const deleted: Record<string, number> = {};
   const over = () => Date.now() - started >= o.budgetMs || !!o.stopped?.();
+  await ensurePartitions(pool, now).catch((err) => o.logger?.warn({ err: String(err) }, "day partitions not made ahead; the next pass retries"));
   for (const rule of RETENTION_RULES) {
     const keepMs = o.policy[rule.keep];
     if (!keepMs || over()) continue;
     const cutoff = new Date(now.getTime() - keepMs);
     let n = 0;
     try {
+      if (rule.partitioned) {
+        const drop = await dropPartitionsBefore(pool, rule.table, cutoff, { keep: rule.where ? `NOT (${rule.where})` : undefined });
+        if (drop.dropped.length) o.logger?.info({ table: rule.table, partitions: drop.dropped }, "retention: day partitions dropped");
+        n += drop.rows;
+      }
+      const rows = rule.partitioned ? { ...rule, table: `${rule.table}_default` } : rule;
       for (;;) {
-        const limit = batchLimit(rule, o.batchSize);
-        const got = await deleteExpiredBatch(pool, rule, cutoff, limit);
+        const limit = batchLimit(rows, o.batchSize);
+        const got = await deleteExpiredBatch(pool, rows, cutoff, limit);
         n += got;
         if (got < limit || over()) break;
         await new Promise((r) => setTimeout(r, PAUSE_MS));

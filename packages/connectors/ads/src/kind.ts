@@ -190,3 +190,9 @@ export interface AdsReporting {
   capabilities: ReportingCapabilities;
   client(ctx: { baseUrl: string; accessToken: string; env?: ProviderEnv }): ReportingClient;
 }
+
+/**
+ * What an ads API's calls need beyond the configured connector limits: a synchronous report page (a day of ad-level
+ * rows) runs to tens of MiB, so ads providers read up to 32 MiB per answer.
+ */
+export const ADS_RESPONSE_LIMITS = Object.freeze({ maxResponseBytes: 32 * 1024 * 1024 });

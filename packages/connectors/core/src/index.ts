@@ -1,4 +1,4 @@
-export * from "./errors.ts";
+export { ProviderError, type ProviderErrorKind } from "@trendgate/delivery"; // the failure vocabulary lives with the delivery engine
 export * from "./manifest.ts";
 export * from "./api-version.ts";
 export * from "./tokens.ts";

@@ -113,6 +113,11 @@ export interface ProviderManifest<K extends ConnectorKind = ConnectorKind> {
   apiVersion?: ApiVersionPin;
   /** Request bodies this provider's routes accept (validated, and documented in OpenAPI). */
   schemas: { connection?: z.ZodType; selection?: z.ZodType; settings?: z.ZodType };
+  /**
+   * How a person connects a provider that has no browser flow (credentials sent to the API), for pages that list
+   * connections (`connect_hint` of GET /api/integrations/connections). `{base_path}` stands for where its routes are.
+   */
+  connectHint?: string;
 }
 
 export const isOAuth = (m: ProviderManifest): m is ProviderManifest & { auth: OAuth2Auth } => m.auth.mode === "oauth2";

@@ -1,5 +1,6 @@
 import type { Severity as EventSeverity } from "@trendgate/contracts";
 import { NEW_TOPIC_DISPERSION, NEW_TOPIC_EXPECTED_PER_HOUR, resolveConfig, type DetectionConfig, type Resolved } from "./config.ts";
+import type { FitCache } from "./fit-cache.ts";
 import { fitModel, scoreBucket, type Model } from "./model.ts";
 import { bucketIndex, indexRange, sumByIndex, type Bucket } from "./series.ts";
 
@@ -167,12 +168,13 @@ function assessIndex(y: Float64Array, firstBucket: number, k: number, observed: 
  * PARTIAL_MIN_SCORE); otherwise the last
  * closed bucket, which settles the state. One model, fitted on the history before the bucket in progress, scores
  * both (a pass over thousands of topics cannot afford two fits per topic). `evidenceBar` (feedback) multiplies every
- * score threshold, PARTIAL_MIN_SCORE included.
+ * score threshold, PARTIAL_MIN_SCORE included. `fit`: a cache of the topic's fitted model between passes (FitCache: the
+ * same assessment, without fitting an unchanged history again).
  */
-export function assessNow(y: Float64Array, firstBucket: number, observed: number, config?: Partial<DetectionConfig>, evidenceBar = 1): Assessment {
+export function assessNow(y: Float64Array, firstBucket: number, observed: number, config?: Partial<DetectionConfig>, evidenceBar = 1, fit?: { cache: FitCache; id: string }): Assessment {
   const cfg = resolveConfig(config);
   const k = y.length - 1;
-  const model = fitModel(y, firstBucket, k, cfg);
+  const model = fit ? fit.cache.model(fit.id, y, firstBucket, k, cfg) : fitModel(y, firstBucket, k, cfg);
   if (observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS || k === 0) {
     const live = assessIndex(y, firstBucket, k, observed, cfg, evidenceBar, observed === 1 || observed * cfg.bucketSeconds >= PARTIAL_MIN_SECONDS, model);
     if (observed === 1 || k === 0 || (live.isTrend && live.anomalyScore >= PARTIAL_MIN_SCORE * evidenceBar)) return live;

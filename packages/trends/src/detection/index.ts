@@ -46,6 +46,7 @@
  */
 export { DEFAULT_DETECTION_CONFIG, detectionConfigFrom, resolveConfig, COOLING_HOURS, DORMANCY_HOURS, MIN_HISTORY_HOURS, RECENT_HOURS, SCALES, type DetectionConfig } from "./config.ts";
 export { bucketize, type Bucket } from "./series.ts";
+export { FitCache } from "./fit-cache.ts";
 export {
   assess,
   assessNow,

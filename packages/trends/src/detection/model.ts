@@ -72,6 +72,13 @@ interface ScaleFit {
 
 export interface Model {
   from: number;
+  /**
+   * History positions dropped before `from` by compactModel (0 for a fitted model): a compact model keeps only the
+   * last buckets that scoring reads, so `i + cut` is a position's index in the fitted one.
+   */
+  cut: number;
+  /** A compact model's plain z-score floor per kept position: n, mean and sd of its history (floorZ). */
+  floorAt?: Float64Array;
   /** levels[x].at(i): median of the deseasonalized present buckets in the level window x before bucket from + i. */
   levels: Levels[];
   season: Float64Array;
@@ -229,8 +236,47 @@ export function fitModel(y: Float64Array, firstBucket: number, k: number, cfg: R
   if (!scales.length || scales[0].m !== 1) return undefined;
   const shapeKnown = !cfg.bucketsPerHour || (shape !== undefined && Math.min(...shape.samples) >= 2);
   return {
-    from, levels, season, factorError, scales, py, ps, excess: excess!, one: one!, modelError: shapeKnown ? MODEL_ERROR : YOUNG_MODEL_ERROR,
+    from, cut: 0, levels, season, factorError, scales, py, ps, excess: excess!, one: one!, modelError: shapeKnown ? MODEL_ERROR : YOUNG_MODEL_ERROR,
     pq, pn, floorBuckets: cfg.floorBuckets, floorMinBuckets: cfg.floorMinBuckets, dayBuckets: cfg.dayBuckets,
+  };
+}
+
+/**
+ * How many of a model's last positions scoring reads: the buckets an assessment scores (the assessed one, and up to
+ * coolingBuckets before the last closed one, for its stage) and the longest window before each.
+ */
+export const scoredTail = (cfg: Resolved) => cfg.coolingBuckets + Math.max(...cfg.scales.map((s) => s.m)) + 2;
+
+/**
+ * The model cut down to its last `keep` positions, with every value scoring reads there computed now (levels, the
+ * floor's statistics): a few KB where the fitted model holds the whole history (about 21 KB at the default eight
+ * days). Scores exactly as the fitted model does for the buckets of those positions, given the same history in y
+ * (the floor's usual peak is still read from it when needed).
+ */
+export function compactModel(model: Model, keep: number): Model {
+  const len = model.season.length;
+  const off = len - keep;
+  if (off <= 0 || model.floorAt) return model;
+  const floorAt = new Float64Array(3 * keep);
+  for (let x = 0; x < keep; x++) {
+    const f = floorBasis(model, off + x);
+    floorAt[3 * x] = f.n;
+    floorAt[3 * x + 1] = f.mean;
+    floorAt[3 * x + 2] = f.sd;
+  }
+  return {
+    ...model,
+    from: model.from + off,
+    cut: model.cut + off,
+    floorAt,
+    levels: model.levels.map((lv) => lv.tail(off)),
+    season: model.season.slice(off),
+    factorError: model.factorError.slice(off),
+    py: model.py.slice(off),
+    ps: model.ps.slice(off),
+    excess: model.excess.slice(off),
+    pq: new Float64Array(0),
+    pn: new Float64Array(0),
   };
 }
 
@@ -293,6 +339,13 @@ class Levels {
     this.scratch = all ? this.values : new Float64Array(r);
   }
 
+  /** The same levels from position `off` on, every one computed now (a compact model's: nothing left to read d for). */
+  tail(off: number): Levels {
+    for (let i = off; i < this.d.length; i++) this.at(i);
+    // No history is kept: every kept position's level is computed (a NaN would show a position read beyond them).
+    return new Levels(new Float64Array(0), this.r, this.values.slice(off));
+  }
+
   at(i: number): number {
     const v = this.values[i];
     if (v !== -1) return v;
@@ -335,7 +388,7 @@ export interface BucketScore {
  */
 export function scoreBucket(model: Model, y: Float64Array, j: number, observed = 1): BucketScore | undefined {
   const i = j - model.from;
-  if (i < 1 || Number.isNaN(y[j])) return undefined;
+  if (i + model.cut < 1 || Number.isNaN(y[j])) return undefined;
   const one = model.scales[0];
   const expectedY = one.growth * model.levels[one.levelOf].at(i) * model.season[i]; // count + 1 expected of the whole bucket
   const baseline = Math.max(0, expectedY - 1);
@@ -348,7 +401,7 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
   let excess = 0;
   for (const s of model.scales) {
     const w = i - s.m + 1;
-    const levelBefore = w < 1 ? NaN : model.levels[s.levelOf].at(w);
+    const levelBefore = w + model.cut < 1 ? NaN : model.levels[s.levelOf].at(w);
     if (Number.isNaN(levelBefore)) continue;
     const level = s.growth * levelBefore;
     const lastExpected = level * model.season[i];
@@ -380,23 +433,37 @@ export function scoreBucket(model: Model, y: Float64Array, j: number, observed =
  * undefined otherwise, with fewer than floorMinBuckets of them, or no spread.
  */
 function floorZ(model: Model, y: Float64Array, i: number, v: number, above: number): { z: number; excess: number } | undefined {
+  const f = model.floorAt ? { n: model.floorAt[3 * i], mean: model.floorAt[3 * i + 1], sd: model.floorAt[3 * i + 2] } : floorBasis(model, i);
+  if (f.n < model.floorMinBuckets) return undefined;
+  const z = (v - f.mean) / f.sd;
+  // Only a z that would raise the score is worth the week's scan for its daily maxima (most buckets stop here).
+  if (!(f.sd > 0) || !(z > above)) return undefined;
+  if (v < FLOOR_BEYOND * usualPeak(model, y, i)) return undefined;
+  return { z, excess: v - f.mean };
+}
+
+/** The floor's history of position i: how many buckets are present in it, their mean and standard deviation. */
+function floorBasis(model: Model, i: number): { n: number; mean: number; sd: number } {
   const a = Math.max(0, i - model.floorBuckets);
   const n = model.pn[i] - model.pn[a];
-  if (n < model.floorMinBuckets) return undefined;
   const mean = (model.py[i] - model.py[a]) / n;
-  const sd = Math.sqrt(Math.max(0, (model.pq[i] - model.pq[a]) / n - mean * mean));
-  const z = (v - mean) / sd;
-  // Only a z that would raise the score is worth the week's scan for its daily maxima (most buckets stop here).
-  if (!(sd > 0) || !(z > above)) return undefined;
-  // The topic's usual spike: the median of its daily maxima over the floor's history.
+  return { n, mean, sd: Math.sqrt(Math.max(0, (model.pq[i] - model.pq[a]) / n - mean * mean)) };
+}
+
+/**
+ * The topic's usual spike before position i: the median of its daily maxima over the floor's history, read from y
+ * (positions counted as in the fitted model: a compact one's `cut` added back).
+ */
+function usualPeak(model: Model, y: Float64Array, i: number): number {
+  const at = i + model.cut;
+  const from = model.from - model.cut;
+  const a = Math.max(0, at - model.floorBuckets);
   const maxima: number[] = [];
-  for (let end = i; end - model.dayBuckets >= a; end -= model.dayBuckets) {
+  for (let end = at; end - model.dayBuckets >= a; end -= model.dayBuckets) {
     let m = -Infinity;
-    for (let k = end - model.dayBuckets; k < end; k++) if (y[model.from + k] > m) m = y[model.from + k];
+    for (let k = end - model.dayBuckets; k < end; k++) if (y[from + k] > m) m = y[from + k];
     if (m > -Infinity) maxima.push(m);
   }
   maxima.sort((x, y) => x - y);
-  const usual = maxima[(maxima.length - 1) >> 1];
-  if (v < FLOOR_BEYOND * usual) return undefined;
-  return { z, excess: v - mean };
+  return maxima[(maxima.length - 1) >> 1];
 }

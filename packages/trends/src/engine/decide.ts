@@ -34,6 +34,8 @@ export interface TrendState {
   wavePeakExcess: number | null;
   /** The same for the wave before the current one (null during the first wave). */
   priorWavePeakExcess: number | null;
+  /** Start of the closed bucket whose calm published trend.cooling for the current wave (null: not announced). */
+  coolingSince: Date | null;
 }
 
 export interface EventRules {
@@ -43,9 +45,11 @@ export interface EventRules {
   velocityEventMinSeconds: number;
   /** A severity change is published only once the new severity has held for this long (hysteresis). */
   severityHoldSeconds: number;
+  /** A trend ends this many hours after its last anomalous bucket (DETECTION_END_AFTER_HOURS). */
+  endAfterHours: number;
 }
 
-export const DEFAULT_EVENT_RULES: EventRules = Object.freeze({ velocityEventStep: 0.5, velocityEventMinSeconds: 10800, severityHoldSeconds: 1800 });
+export const DEFAULT_EVENT_RULES: EventRules = Object.freeze({ velocityEventStep: 0.5, velocityEventMinSeconds: 10800, severityHoldSeconds: 1800, endAfterHours: DORMANCY_HOURS });
 
 export interface Decision {
   status: "active" | "ended";
@@ -64,19 +68,25 @@ export interface Decision {
  */
 export const detectionVelocity = (a: Assessment) => (a.velocity >= 0 ? a.velocity : Math.max(0, a.windowVelocity ?? 0));
 
-const DORMANCY_MS = DORMANCY_HOURS * 3_600_000;
 const COOLING_MS = COOLING_HOURS * 3_600_000;
 
 /**
  * Whether a trend that `a` does not find anomalous is over: only a closed bucket can say so (a dip in the bucket in
  * progress is a few minutes of data), only once that bucket is dormant, and only once it starts more than
- * DORMANCY_HOURS after the last bucket found anomalous. The last condition covers what a closed bucket's own stage
+ * endAfterHours after the last bucket found anomalous. The last condition covers what a closed bucket's own stage
  * cannot see: a trend detected from the bucket in progress, while a pass falls back to the closed bucket before it.
  */
-function isOver(state: TrendState, a: Assessment): boolean {
+function isOver(state: TrendState, a: Assessment, rules: EventRules): boolean {
   if (a.observed !== 1 || a.stage !== "dormant") return false;
-  return !state.lastAnomalousBucket || a.bucketStart.getTime() > state.lastAnomalousBucket.getTime() + DORMANCY_MS;
+  return !state.lastAnomalousBucket || a.bucketStart.getTime() > state.lastAnomalousBucket.getTime() + rules.endAfterHours * 3_600_000;
 }
+
+/**
+ * Whether a calm assessment starts the trend's cooling down: a closed bucket after its last anomalous one (not the
+ * closed bucket a pass falls back to before an anomalous one in progress), the first of the current wave.
+ */
+const startsCooling = (state: TrendState, a: Assessment) =>
+  a.observed === 1 && !state.coolingSince && !!state.lastAnomalousBucket && a.bucketStart.getTime() > state.lastAnomalousBucket.getTime();
 
 const later = (a: Date | null, b: Date) => (a && a.getTime() >= b.getTime() ? a : b);
 const higher = (a: PublishedSeverity, b: PublishedSeverity) => (severityRank(b) > severityRank(a) ? b : a);
@@ -109,14 +119,21 @@ function laterWaveIsNew(wave: PublishedSeverity, peak: PublishedSeverity, size: 
  *   gave that same severity for at least severityHoldSeconds (a severity that flickers publishes nothing);
  * - trend.velocity_changed: the velocity moved by velocityEventStep since the last published one, at most once per
  *   velocityEventMinSeconds per trend, from closed buckets only, and never in the same pass as another event;
+ * - trend.cooling: the first closed bucket after the trend's last anomalous one is calm: the trend is cooling down and
+ *   ends endAfterHours after that last anomalous bucket unless it rises again; once per wave (a flare-up of the same
+ *   wave that calms again is not announced twice), never in the same pass as another event;
  * - trend.ended: the trend is over; the published severity is kept for the record.
  */
 export function decide(state: TrendState | undefined, a: Assessment, rules: EventRules, now: Date): Decision | null {
   if (!a.isTrend) {
     if (!state || state.status === "ended") return null;
     const calm = { ...state, pendingSeverity: null, pendingSince: null };
-    if (isOver(state, a)) return { status: "ended", event: "trend.ended", state: { ...calm, status: "ended" }, stage: "dormant", velocity: a.velocity };
-    return { status: "active", state: calm, stage: a.stage === "dormant" ? "cooling" : a.stage, velocity: a.velocity };
+    if (isOver(state, a, rules)) return { status: "ended", event: "trend.ended", state: { ...calm, status: "ended" }, stage: "dormant", velocity: a.velocity };
+    const stage = a.stage === "dormant" ? "cooling" : a.stage;
+    if (startsCooling(state, a)) {
+      return { status: "active", event: "trend.cooling", state: { ...calm, coolingSince: a.bucketStart, publishedVelocity: a.velocity }, stage: "cooling", velocity: a.velocity };
+    }
+    return { status: "active", state: calm, stage, velocity: a.velocity };
   }
   // A bucket in progress is judged as if the rest of it fell short, so its severity runs low: it can raise an open
   // trend's severity but not lower it (closed buckets do), or passes alternating with the closed bucket flicker.
@@ -135,11 +152,13 @@ export function decide(state: TrendState | undefined, a: Assessment, rules: Even
       status: "active", event: "trend.detected", stage, velocity: v,
       state: {
         status: "active", severity, publishedVelocity: v, pendingSeverity: null, pendingSince: null, velocityEventAt: null,
-        lastAnomalousBucket: a.bucketStart, waveStart: null, peakSeverity: severity, wavePeakExcess: size, priorWavePeakExcess: null,
+        lastAnomalousBucket: a.bucketStart, waveStart: null, peakSeverity: severity, wavePeakExcess: size, priorWavePeakExcess: null, coolingSince: null,
       },
     };
   }
-  const seen = { ...state, lastAnomalousBucket: later(state.lastAnomalousBucket, a.bucketStart), waveStart, wavePeakExcess: wavePeak, priorWavePeakExcess: priorWave };
+  // A new wave may cool down (and be announced cooling) again; a flare-up within the wave keeps its announcement.
+  const coolingSince = quietBefore ? null : state.coolingSince;
+  const seen = { ...state, lastAnomalousBucket: later(state.lastAnomalousBucket, a.bucketStart), waveStart, wavePeakExcess: wavePeak, priorWavePeakExcess: priorWave, coolingSince };
   if (severity !== state.severity) {
     if (state.pendingSeverity !== severity || !state.pendingSince) {
       return { status: "active", state: { ...seen, pendingSeverity: severity, pendingSince: now }, stage, velocity };

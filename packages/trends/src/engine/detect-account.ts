@@ -3,7 +3,7 @@ import { clipText, TREND_EVENT_LIMITS, type TrendEvent } from "@trendgate/contra
 import { accountCalendar, insertTrendEvents, newId, type Db } from "@trendgate/db";
 import { HOLIDAY_EVIDENCE, holidayAt } from "../calendar/holidays.ts";
 import type { Queues } from "@trendgate/queues";
-import { assessNow, resolveConfig, type DetectionConfig } from "../detection/index.ts";
+import { assessNow, resolveConfig, type DetectionConfig, type FitCache } from "../detection/index.ts";
 import { boundTrendEvents, dispatchTrendEvents } from "../events/publish.ts";
 import { decide, DEFAULT_EVENT_RULES, type EventRules } from "./decide.ts";
 import { factsOf, nextStepsOf, summaryOf } from "./narrative.ts";
@@ -18,6 +18,8 @@ export interface EngineOptions extends DetectionConfig, Partial<EventRules> {
   maxEventBytes?: number;
   /** The `source_link` of an event: the briefing page. Without it, the trend's JSON at /api/trends/{id}. */
   sourceLink?: (t: { accountId: string; trendId: string; now: Date }) => string;
+  /** The process's fitted models between passes (DETECTION_FIT_CACHE_TOPICS); without it every pass fits every topic. */
+  fitCache?: FitCache;
 }
 
 /** Deterministic event ids: the same change found twice (a retried or concurrent run) is published once. */
@@ -36,6 +38,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
     velocityEventStep: o.velocityEventStep ?? DEFAULT_EVENT_RULES.velocityEventStep,
     velocityEventMinSeconds: o.velocityEventMinSeconds ?? DEFAULT_EVENT_RULES.velocityEventMinSeconds,
     severityHoldSeconds: o.severityHoldSeconds ?? DEFAULT_EVENT_RULES.severityHoldSeconds,
+    endAfterHours: o.endAfterHours ?? DEFAULT_EVENT_RULES.endAfterHours,
   };
   // ms: where a pass spends its time (the benchmark prints them)
   const stats = { topics: 0, trends: 0, events: 0, outages: 0, holiday: null as string | null, ms: { read: 0, assess: 0, write: 0 } };
@@ -63,7 +66,7 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
     const events: TrendEvent[] = [];
     for (const topic of shardSeries.candidates) {
       stats.topics++;
-      const a = assessNow(topic.y, shardSeries.first, shardSeries.observed, o, topic.evidenceBar * dayBar);
+      const a = assessNow(topic.y, shardSeries.first, shardSeries.observed, o, topic.evidenceBar * dayBar, o.fitCache && { cache: o.fitCache, id: topic.id });
       const row = topic.trend;
       const d = decide(row, a, rules, now);
       if (!d) continue;
@@ -79,13 +82,14 @@ export async function detectAccount(deps: { db: Db; queues: Queues }, accountId:
         sentiment: topic.sentiment,
         detectedAt: detected || !row ? now : row.detectedAt, bucketStart: a.bucketStart, observed: a.observed,
         lastAnomalousBucket: d.state.lastAnomalousBucket, waveStart: d.state.waveStart, peakSeverity: d.state.peakSeverity,
-        wavePeakExcess: d.state.wavePeakExcess, priorWavePeakExcess: d.state.priorWavePeakExcess,
+        wavePeakExcess: d.state.wavePeakExcess, priorWavePeakExcess: d.state.priorWavePeakExcess, coolingSince: d.state.coolingSince,
         lastAnomalousAt: a.isTrend ? now : (row?.lastAnomalousAt ?? null),
         endedAt: d.event === "trend.ended" ? now : (row?.endedAt ?? null),
       });
       if (!d.event) continue;
       const severity = d.state.severity;
-      const facts = { ...factsOf(topic.name, topic.category, a, severity, d.stage, d.event === "trend.ended"), velocity: d.velocity };
+      const facts = { ...factsOf(topic.name, topic.category, a, severity, d.stage, d.event === "trend.ended"), velocity: d.velocity,
+        ...(d.event === "trend.cooling" ? { coolingEndsAfterHours: rules.endAfterHours } : {}) };
       // A new trend's summary says why (drivers/): the terms, sources and sentiment of its rise.
       const drivers = detected ? driversText(await loadDrivers(deps.db, { accountId, name: topic.name, category: topic.category }, a.bucketStart, now)) : "";
       const why = drivers ? ` ${drivers}` : "";

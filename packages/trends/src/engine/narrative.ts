@@ -15,6 +15,8 @@ export interface TrendFacts {
   observed?: number;
   /** The trend is over (a trend.ended event). */
   ended?: boolean;
+  /** The trend is cooling down (a trend.cooling event): it ends this many hours after its last anomalous bucket. */
+  coolingEndsAfterHours?: number;
 }
 
 const round = (n: number) => (Math.abs(n) >= 10 ? Math.round(n) : Math.round(n * 10) / 10);
@@ -33,6 +35,8 @@ export function summaryOf(t: TrendFacts, bucketSeconds: number): string {
   let text: string;
   if (t.ended) {
     text = `${name} has ended: back to its usual rate, ${perHour(projected)} mentions/h against ${perHour(t.baseline)} expected (last severity ${t.severity}).`;
+  } else if (t.coolingEndsAfterHours !== undefined) {
+    text = `${name} is cooling: ${perHour(t.current)} mentions/h against ${perHour(t.baseline)} expected, no longer anomalous; it ends ${t.coolingEndsAfterHours} h after its last anomalous hour unless it rises again (severity ${t.severity}).`;
   } else {
     const ratio = t.baseline > 0 ? `${round(projected / t.baseline)}x its usual rate` : "well above its usual rate";
     const minutes = Math.round((observed * bucketSeconds) / 60);

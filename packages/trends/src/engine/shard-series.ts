@@ -90,11 +90,11 @@ export async function readShard(client: pg.PoolClient, accountId: string, now: D
   const { rows: topics } = await client.query<{
     id: string; name: string; category: string; evidence_bar: number; trend_id: string | null; status: "active" | "ended" | null; severity: PublishedSeverity | null;
     published_velocity: number | null; pending_severity: PublishedSeverity | null; pending_since: Date | null; velocity_event_at: Date | null;
-    peak_velocity: number | null; detected_at: Date | null; last_anomalous_bucket: Date | null; wave_start: Date | null; peak_severity: PublishedSeverity | null; wave_peak_excess: number | null; prior_wave_peak_excess: number | null; last_anomalous_at: Date | null; ended_at: Date | null; series_first: number | null; series_through: number | null; series: Buffer | null;
+    peak_velocity: number | null; detected_at: Date | null; last_anomalous_bucket: Date | null; wave_start: Date | null; peak_severity: PublishedSeverity | null; wave_peak_excess: number | null; prior_wave_peak_excess: number | null; cooling_since: Date | null; last_anomalous_at: Date | null; ended_at: Date | null; series_first: number | null; series_through: number | null; series: Buffer | null;
     recent: string | null;
   }>(
     `SELECT t.id, t.name, t.category, t.evidence_bar, tr.id AS trend_id, tr.status, tr.severity, tr.published_velocity, tr.pending_severity,
-            tr.pending_since, tr.velocity_event_at, tr.peak_velocity, tr.detected_at, tr.last_anomalous_bucket, tr.wave_start, tr.peak_severity, tr.wave_peak_excess, tr.prior_wave_peak_excess, tr.last_anomalous_at, tr.ended_at, ts.first_bucket AS series_first,
+            tr.pending_since, tr.velocity_event_at, tr.peak_velocity, tr.detected_at, tr.last_anomalous_bucket, tr.wave_start, tr.peak_severity, tr.wave_peak_excess, tr.prior_wave_peak_excess, tr.cooling_since, tr.last_anomalous_at, tr.ended_at, ts.first_bucket AS series_first,
             ts.through_bucket AS series_through, ts.counts AS series,
             CASE WHEN ts.topic_id IS NOT NULL THEN (
               SELECT string_agg(${bucketText("tb", "$8", "$9", "$5")}, ',') FROM topic_buckets tb
@@ -118,7 +118,7 @@ export async function readShard(client: pg.PoolClient, accountId: string, now: D
       id: t.trend_id, status: t.status!, severity: t.severity!, publishedVelocity: t.published_velocity!, pendingSeverity: t.pending_severity,
       pendingSince: t.pending_since, velocityEventAt: t.velocity_event_at, peakVelocity: t.peak_velocity!, detectedAt: t.detected_at!,
       lastAnomalousBucket: t.last_anomalous_bucket, waveStart: t.wave_start, peakSeverity: t.peak_severity,
-      wavePeakExcess: t.wave_peak_excess, priorWavePeakExcess: t.prior_wave_peak_excess,
+      wavePeakExcess: t.wave_peak_excess, priorWavePeakExcess: t.prior_wave_peak_excess, coolingSince: t.cooling_since,
       lastAnomalousAt: t.last_anomalous_at, endedAt: t.ended_at,
     } : undefined,
     y: new Float64Array(len).fill(1),

@@ -30,6 +30,18 @@ export interface TrendInput {
   sources: string[];
   /** Hours since the trend was detected. */
   hoursActive: number;
+  /** What the account already did about the trend (absent: nothing). */
+  handled?: Handled;
+}
+
+/** The account's own answers to a trend, which a recommendation must not contradict or repeat. */
+export interface Handled {
+  /** A mute holding the trend's events back now: no action is recommended while it holds. */
+  muteId?: string;
+  /** The team's answer on the trend's operator item: it needs no further alert. */
+  team?: "acknowledged" | "snoozed" | "resolved";
+  /** Ads providers whose targeting plan for a category covering the trend was applied since it was detected. */
+  adsApplied?: string[];
 }
 
 /** At or below this average sentiment a trend is a complaint or a controversy: a team alert, never an ad. */
@@ -84,6 +96,12 @@ export function recommend(trends: readonly TrendInput[], setup: AccountSetup): R
 
   for (const t of trends) {
     const base = { trend_id: t.id, trend_name: t.name, category: t.category, confidence: confidenceOf(t) };
+    const handled = t.handled ?? {};
+    if (handled.muteId) {
+      out.push({ ...base, action: "watch", connector: null, reason: `muted (${handled.muteId}): its alerts are held back, so no action is recommended while the mute holds` });
+      continue;
+    }
+    const done: string[] = []; // what the account already did, said when nothing else is left to do
     const high = t.severity === "high" || t.severity === "critical";
     const negative = t.sentiment !== null && t.sentiment <= NEGATIVE_SENTIMENT;
     const growing = t.stage === "emerging" || t.stage === "rising";
@@ -91,11 +109,13 @@ export function recommend(trends: readonly TrendInput[], setup: AccountSetup): R
 
     if (high && !negative) {
       const ads = setup.ads.filter((a) => a.category !== null && categoryWithin(t.category, a.category));
-      const ready = ads.find((a) => a.readiness === "ready");
+      const applied = ads.filter((a) => handled.adsApplied?.includes(a.provider));
+      const ready = ads.find((a) => a.readiness === "ready" && !applied.includes(a));
+      if (applied.length) done.push(`a targeting plan for it was applied on ${applied.map((a) => a.provider).join(", ")}`);
       if (ready) {
         out.push({ ...base, action: "target_ads_category", connector: "ads", reason: `${t.severity} trend in ${t.category}: preview the ${ready.provider} targeting plan for it, then apply under strict safety` });
         acted = true;
-      } else {
+      } else if (!applied.length) {
         needSetup("ads", base, ads.length ? "broken" : "missing", `${t.severity} trend in ${t.category} with no ads connection targeting it`);
       }
     }
@@ -109,7 +129,9 @@ export function recommend(trends: readonly TrendInput[], setup: AccountSetup): R
       const why = negative
         ? `negative conversation (sentiment ${t.sentiment!.toFixed(2)}) at ${t.severity} severity: a reputation risk for the team to answer, not to advertise into`
         : "critical severity: tell the operator queue now";
-      if (setup.chat === "ready") {
+      if (handled.team) {
+        done.push(`the team ${handled.team} its operator item`);
+      } else if (setup.chat === "ready") {
         out.push({ ...base, action: "alert_team", connector: "chat", reason: why });
         acted = true;
       } else if (setup.webhooks > 0) {
@@ -118,7 +140,9 @@ export function recommend(trends: readonly TrendInput[], setup: AccountSetup): R
       } else needSetup("chat", base, setup.chat, negative ? `negative ${t.severity} trend ${t.name}` : `critical trend ${t.name}`);
     }
     if (!acted) {
-      const why = negative
+      const why = done.length
+        ? `${done.join("; ")}: nothing more to do unless it changes`
+        : negative
         ? `${t.severity}, sentiment ${t.sentiment!.toFixed(2)}: keep ads away from it and watch how the conversation turns`
         : `${t.severity} and ${t.stage}: wait for a severity change before spending`;
       out.push({ ...base, action: "watch", connector: null, reason: why });

@@ -1,5 +1,4 @@
-import { AdAccountChoiceError, checkMappedEntities, planHashOf, planView, previewPlan, previewRollback, queueApply, resolveAdAccount } from "@trendgate/ads";
-import { openPlanApproval } from "../../services/ads-approval.ts";
+import { AdAccountChoiceError, checkMappedEntities, openPlanApproval, planHashOf, planView, previewPlan, previewRollback, queueApply, resolveAdAccount } from "@trendgate/ads";
 import type { AdsConnector, TargetingField } from "@trendgate/connector-ads";
 import { baseUrlOf } from "@trendgate/connector-core";
 import type { ConnectorRegistry } from "@trendgate/connectors";
@@ -273,17 +272,17 @@ function routesOf(c: AdsConnector): RouteDef[] {
         "Opens an operator item (source `ads_approval`, routed by the routing rules like any item, event type `ads.approval_requested`) whose " +
         "chat card lists the plan's changes and an **Approve and apply** button bound to its `plan_hash`. A press applies it exactly as POST …/apply " +
         "with that hash would (once; a plan that changed, expired or already ran applies nothing and the presser is told why), records the approver " +
-        "on the plan (`approved_by`) and resolves the item. Asking again returns the same item. 409 when the plan is not previewed, expired, or " +
-        "the account has no chat connection.",
+        "on the plan (`approved_by`) and resolves the item. Asking again returns the same item. 409 when the plan could not be applied (not previewed, " +
+        "expired, or without changes: the apply's own check and reasons) or the account has no chat connection.",
       params: IdParam,
       responses: {
         201: { description: "The approval item", schema: AdsApprovalRequested }, 200: { description: "The plan's approval item, opened before", schema: AdsApprovalRequested },
-        404: { description: "No such plan" }, 409: { description: "`conflict`: not previewed, expired, or no chat connection" },
+        404: { description: "No such plan" }, 409: { description: "`conflict`: not previewed, expired, no changes, or no chat connection" },
       },
       async handler({ deps, auth, params, atomically }) {
         return atomically(async (tx) => {
-          const r = await openPlanApproval(tx, deps, { accountId: auth.accountId, provider: m.id, planId: params.id });
-          return { status: r.created ? 201 : 200, body: { plan_id: r.plan.id, plan_hash: planHashOf(r.plan), item_id: r.itemId!, created: r.created }, outbox: r.outbox };
+          const r = await openPlanApproval(tx, deps, c, { accountId: auth.accountId, planId: params.id }).catch(planProblem);
+          return { status: r.created ? 201 : 200, body: { plan_id: r.plan.id, plan_hash: planHashOf(r.plan), item_id: r.itemId, created: r.created }, outbox: r.outbox };
         });
       },
     }),

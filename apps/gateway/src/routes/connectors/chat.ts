@@ -1,11 +1,11 @@
 import { z } from "zod";
+import { approveFromCard } from "@trendgate/ads";
 import { ProviderError } from "@trendgate/connector-core";
 import type { ChatConnector } from "@trendgate/connector-chat";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import { BACKTEST_DAYS, ChatBacktest, ChatChannelList, ChatChannelSelection, ChatChannelsQuery, ChatInteractionReply, ChatProviderList, ChatSavedChannel, SNOOZE_MINUTES, type OperatorItemState } from "@trendgate/contracts";
 import { findAccountTrend, findOperatorItem, recordFeedback, saveConnectionSelection, saveConnectionSettings, type ConnectionRow } from "@trendgate/db";
 import { applyActionIn, chatActor, chatClientOf, operatorSettings, queueCardRefresh } from "@trendgate/operator";
-import { approveFromCard } from "../../services/ads-approval.ts";
 import { backtestChat } from "../../services/backtest/index.ts";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";

@@ -5,8 +5,8 @@ import {
   CommunityAdsEvent, CommunityAdsEventList, CommunityAdsPushAccepted, CommunityAdsSelection, CommunityAdsTokenSaved, ConversionMessagePayload, Id, OutboxReplayed, QUEUES,
 } from "@trendgate/contracts";
 import {
-  addOutboxMessages, findAccountOutboxMessage, findOutboxMessageByDedupKey, newId, outboxMessageAttempts, saveConnectionSelection, storeAuthorizedConnection,
-  type ConnectionRow, type OutboxAttemptRow, type OutboxMessage,
+  addOutboxMessageGrouped, addOutboxMessages, findAccountOutboxMessage, findOutboxMessageByDedupKey, newId, outboxMessageAttempts, saveConnectionSelection,
+  storeAuthorizedConnection, type ConnectionRow, type Db, type OutboxAttemptRow, type OutboxMessage, type OutboxRow, type Tx,
 } from "@trendgate/db";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -118,7 +118,7 @@ function routesOf(connector: ConversionsConnector): RouteDef[] {
         409: { description: "`not_connected`: no connection or no selection" },
         422: { description: "`validation_failed`: e.g. `data.event_at` out of range" },
       },
-      async handler({ deps, auth, body, atomically }) {
+      async handler({ deps, auth, body, atomically, idempotencyKey }) {
         const { connector, conn } = await connectionOf(deps, auth.accountId);
         const selection = selectionOf(conn);
         if (!selection) throw new ApiError("not_connected", `No pixel is selected: PUT ${BASE}/selection first`);
@@ -135,11 +135,21 @@ function routesOf(connector: ConversionsConnector): RouteDef[] {
           event: connector.hashIdentifiers({ event_name: b.event_name ?? selection.event_name, data: { ...b.data, event_at: eventAt, conversion_id: conversionId } }),
         };
         const dedupKey = `${conn.id}:${b.test_id ? `test:${b.test_id}:` : ""}${conversionId}`;
-        return atomically(async (tx) => {
-          const outbox = await addOutboxMessages(tx, [{ queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: conversionBatchGroup(payload), dedupKey, payload }]);
-          if (outbox.length) return { status: 202, body: { id: outbox[0].id, status: "pending", conversion_id: conversionId, duplicate: false }, outbox };
-          const first = await findOutboxMessageByDedupKey(tx, QUEUES.conversionEvents, dedupKey);
+        const message = { queue: QUEUES.conversionEvents, accountId: auth.accountId, connectionId: conn.id, subjectId: conversionBatchGroup(payload), dedupKey, payload } as const;
+        const queued = (outbox: OutboxRow[]) => ({ status: 202, body: { id: outbox[0].id, status: "pending", conversion_id: conversionId, duplicate: false }, outbox });
+        const duplicate = async (q: Db | Tx) => {
+          const first = await findOutboxMessageByDedupKey(q, QUEUES.conversionEvents, dedupKey);
           return { status: 202, body: { id: first?.id ?? id, status: first?.status ?? "pending", conversion_id: conversionId, duplicate: true } };
+        };
+        // Without an Idempotency-Key the message is the request's only write: it goes in one statement with the other
+        // pushes of the moment (one commit for all); with one, the answer is recorded in the message's transaction.
+        if (!idempotencyKey) {
+          const row = await addOutboxMessageGrouped(deps.db, message);
+          return row ? queued([row]) : duplicate(deps.db);
+        }
+        return atomically(async (tx) => {
+          const outbox = await addOutboxMessages(tx, [message]);
+          return outbox.length ? queued(outbox) : duplicate(tx);
         });
       },
     }),

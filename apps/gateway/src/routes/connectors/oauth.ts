@@ -7,7 +7,7 @@ import { ApiError } from "../../http/api-error.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { validateRequest } from "../../http/validate.ts";
 import { connectionRoutesOf, hasConnectionRoutes } from "./connection.ts";
-import { basePathOf } from "./paths.ts";
+import { basePathOf, connectHintOf } from "./paths.ts";
 
 // The browser OAuth flow of every OAuth provider in the registry, generated from its manifest under its base path:
 //   GET    {base}/auth        the consent page's URL and a one-time state (e.g. /api/integrations/chat/auth)
@@ -89,14 +89,15 @@ const listRoute = defineRoute({
   method: "get", path: "/api/integrations/connections", operationId: "listConnections", tag: TAG, auth: "apiKey",
   summary: "Every provider this server connects, with the account's connection to each",
   description: "Chat, workflow, conversions and ads providers in the registry's order, each with where its routes are, whether it is connected in " +
-    "the browser and whether this server can (`configured`), and the account's connection as `GET {base_path}/connection` shows it (null when " +
-    "not connected). Social connectors: `GET /api/integrations/social/providers`.",
+    "the browser and whether this server can (`configured`), how to connect it otherwise (`connect_hint`, from its manifest), and the " +
+    "account's connection as `GET {base_path}/connection` shows it (null when not connected). Social connectors: `GET /api/integrations/social/providers`.",
   responses: { 200: { description: "The providers", schema: ConnectionList } },
   async handler({ deps, auth }) {
     const connections = await deps.connections.list(auth.accountId);
     const data = deps.registry.manifests().filter((m) => isOAuth(m) || hasConnectionRoutes(m)).map((m) => ({
       provider: m.id, kind: m.kind, display_name: m.displayName, base_path: basePathOf(m), oauth: isOAuth(m),
-      configured: !isOAuth(m) || !("missing" in oauthClientOf(m, deps.config.PROVIDER_ENV)), connection: connections.get(m.id) ?? null,
+      configured: !isOAuth(m) || !("missing" in oauthClientOf(m, deps.config.PROVIDER_ENV)), connect_hint: connectHintOf(m),
+      connection: connections.get(m.id) ?? null,
     }));
     return { status: 200, body: { data } };
   },

@@ -1,4 +1,4 @@
-import type { ProviderManifest } from "@trendgate/connector-core";
+import { isOAuth, type ProviderManifest } from "@trendgate/connector-core";
 
 // Where a provider's routes live. Kinds whose spec paths name no provider (workflow, community ads) have exactly one
 // provider in the registry (ConnectorRegistry.single); chat's spec paths are its primary provider's (Slack), and a
@@ -12,3 +12,7 @@ const BASES: Record<ProviderManifest["kind"], (id: string, primary: boolean) => 
 };
 
 export const basePathOf = (m: ProviderManifest) => BASES[m.kind](m.id, m.primary === true);
+
+/** A credentials provider's connect hint from its manifest, with `{base_path}` filled in; null for OAuth providers or none given. */
+export const connectHintOf = (m: ProviderManifest): string | null =>
+  (isOAuth(m) ? null : m.connectHint?.replaceAll("{base_path}", basePathOf(m)) ?? null);

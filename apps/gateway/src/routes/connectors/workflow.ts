@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ProviderError } from "@trendgate/connector-core";
+import { ProviderError, providerRequest } from "@trendgate/connector-core";
 import { bindPush, instanceBase, pushAuthShown, type PushAuth, type WorkflowClient, type WorkflowConnector, type WorkflowCredentials } from "@trendgate/connector-workflow";
 import type { ConnectorRegistry } from "@trendgate/connectors";
 import {
@@ -7,7 +7,7 @@ import {
   WorkflowPushPayload, WorkflowSelection,
 } from "@trendgate/contracts";
 import { addOutboxMessages, findConnection, newId, outboxMessageOwnerByDedupKey, saveConnectionSelection, storeAuthorizedConnection, type ConnectionRow } from "@trendgate/db";
-import { generateSecret, OutboundClient } from "@trendgate/delivery";
+import { generateSecret } from "@trendgate/delivery";
 import { ApiError, notFound } from "../../http/api-error.ts";
 import { assertPublicDestination } from "../../http/outbound-url.ts";
 import { openCursor, sealCursor } from "../../http/paginate.ts";
@@ -29,20 +29,6 @@ const TAG = "Workflow connector";
 /** The workflow routes of the registry's workflow provider (none when it has none). */
 export function workflowRoutes(registry: ConnectorRegistry): RouteDef[] {
   return registry.ofKind("workflow").length ? routesOf(registry.single("workflow")) : [];
-}
-
-// The gateway's outbound client for provider APIs: the same guard and limits as the workers' (one per gateway).
-const outbound = new WeakMap<GatewayDeps, OutboundClient>();
-function outboundOf(deps: GatewayDeps): OutboundClient {
-  let c = outbound.get(deps);
-  if (!c) {
-    c = new OutboundClient({
-      guard: deps.guard, connectTimeoutMs: deps.config.OUTBOUND_CONNECT_TIMEOUT_MS, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS,
-      maxResponseBytes: deps.config.CONNECTOR_RESPONSE_MAX_BYTES, userAgent: "Trendgate/0.1 (+https://trendgate.dev)",
-    });
-    outbound.set(deps, c);
-  }
-  return c;
 }
 
 interface Connected { conn: ConnectionRow; base: string; client: WorkflowClient; includeMetadata: boolean }
@@ -73,7 +59,7 @@ function routesOf(connector: WorkflowConnector): RouteDef[] {
   const connectFirst = `connect first: POST ${BASE}/connect`;
 
   const clientWith = (deps: GatewayDeps, baseUrl: string, apiKey: string): WorkflowClient =>
-    connector.client({ baseUrl, apiKey, request: (m, u, i) => outboundOf(deps).request(m, u, i) });
+    connector.client({ baseUrl, apiKey, request: providerRequest(deps.config.PROVIDER_ENV) });
 
   async function connectionOf(deps: GatewayDeps, accountId: string): Promise<Connected> {
     const conn = await connectionOrConflict(deps, accountId, connector.manifest.id, { name: NAME, reconnect: connectFirst, usable: true });

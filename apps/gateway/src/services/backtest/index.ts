@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { BacktestRules } from "@trendgate/connector-webhook";
+import type { BacktestRules } from "@trendgate/webhooks";
 import type { ChatBacktest, WebhookBacktest } from "@trendgate/contracts";
 import { operatorRoutesOf } from "@trendgate/db";
 import { releaseLock, tryLock } from "@trendgate/queues";
@@ -17,7 +17,7 @@ import type { BacktestTask } from "./task.ts";
 /** How long a slot outlives the time budget: the page that ends past it, and the answer. */
 const SLOT_MARGIN_MS = 30_000;
 
-type BacktestDeps = Pick<GatewayDeps, "db" | "redis" | "config" | "backtests">;
+type BacktestDeps = Pick<GatewayDeps, "readDb" | "redis" | "config" | "backtests">;
 
 /**
  * Runs `task` in one of the account's BACKTEST_CONCURRENCY_PER_ACCOUNT slots: leases in Redis (tryLock), so the limit
@@ -54,6 +54,6 @@ export async function backtestWebhook(deps: BacktestDeps, accountId: string, rul
 export async function backtestChat(deps: BacktestDeps, accountId: string, settings: ChatBacktestSettings, days: number, now = new Date()): Promise<ChatBacktest> {
   // Only what the replay reads crosses to the thread: the settings, and the stored routing rules' ids and matches.
   const { minSeverity, categories, recoveryWindowMinutes, triggerWindowMinutes } = settings;
-  const routes = ((await operatorRoutesOf(deps.db, [accountId])).get(accountId)?.routes ?? []).map(({ id, match }) => ({ id, match }));
+  const routes = ((await operatorRoutesOf(deps.readDb, [accountId])).get(accountId)?.routes ?? []).map(({ id, match }) => ({ id, match }));
   return await inSlot(deps, { kind: "chat", accountId, settings: { minSeverity, categories, recoveryWindowMinutes, triggerWindowMinutes }, routes, days, now: now.getTime() }) as ChatBacktest;
 }

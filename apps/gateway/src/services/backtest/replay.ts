@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { SubscriptionReplay, type BacktestRules, type PastEvent } from "@trendgate/connector-webhook";
+import { SubscriptionReplay, type BacktestRules, type PastEvent } from "@trendgate/webhooks";
 import { severityRank, type ChatBacktest, type Severity, type TrendEvent, type WebhookBacktest } from "@trendgate/contracts";
 import { trendEventsPage, type StoredTrendEvent } from "@trendgate/db";
 import { previewChatItems, type OperatorSettings, type PreviewRoute } from "@trendgate/operator";

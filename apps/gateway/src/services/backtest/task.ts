@@ -1,4 +1,4 @@
-import type { BacktestRules } from "@trendgate/connector-webhook";
+import type { BacktestRules } from "@trendgate/webhooks";
 import type { ChatBacktest, WebhookBacktest } from "@trendgate/contracts";
 import type { PreviewRoute } from "@trendgate/operator";
 import type { ChatBacktestSettings } from "./replay.ts";

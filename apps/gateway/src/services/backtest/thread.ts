@@ -9,8 +9,8 @@ import type { BacktestOutcome, BacktestTask } from "./task.ts";
 
 const { config } = workerData as { config: Config };
 // Four replays at a time (./pool.ts), each with up to 4 reads in flight (the next page, 3 detector chunks ahead); more
-// wait for a connection rather than adding database load.
-const db = createDb(config.DATABASE_URL, { poolSize: 8, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+// wait for a connection rather than adding database load. A backtest reads only history: the read replica, if any.
+const db = createDb(config.DATABASE_READ_URL ?? config.DATABASE_URL, { poolSize: 8, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
 const deps = { db, config };
 
 /** One task; a failure comes back as data, as an Error crossing threads keeps its message only. */

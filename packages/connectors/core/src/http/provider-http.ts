@@ -1,6 +1,6 @@
 import { Readable, Transform } from "node:stream";
-import { OutboundClient, OutboundGuard, type OutboundResult } from "@trendgate/delivery";
-import { ProviderError } from "../errors.ts";
+import { OUTBOUND_LIMIT_DEFAULTS } from "@trendgate/config";
+import { OutboundClient, OutboundGuard, ProviderError, type OutboundResult } from "@trendgate/delivery";
 import type { RateLimitRules } from "../manifest.ts";
 import type { ProviderEnv } from "../provider-config.ts";
 import { waitFromRules } from "./rate-limit.ts";
@@ -18,10 +18,23 @@ import { waitFromRules } from "./rate-limit.ts";
 // same constant), and every answer's wait is read by them (`waitMs`). Nothing paces requests ahead of a 429 yet:
 // `fetch` is the one place every provider request passes, where a limiter shared by the fleet would take a token.
 
-export const PROVIDER_TIMEOUT_MS = 30_000;
-export const PROVIDER_CONNECT_TIMEOUT_MS = 10_000;
-/** Large enough for a page of a synchronous report, small enough that a runaway answer cannot exhaust memory. */
-export const PROVIDER_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+/**
+ * A provider whose answers are larger or slower than the configured limits needs (an ads API's synchronous report
+ * pages) declares its own; every other call gets the configuration's: OUTBOUND_CONNECT_TIMEOUT_MS,
+ * OUTBOUND_TIMEOUT_MS and CONNECTOR_RESPONSE_MAX_BYTES, read from the caller's `env` (PROVIDER_ENV). A call's own
+ * `timeoutMs` or `maxResponseBytes` comes first.
+ */
+export interface ProviderLimits {
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+}
+
+/** A configured limit from the caller's environment (PROVIDER_ENV holds the validated values), else its default. */
+function configured(env: ProviderEnv | undefined, name: keyof typeof OUTBOUND_LIMIT_DEFAULTS): number {
+  const v = Number((env ?? process.env)[name]);
+  return Number.isFinite(v) && v > 0 ? v : OUTBOUND_LIMIT_DEFAULTS[name];
+}
+
 /** A report file is read as it is consumed, never held whole; this bounds what one download may send. */
 export const PROVIDER_MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024;
 export const PROVIDER_USER_AGENT = "Trendgate/0.1 (+https://trendgate.dev)";
@@ -71,20 +84,36 @@ export interface ProviderResponse {
   waitMs?: number;
 }
 
-/** One guarded client per allow-list: keep-alive sockets are shared by every provider of a process. */
+/** One guarded client per allow-list and connect timeout: keep-alive sockets are shared by every provider of a process. */
 const clients = new Map<string, OutboundClient>();
 
 export function outboundClientFor(env?: ProviderEnv): OutboundClient {
   const allow = env?.OUTBOUND_ALLOWLIST ?? process.env.OUTBOUND_ALLOWLIST ?? "";
-  let client = clients.get(allow);
+  const connectTimeoutMs = configured(env, "OUTBOUND_CONNECT_TIMEOUT_MS");
+  const key = `${connectTimeoutMs}|${allow}`;
+  let client = clients.get(key);
   if (!client) {
     client = new OutboundClient({
-      guard: new OutboundGuard(allow.split(",")), connectTimeoutMs: PROVIDER_CONNECT_TIMEOUT_MS, timeoutMs: PROVIDER_TIMEOUT_MS,
-      maxResponseBytes: PROVIDER_MAX_RESPONSE_BYTES, userAgent: PROVIDER_USER_AGENT,
+      guard: new OutboundGuard(allow.split(",")), connectTimeoutMs, timeoutMs: configured(env, "OUTBOUND_TIMEOUT_MS"),
+      maxResponseBytes: configured(env, "CONNECTOR_RESPONSE_MAX_BYTES"), userAgent: PROVIDER_USER_AGENT,
     });
-    clients.set(allow, client);
+    clients.set(key, client);
   }
   return client;
+}
+
+/** A raw provider call: every answer comes back as it is, and a request that got none comes back with `error`. */
+export type ProviderRequest = (method: ProviderFetchInit["method"], url: string, init?: { body?: string; headers?: Record<string, string> }) => Promise<OutboundResult>;
+
+/**
+ * The same path in its raw form, for connectors that read every answer themselves, statuses and network failures
+ * alike (the social connectors and n8n: their ProviderContext's `request`): the guarded client, the configured limits
+ * of `env` (PROVIDER_ENV) and our User-Agent, never throwing.
+ */
+export function providerRequest(env: ProviderEnv | undefined): ProviderRequest {
+  return (method, url, init = {}) => outboundClientFor(env).request(method, url, {
+    ...init, timeoutMs: configured(env, "OUTBOUND_TIMEOUT_MS"), maxResponseBytes: configured(env, "CONNECTOR_RESPONSE_MAX_BYTES"),
+  });
 }
 
 /** Why a request got no answer, in one word: `timeout`, the errno (ERR_BLOCKED_DESTINATION, ECONNREFUSED...), or request_error. */
@@ -102,8 +131,19 @@ function headersOf(raw: OutboundResult["headers"]): Headers {
 }
 
 export class ProviderHttp {
-  /** `rules`: the manifest's `rateLimit`; without them, the standard Retry-After header is read. */
-  constructor(readonly provider: string, private readonly rules?: RateLimitRules) {}
+  /**
+   * `rules`: the manifest's `rateLimit`; without them, the standard Retry-After header is read. `limits`: what this
+   * provider needs beyond the configured limits, if anything.
+   */
+  constructor(readonly provider: string, private readonly rules?: RateLimitRules, private readonly limits: ProviderLimits = {}) {}
+
+  /** The timeout and size cap of one call: its own, else the provider's, else the configuration's. */
+  private limitsOf(env: ProviderEnv | undefined, call: ProviderLimits): Required<ProviderLimits> {
+    return {
+      timeoutMs: call.timeoutMs ?? this.limits.timeoutMs ?? configured(env, "OUTBOUND_TIMEOUT_MS"),
+      maxResponseBytes: call.maxResponseBytes ?? this.limits.maxResponseBytes ?? configured(env, "CONNECTOR_RESPONSE_MAX_BYTES"),
+    };
+  }
 
   /** Milliseconds the answer's headers ask us to wait, by this provider's rules. */
   waitOf(headers: Headers): number | undefined {
@@ -118,9 +158,8 @@ export class ProviderHttp {
     const caller = init.signal;
     caller?.throwIfAborted();
     const body = init.json !== undefined ? JSON.stringify(init.json) : init.form ? init.form.toString() : undefined;
-    const res = await outboundClientFor(init.env).request(init.method, String(url), {
-      headers, body, signal: caller, timeoutMs: init.timeoutMs ?? PROVIDER_TIMEOUT_MS, maxResponseBytes: init.maxResponseBytes,
-    });
+    const limits = this.limitsOf(init.env, init);
+    const res = await outboundClientFor(init.env).request(init.method, String(url), { headers, body, signal: caller, ...limits });
     if (caller?.aborted) throw caller.reason;
     if (res.error || res.status === null) {
       const code = res.error?.code ?? "request_error";
@@ -131,8 +170,7 @@ export class ProviderHttp {
       throw new ProviderError(this.provider, "unavailable", `${what}: request failed (${reason})`, { status: null, providerCode: reason });
     }
     if (res.truncated) {
-      const cap = init.maxResponseBytes ?? PROVIDER_MAX_RESPONSE_BYTES;
-      throw new ProviderError(this.provider, "unavailable", `${what}: the answer is larger than ${cap} bytes`, { status: res.status, providerCode: "response_too_large" });
+      throw new ProviderError(this.provider, "unavailable", `${what}: the answer is larger than ${limits.maxResponseBytes} bytes`, { status: res.status, providerCode: "response_too_large" });
     }
     let parsed: any = null;
     try { parsed = res.body ? JSON.parse(res.body) : null; } catch { parsed = null; }
@@ -152,9 +190,10 @@ export class ProviderHttp {
       if (init.body != null && typeof init.body !== "string") throw new TypeError("only string bodies are sent on this path");
       const signal = init.signal;
       signal?.throwIfAborted();
-      const cap = opts.maxResponseBytes ?? PROVIDER_MAX_RESPONSE_BYTES;
+      const limits = this.limitsOf(opts.env, opts);
+      const cap = limits.maxResponseBytes;
       const res = await outboundClientFor(opts.env).request((init.method ?? "GET").toUpperCase() as Method, String(url), {
-        headers: init.headers, body: init.body ?? undefined, signal, timeoutMs: opts.timeoutMs ?? PROVIDER_TIMEOUT_MS, maxResponseBytes: cap,
+        headers: init.headers, body: init.body ?? undefined, signal, ...limits,
       });
       if (signal?.aborted) throw signal.reason;
       if (res.error || res.status === null) {
@@ -175,8 +214,12 @@ export class ProviderHttp {
     const caller = init.signal;
     caller?.throwIfAborted();
     const max = init.maxBytes ?? PROVIDER_MAX_DOWNLOAD_BYTES;
+    const connect = configured(init.env, "OUTBOUND_CONNECT_TIMEOUT_MS");
     const source = outboundClientFor(init.env).got.stream(String(url), {
-      timeout: { connect: PROVIDER_CONNECT_TIMEOUT_MS, secureConnect: PROVIDER_CONNECT_TIMEOUT_MS, response: init.timeoutMs ?? PROVIDER_TIMEOUT_MS },
+      timeout: {
+        connect, secureConnect: connect,
+        response: this.limitsOf(init.env, { timeoutMs: init.timeoutMs }).timeoutMs,
+      },
       ...(caller ? { signal: caller } : {}),
     });
     let res: { statusCode: number; headers: OutboundResult["headers"] };

@@ -1,4 +1,4 @@
-import { ProviderError } from "../errors.ts";
+import { ProviderError } from "@trendgate/delivery";
 
 // The one loop that waits for a provider's async report job (submitted by the connector, downloaded by it after):
 // wait, ask, and wait longer each time (the first wait, then `stepMs` doubling up to `maxMs`) until the job is ready,

@@ -1,5 +1,5 @@
 import * as oauth from "oauth4webapi";
-import { ProviderError } from "../errors.ts";
+import { ProviderError } from "@trendgate/delivery";
 import { waitFromRules } from "../http/rate-limit.ts";
 
 // Every failure of a token-endpoint or revocation call becomes a ProviderError, so the connection lifecycle decides

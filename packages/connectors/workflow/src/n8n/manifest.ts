@@ -16,4 +16,5 @@ export const manifest: ProviderManifest<"workflow"> = {
   // The public API's one version (/api/v1, client.ts); n8n publishes no sunset, and it is the user's instance.
   apiVersion: { default: "v1", pattern: /^v\d+$/, sunset: null, source: "https://docs.n8n.io/api/" },
   schemas: { connection: N8nConnectBody, selection: N8nSelectionBody },
+  connectHint: "Connect with the API: POST {base_path}/connect with the instance's URL and an API key (n8n: Settings › n8n API).",
 };

@@ -1,5 +1,6 @@
-// The one vocabulary every connector maps its provider's failures onto. Workers, the outbox and the connection
-// lifecycle decide from `kind` alone, never from a provider's own error shapes.
+// The one failure vocabulary: every connector maps its provider's failures onto these kinds, and a webhook
+// receiver's answer maps onto them too (classify.ts; its error class is the detail). Workers, the retry verdict and
+// the connection lifecycle decide from `kind` alone, never from a provider's own error shapes.
 
 export type ProviderErrorKind =
   | "unauthorized" // bad, expired or revoked credentials: the connection needs re-authorization
@@ -8,6 +9,12 @@ export type ProviderErrorKind =
   | "bad_request" // our request is wrong (or refused for good, e.g. not_in_channel): do not retry
   | "not_found" // the thing addressed (a channel, an account) does not exist or is not visible: do not retry
   | "unavailable"; // 5xx, network, timeouts: retry with backoff
+
+/** A failure's kind: a provider's (or a receiver's) failure, or a message of ours that does not parse. */
+export type FailureKind = ProviderErrorKind | "invalid_payload";
+
+/** Kinds worth trying again later with the same input. */
+export const isRetryableKind = (kind: FailureKind): boolean => kind === "rate_limited" || kind === "unavailable" || kind === "quota_exhausted";
 
 export class ProviderError extends Error {
   constructor(
@@ -33,6 +40,6 @@ export class ProviderError extends Error {
 
   /** Worth trying again later with the same input. */
   get retryable(): boolean {
-    return this.kind === "rate_limited" || this.kind === "unavailable" || this.kind === "quota_exhausted";
+    return isRetryableKind(this.kind);
   }
 }

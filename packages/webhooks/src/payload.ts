@@ -19,16 +19,17 @@ export const payloadFromEvent = (e: TrendEvent, maxBytes: number = TREND_EVENT_L
 /**
  * The test delivery: the same body every time for a subscription (its timestamp is the subscription's creation
  * time), in category `test/webhook`. It is marked as a test by the `X-Webhook-Test: true` header, so the body keeps
- * exactly the production fields.
+ * exactly the production fields. Its source_link is this service's own event catalog page (`publicBaseUrl`/docs/events),
+ * never a site outside it.
  */
-export const testPayload = (sub: { id: string; createdAt: Date; thresholdValue: number }): WebhookPayload => ({
+export const testPayload = (sub: { id: string; createdAt: Date; thresholdValue: number }, publicBaseUrl: string): WebhookPayload => ({
   trend_name: "Trendgate test event",
   category: "test/webhook",
   severity: "low",
   velocity: sub.thresholdValue,
   timestamp: sub.createdAt.toISOString(),
   summary: `Test delivery for webhook ${sub.id}. Verify the signature, then answer 2xx within 15 seconds.`,
-  source_link: "https://trendgate.dev/docs/webhooks#test-deliveries",
+  source_link: `${publicBaseUrl.replace(/\/$/, "")}/docs/events`,
   recommended_next_steps: ["Verify X-Webhook-Signature (or webhook-signature) with your signing secret", "Answer with any 2xx status"],
 });
 

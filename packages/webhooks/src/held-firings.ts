@@ -1,19 +1,18 @@
 import { dueFirings, loadRoutedSubscriptions, recordWindowDrop, releaseFirings } from "@trendgate/db";
-import { payloadFromEvent } from "@trendgate/connector-webhook";
-import { fireWebhooks, type Firing } from "../processors/webhook-firings.ts";
-import type { WorkerDeps } from "../processors/types.ts";
+import { fireWebhooks, type Firing, type FiringDeps } from "./firings.ts";
+import { payloadFromEvent } from "./payload.ts";
 
 const BATCH = 500;
 
 /**
- * Decides the firings whose trigger window has ended (run by the webhook tick, processors/webhook-ticks.ts, under its
+ * Decides the firings whose trigger window has ended (run by the webhook tick, apps/worker/src/processors/webhook-ticks.ts, under its
  * lock: two runs reading the same due rows would each record a suppressed one): delivered, through
  * the subscription's cooldown as it is now, when a detection pass still found the trend anomalous at least the window
  * after the firing was held; otherwise recorded as suppressed (`trigger_window`). A firing whose event or subscription
  * is gone is dropped. Each row is forgotten only after it was decided; a crash in between decides it again, and the
  * delivery's (subscription, event) key keeps that to one delivery.
  */
-export async function releaseHeldFirings(deps: WorkerDeps): Promise<{ delivered: number; suppressed: number }> {
+export async function releaseHeldFirings(deps: FiringDeps): Promise<{ delivered: number; suppressed: number }> {
   let delivered = 0;
   let suppressed = 0;
   for (;;) {

@@ -1,4 +1,5 @@
-import { boundTrendText, OperationalPayload, QUEUES, TREND_EVENT_LIMITS, WebhookPayload, type JobPayload } from "@trendgate/contracts";
+import { boundTrendText, QUEUES, StoredOperationalPayload, TREND_EVENT_LIMITS, WebhookPayload, type JobPayload } from "@trendgate/contracts";
+import { isDeliveryPending, type Db } from "@trendgate/db";
 import { outboxJobId, requeueLost, type Queues } from "@trendgate/queues";
 
 export type DeliveryJob = JobPayload<typeof QUEUES.webhookDeliveries>;
@@ -23,7 +24,7 @@ const OPERATIONAL_ORDER = ["id", "type", "created_at", "data"] as const;
 export function deliveryBody(stored: unknown, maxBytes: number = TREND_EVENT_LIMITS.maxBytes): string {
   const trend = WebhookPayload.safeParse(stored);
   if (trend.success) return serializePayload(trend.data, maxBytes);
-  const op = OperationalPayload.parse(stored);
+  const op = StoredOperationalPayload.parse(stored);
   return JSON.stringify(Object.fromEntries(OPERATIONAL_ORDER.map((k) => [k, op[k]])));
 }
 
@@ -56,6 +57,9 @@ export async function enqueueDelivery(queues: Queues, job: DeliveryJob, opts: { 
   return true;
 }
 
+/** Whether a job's delivery is a test (its attempt may be a replay or a recovery of one). */
+export const isTestDelivery = (job: Pick<DeliveryJob, "test" | "trigger">): boolean => job.test ?? job.trigger === "test";
+
 /** The job id of one attempt of a delivery: a second add of the same attempt is a no-op while the job exists. */
 export const deliveryJobId = (job: Pick<DeliveryJob, "delivery_id" | "attempt">) => outboxJobId(job.delivery_id, job.attempt);
 
@@ -76,4 +80,24 @@ export async function enqueueDeliveries(queues: Queues, jobs: { job: DeliveryJob
   await queues.get(QUEUES.webhookDeliveries).addBulk(jobs.map(({ job, delayMs }) => ({
     name: QUEUES.webhookDeliveries, data: job, opts: { jobId: deliveryJobId(job), delay: Math.max(0, delayMs), ...JOB_OPTS },
   })));
+}
+
+/**
+ * A delivery job a request queues once its transaction has committed (the gateway's Reply carries it): a fresh
+ * delivery, or, with `pendingAttempts`, a pending one queued again (resume, replay, recover) only while its row still
+ * waits for that attempt.
+ */
+export interface DeliveryToQueue {
+  job: DeliveryJob;
+  delayMs?: number;
+  pendingAttempts?: number;
+}
+
+/** Queues a committed request's deliveries: the fresh ones in one round trip, the re-queued ones by enqueueDelivery's rule. */
+export async function queueDeliveries(queues: Queues, db: Db, deliveries: readonly DeliveryToQueue[]): Promise<void> {
+  await enqueueDeliveries(queues, deliveries.filter((d) => d.pendingAttempts === undefined).map((d) => ({ job: d.job, delayMs: d.delayMs ?? 0 })));
+  for (const d of deliveries) {
+    const attempts = d.pendingAttempts;
+    if (attempts !== undefined) await enqueueDelivery(queues, d.job, { delayMs: d.delayMs, stillPending: () => isDeliveryPending(db, d.job.delivery_id, attempts) });
+  }
 }

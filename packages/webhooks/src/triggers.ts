@@ -42,6 +42,8 @@ function triggered(sub: TriggerSubscription, e: TrendEvent): boolean {
   const bar = barOf(sub);
   if (e.type !== "trend.ended" && severityRank(e.severity) < bar) return false;
   if (sub.triggerType === "event_types") return (sub.eventTypes ?? []).includes(e.type);
+  // A trend cooling down is news only to whoever asked for it by name: no rise, no arrival, no end.
+  if (e.type === "trend.cooling") return false;
   const t = sub.thresholdValue;
   // An end is only ever a trend_ended firing: its figures are the closing ones, not a rise.
   if (e.type === "trend.ended") return sub.triggerType === "trend_ended" && severityRank(e.severity) >= t;

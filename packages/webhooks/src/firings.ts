@@ -1,14 +1,25 @@
+import type { Config } from "@trendgate/config";
 import { type Severity, type TrendEvent, type WebhookPayload } from "@trendgate/contracts";
-import { enqueueDeliveries, payloadFromEvent, serializePayload, strongestFirst, triggerFires, type DeliveryJob } from "@trendgate/connector-webhook";
 import { heldByWindow, inRecoveryWindow } from "@trendgate/trends";
 import {
-  fireDigest, fireInstant, fireUnthrottled, holdFirings, recordCooldownDrop, recordWindowDrop, type FireInput, type Fired, type HoldInput,
+  fireDigest, fireInstant, fireUnthrottled, holdFirings, recordCooldownDrop, recordWindowDrop, type Db, type FireInput, type Fired, type HoldInput,
   type RoutedSubscription,
 } from "@trendgate/db";
-import type { WorkerDeps } from "./types.ts";
+import type { Queues } from "@trendgate/queues";
+import { strongestFirst } from "./backtest.ts";
+import { enqueueDeliveries, serializePayload, type DeliveryJob } from "./jobs.ts";
+import { payloadFromEvent } from "./payload.ts";
+import { triggerFires } from "./triggers.ts";
 
 // What a trend event does to an account's webhook subscriptions: each subscription whose trigger it fires gets a
 // delivery now (through its cooldown), or holds it for its trigger window, or drops it inside its recovery window.
+
+/** What firing needs of its caller (a worker's deps satisfy it). */
+export interface FiringDeps {
+  db: Db;
+  queues: Queues;
+  config: Pick<Config, "DELIVERY_BODY_MAX_BYTES" | "DETECTION_INTERVAL_SECONDS">;
+}
 
 export interface Firing {
   sub: RoutedSubscription;
@@ -27,7 +38,7 @@ const byStrength = (a: FireInput, b: FireInput) => strongestFirst(strength(a), s
  * (an end never is: it closes what was delivered), or dropped in a recovery window (recorded as suppressed).
  * Returns how many deliveries were queued now.
  */
-export async function routeToWebhooks(deps: WorkerDeps, events: TrendEvent[], subsOf: (accountId: string) => Promise<RoutedSubscription[]>, now = new Date()) {
+export async function routeToWebhooks(deps: FiringDeps, events: TrendEvent[], subsOf: (accountId: string) => Promise<RoutedSubscription[]>, now = new Date()) {
   const fire: Firing[] = [];
   const hold: HoldInput[] = [];
   for (const event of events) {
@@ -46,7 +57,7 @@ export async function routeToWebhooks(deps: WorkerDeps, events: TrendEvent[], su
   return fireWebhooks(deps, fire);
 }
 
-const fireInput = (sub: RoutedSubscription, event: TrendEvent, deps: WorkerDeps): FireInput =>
+const fireInput = (sub: RoutedSubscription, event: TrendEvent, deps: FiringDeps): FireInput =>
   ({ subscriptionId: sub.id, eventId: event.id, payload: payloadFromEvent(event, deps.config.DELIVERY_BODY_MAX_BYTES), velocity: event.velocity });
 
 /**
@@ -59,7 +70,7 @@ const fireInput = (sub: RoutedSubscription, event: TrendEvent, deps: WorkerDeps)
  * disabled by a 410 a moment ago still gets a row for every firing), and a firing routed as unthrottled whose
  * subscription has since been given a cooldown goes through the cooldown path.
  */
-export async function fireWebhooks(deps: WorkerDeps, firings: Firing[]): Promise<number> {
+export async function fireWebhooks(deps: FiringDeps, firings: Firing[]): Promise<number> {
   const { db, queues, config } = deps;
   const unthrottled: FireInput[] = [];
   const throttled = new Map<string, { mode: string; fires: FireInput[] }>();

@@ -1,19 +1,19 @@
 import type { RetrySchedule } from "@trendgate/config";
-import { ProviderError } from "@trendgate/connector-core";
-import type { Verdict as HttpVerdict } from "@trendgate/delivery";
-import { InvalidPayloadError } from "./invalid-payload.ts";
+import { isRetryableKind, ProviderError, type FailureKind } from "../failures/provider-error.ts";
+import { KIND_OF_CLASS, type Verdict as HttpVerdict } from "../classify.ts";
+import { InvalidPayloadError } from "../failures/invalid-payload.ts";
 
 // Retry or give up, and when: the one decision for every failed attempt, webhook deliveries and outbox messages
-// alike. Each loop states its failure in one vocabulary (Failure); what it means in time comes from the queue's
-// schedule (retrySchedules in @trendgate/config).
+// alike. Each loop states its failure in one vocabulary (Failure: its kind decides); what it means in time comes
+// from the queue's schedule (retrySchedules in @trendgate/config).
 
 /** A failed attempt, as the verdict reads it. */
 export interface Failure {
-  /** As recorded: a ProviderError kind, a webhook error class (`http_5xx`, `timeout`, ...), or `invalid_payload`. */
+  /** What failed, in the one vocabulary: whether it is worth trying again follows from it (isRetryableKind). */
+  kind: FailureKind;
+  /** As recorded (the detail): the kind itself, or a webhook error class (`http_5xx`, `timeout`, ...). */
   errorClass: string;
   errorMessage: string;
-  /** Trying again could succeed (an outage, a throttle), as the error's kind or class says. */
-  retryable: boolean;
   /** The peer may have acted on the request: never resent blindly (outcome `unknown`). */
   mayHaveActed: boolean;
   /** The peer asked to wait this long first (Retry-After, quota reset), if it did. */
@@ -37,7 +37,7 @@ export interface RetryVerdict {
  */
 export function decide(f: Failure, schedule: RetrySchedule, attempt: number, random = Math.random): RetryVerdict {
   if (f.mayHaveActed) return { outcome: "unknown", delayMs: null };
-  const delayMs = f.retryable ? nextRetryDelayMs(schedule, attempt, f.waitSeconds, random, f.withinSeconds ?? null) : null;
+  const delayMs = isRetryableKind(f.kind) ? nextRetryDelayMs(schedule, attempt, f.waitSeconds, random, f.withinSeconds ?? null) : null;
   return { outcome: delayMs === null ? "failed" : "retrying", delayMs };
 }
 
@@ -62,21 +62,21 @@ export function nextRetryDelayMs(schedule: RetrySchedule, attempt: number, waitS
 export function outboxFailure(err: unknown, now = Date.now()): Failure & { unexpected: boolean } {
   const errorMessage = err instanceof Error ? err.message : String(err);
   if (err instanceof InvalidPayloadError)
-    return { errorClass: err.code, errorMessage, retryable: false, mayHaveActed: false, waitSeconds: null, responseStatus: null, unexpected: false };
+    return { kind: err.code, errorClass: err.code, errorMessage, mayHaveActed: false, waitSeconds: null, responseStatus: null, unexpected: false };
   if (!(err instanceof ProviderError))
-    return { errorClass: "unavailable", errorMessage, retryable: true, mayHaveActed: false, waitSeconds: null, responseStatus: null, unexpected: true };
+    return { kind: "unavailable", errorClass: "unavailable", errorMessage, mayHaveActed: false, waitSeconds: null, responseStatus: null, unexpected: true };
   const waitMs = err.detail.retryAfterMs ?? (err.detail.resetAt ? err.detail.resetAt.getTime() - now : null);
   return {
-    errorClass: err.kind, errorMessage, retryable: err.retryable, mayHaveActed: err.detail.mayHaveActed === true,
+    kind: err.kind, errorClass: err.kind, errorMessage, mayHaveActed: err.detail.mayHaveActed === true,
     waitSeconds: waitMs === null ? null : Math.max(0, waitMs) / 1000, responseStatus: err.detail.status ?? null, unexpected: false,
     withinSeconds: err.detail.retryWithinMs === undefined ? null : Math.max(0, err.detail.retryWithinMs) / 1000,
   };
 }
 
-/** A webhook attempt's answer (classify in @trendgate/delivery) as a Failure; null when it succeeded. */
+/** A webhook attempt's answer (classify.ts) as a Failure; null when it succeeded. */
 export function webhookFailure(v: HttpVerdict, status: number | null, errorMessage: string): Failure | null {
   if (v.ok) return null;
-  return { errorClass: v.errorClass!, errorMessage, retryable: v.retryable, mayHaveActed: false, waitSeconds: v.retryAfterSeconds, responseStatus: status };
+  return { kind: KIND_OF_CLASS[v.errorClass!], errorClass: v.errorClass!, errorMessage, mayHaveActed: false, waitSeconds: v.retryAfterSeconds, responseStatus: status };
 }
 
 export interface FailureVerdict extends RetryVerdict {

@@ -11,7 +11,8 @@ import { decide, type Failure } from "./verdict.ts";
 //   3. record: the attempt record is written through the kind's BatchWriter, durably, before the next attempt is
 //      queued, so the attempt log, the row and the queue agree: a retry never races its predecessor's record.
 //   4. The next attempt is queued with the verdict's delay. If that fails, the row still says when it is due and the
-//      sweeper (sweepers/outbox-sweeper.ts) queues it: lost jobs are left to the sweeper, never waited for here.
+//      sweeper (apps/worker/src/sweepers/outbox-sweeper.ts) queues it: lost jobs are left to the sweeper, never
+//      waited for here.
 //   5. A failed attempt's job ends with AttemptFailedError, which BullMQ does not run again (the retry is step 4's
 //      job), so Bull Board shows the failure and nothing is sent twice.
 // Once a request has been sent, nothing may fail its job except a record that could not be written: BullMQ would run

@@ -4,3 +4,6 @@ export * from "./sender.ts";
 export * from "./jobs.ts";
 export * from "./templates.ts";
 export * from "./backtest.ts";
+export * from "./firings.ts";
+export * from "./held-firings.ts";
+export * from "./account-events.ts";
