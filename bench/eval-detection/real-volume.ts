@@ -63,16 +63,17 @@ export function lastRowAtOrBefore(times: readonly number[], ms: number): number 
 }
 
 /**
- * The series as the replay's topic: hourly buckets (bucketMs) from the bucket of the first row's landing, twelve
- * 5-minute arrival slots per bucket, each row in the slot its landing instant (its timestamp + 5 minutes) falls in.
+ * The series as the replay's topic: hourly buckets (bucketMs) from the bucket of the first row, twelve 5-minute arrival
+ * slots per bucket. A row counts the 5 minutes from its timestamp, so it fills the slot its timestamp falls in and lands
+ * at that slot's end (the replay lands every slot at its end); placing it one slot later delayed every alert by 5 minutes.
  */
 export function realTopicOf(series: RealSeries, bucketMs: number): ReplayTopic {
   const slotsPerBucket = bucketMs / ROW_MS;
-  const landing = series.times.map((t) => t + ROW_MS);
-  const startMs = Math.floor(landing[0] / bucketMs) * bucketMs;
-  const buckets = Math.floor((landing[landing.length - 1] - startMs) / bucketMs) + 1;
+  const starts = series.times;
+  const startMs = Math.floor(starts[0] / bucketMs) * bucketMs;
+  const buckets = Math.floor((starts[starts.length - 1] - startMs) / bucketMs) + 1;
   const slots = Array.from({ length: buckets }, () => new Array<number>(slotsPerBucket).fill(0));
-  for (const [i, at] of landing.entries()) {
+  for (const [i, at] of starts.entries()) {
     const b = Math.floor((at - startMs) / bucketMs);
     slots[b][Math.floor(((at - startMs) % bucketMs) / ROW_MS)] += series.values[i];
   }

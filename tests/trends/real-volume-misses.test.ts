@@ -91,3 +91,32 @@ describe("a weak trend open the evening before", () => {
     expect(found.filter((h) => h >= burst && h < burst + 6)).toHaveLength(1);
   });
 });
+
+describe("a young topic's first Monday", () => {
+  // A company's volume: ~65/h on weekdays, twice that in US working hours (13:00-22:00 UTC), a quarter of it at
+  // weekends. Tracked from a Thursday evening, the topic has seen one weekday and one weekend by Monday: too little to
+  // fit a drift and a weekly rhythm apart, and taken as no rhythm, Monday's return to its weekday level looked like
+  // news against the weekend's level: a false alarm on the first Monday of every newly tracked term.
+  const thursdayEvening = 3 * 24 + 21; // T0 is a Monday
+  const weekday = (h: number) => (h % 24 >= 13 && h % 24 < 22 ? 130 : 65);
+  const means = Array.from({ length: 6 * 24 + 2 }, (_, i) => {
+    const h = thursdayEvening + i;
+    return weekday(h) * (Math.floor(h / 24) % 7 >= 5 ? 0.25 : 1);
+  });
+  const monday = 7 * 24 - thursdayEvening; // Monday 00:00 as an index of the series
+  const detected = (seed: number, m = means) => {
+    const start = T0 + thursdayEvening * HOUR;
+    return detectedAt(assessSeries(overdispersed(seed, m, 40).map((count, i) => ({ start: new Date(start + i * HOUR), count }))));
+  };
+
+  it("Monday's return to the weekday level raises no trend on most topics (ten draws)", () => {
+    // Without the weekend learnt from one weekday, every draw alerted in Monday's first hours.
+    const alarmed = [21, 22, 23, 24, 25, 26, 27, 28, 29, 30].filter((seed) => detected(seed).some((i) => i >= monday && i < monday + 12));
+    expect(alarmed.length).toBeLessThanOrEqual(3);
+  });
+
+  it("control: a real burst that Monday is still announced", () => {
+    const burstAt = monday + 15;
+    expect(detected(21, means.map((m, i) => (i === burstAt ? 600 : m)))).toContain(burstAt);
+  });
+});

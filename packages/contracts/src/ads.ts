@@ -137,7 +137,7 @@ export const AdsExecutorStep = z.object({
   seq: z.number().int(),
   change_ids: z.array(z.string()),
   request: z.unknown().meta({ description: "ExecutorRequest: method, absolute url, headers, body, and `credentials` (where your own token goes)" }),
-  dry_run: z.unknown().nullable().meta({ description: "The provider's validate-only variant of `request` (null: it has none). Run it first." }),
+  dry_run: z.unknown().meta({ description: "The provider's validate-only variant of `request` (null: it has none). Run it first." }),
   precondition: z.object({
     targets: z.array(z.unknown()).meta({ description: "The step's entities' targeting as read at preview: entity_id, field, items (key, text, match type or id)" }),
     state_hash: z.string(),

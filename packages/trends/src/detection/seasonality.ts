@@ -6,7 +6,7 @@ export interface DailyShape {
   factors: Float64Array;
   /** How many days each factor was estimated from. */
   samples: Int32Array;
-  /** Level on Saturdays and Sundays (UTC) relative to weekdays; 1 until the history holds a weekend and two weekdays. */
+  /** Level on Saturdays and Sundays (UTC) relative to weekdays; 1 until the history holds a weekend and a weekday. */
   weekend: number;
 }
 
@@ -82,7 +82,15 @@ function weekendFactor(hourly: Float64Array, h0: number, factors: Float64Array):
     weekends += weekend;
     points.push([day, weekend, Math.log(quantileOf(values, k, 0.5))]);
   }
-  if (weekends < 1 || points.length - weekends < 3) return 1;
+  const weekdays = points.length - weekends;
+  if (weekends < 1 || weekdays < 1) return 1;
+  if (weekdays < 3) {
+    // Too few weekdays to tell a drift from the weekly rhythm: the weekend's mean against the weekdays' mean.
+    let a = 0;
+    let b = 0;
+    for (const [, w, y] of points) if (w) a += y; else b += y;
+    return clampWeekend(a / weekends - b / weekdays);
+  }
   // Normal equations of y = a + b day + c weekend.
   const t0 = points[0][0];
   const m = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
@@ -95,8 +103,10 @@ function weekendFactor(hourly: Float64Array, h0: number, factors: Float64Array):
     }
   }
   const c = solve3(m, r)?.[2];
-  return c === undefined || Math.abs(c) < 1e-6 ? 1 : Math.min(3, Math.max(0.3, Math.exp(c)));
+  return c === undefined ? 1 : clampWeekend(c);
 }
+
+const clampWeekend = (logRatio: number) => (Math.abs(logRatio) < 1e-6 ? 1 : Math.min(3, Math.max(0.3, Math.exp(logRatio))));
 
 /** Solves a 3x3 linear system by Cramer's rule; undefined when singular. */
 function solve3(m: number[][], r: number[]): number[] | undefined {
