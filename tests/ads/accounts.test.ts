@@ -46,7 +46,7 @@ test("with one reachable ad account, a selection without account_id uses it: ent
   expect([sel.status, sel.body]).toEqual([200, { trend_category: "tech", strict_safety: true }]);
 
   const accounts = await gw.http.get(`${BASE}/accounts`).set(a.auth);
-  expect(accounts.body).toEqual({ data: [{ id: a.customer.id, name: null }] });
+  expect(accounts.body).toEqual({ data: [{ id: a.customer.id, name: a.customer.descriptiveName }] });
   const ents = await gw.http.get(`${BASE}/entities`).query({ limit: 200 }).set(a.auth);
   expect(ents.status).toBe(200);
   expect(ents.body.data.map((e: { id: string }) => e.id)).toContain(a.groups[0].campaign.id);
@@ -72,7 +72,8 @@ test("with several reachable ad accounts, saving without account_id succeeds but
     expect(res.body.errors).toEqual([{ location: "body", path: "account_id", code: "ad_account_required", message: `required: one of ${ids.join(", ")}` }]);
     for (const id of ids) expect(res.body.detail).toContain(id);
   }
-  expect((await gw.http.get(`${BASE}/accounts`).set(a.auth)).body.data.map((x: { id: string }) => x.id).sort()).toEqual([...ids].sort());
+  const listed = (await gw.http.get(`${BASE}/accounts`).set(a.auth)).body.data as { id: string; name: string | null }[];
+  expect(listed.map((x) => `${x.id} ${x.name}`).sort()).toEqual(a.customers.map((c) => `${c.id} ${c.descriptiveName}`).sort());
 
   // Choosing one makes everything work on that one.
   const second = a.customers[1].id;
@@ -82,6 +83,18 @@ test("with several reachable ad accounts, saving without account_id succeeds but
   expect([plan.status, plan.body.ad_account_id]).toEqual([201, second]);
 });
 
+
+test("a listed Google customer whose name cannot be read keeps a null name, and the list still answers", async () => {
+  // A developer token at Test access level lists every customer the user reaches but reads test accounts only: the
+  // production customer's name read is refused (CLOUD_PROJECT_NOT_APPROVED_FOR_PRODUCTION), the test account's is not.
+  const a = await reaching(1);
+  const sandbox = google.addCustomer({ testAccount: true, descriptiveName: "Sandbox account" });
+  google.addToken(a.token, { customers: [a.customer.id, sandbox.id], testLevel: true });
+  const res = await gw.http.get(`${BASE}/accounts`).set(a.auth);
+  expect(res.status).toBe(200);
+  const byId = Object.fromEntries((res.body.data as { id: string; name: string | null }[]).map((x) => [x.id, x.name]));
+  expect(byId).toEqual({ [a.customer.id]: null, [sandbox.id]: "Sandbox account" });
+});
 test("mappings naming an entity the ad account does not have, or a level that cannot take the field, are refused and nothing is saved", async () => {
   const a = await reaching(2);
   await gw.http.put(`${BASE}/selection`).set(a.auth).send({ trend_category: "tech", account_id: a.customer.id });

@@ -53,7 +53,7 @@ export const AdsMappingsBody = z.object({
 export type AdsMappings = z.infer<typeof AdsMappingsBody>;
 
 export const AdsAccountList = z.object({
-  data: z.array(z.object({ id: z.string().meta({ description: "What `account_id` takes" }), name: z.string().nullable() })),
+  data: z.array(z.object({ id: z.string().meta({ description: "What `account_id` takes" }), name: z.string().nullable().meta({ description: "The provider's account name; null when the provider would not tell it (a Google customer the token lists but may not read)" }) })),
 }).meta({ id: "AdsAccountList" });
 
 export const AdsProvider = z.object({

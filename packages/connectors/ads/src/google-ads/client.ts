@@ -34,6 +34,10 @@ type Row = Record<string, any>;
  */
 const LIVE_SEARCH_CAMPAIGN = "campaign.status != 'REMOVED' AND campaign.advertising_channel_type = 'SEARCH'";
 
+/** Account names read per list (one search each), and how many of those reads run at once. */
+const NAMED_ACCOUNTS_MAX = 50;
+const NAME_READS_AT_ONCE = 4;
+
 export class GoogleAdsClient implements AdsClient {
   private readonly base: string;
   private readonly loginCustomerId?: string;
@@ -59,13 +63,28 @@ export class GoogleAdsClient implements AdsClient {
   }
 
   async listAccounts(): Promise<AdAccount[]> {
-    // Resource names only: reading each customer's name would spend one operation per customer. (`./`: a bare
-    // "customers:…" would parse as a URL scheme.)
+    // The list holds resource names only (`./`: a bare "customers:…" would parse as a URL scheme).
     const what = "customers:listAccessibleCustomers";
     const r = await http.fetch(what, new URL(`./${what}`, this.base), { env: this.ctx.env, method: "GET", headers: { ...this.headers(), authorization: `Bearer ${this.ctx.accessToken}` } });
     const body = r.text ? r.body : {};
     if (r.status !== 200) throw callError(r.status, body, what, r.headers.get("request-id"));
-    return ((body?.resourceNames ?? []) as string[]).map((n) => ({ id: String(n).split("/").pop()!, name: null }));
+    const ids = ((body?.resourceNames ?? []) as string[]).map((n) => String(n).split("/").pop()!);
+    // A name costs one search per customer: the first NAMED_ACCOUNTS_MAX, a few at a time. A customer that cannot be
+    // read (disabled, or reachable only through another login-customer-id) keeps a null name instead of failing the list.
+    const names: (string | null)[] = [];
+    for (let i = 0; i < Math.min(ids.length, NAMED_ACCOUNTS_MAX); i += NAME_READS_AT_ONCE) {
+      names.push(...(await Promise.all(ids.slice(i, Math.min(i + NAME_READS_AT_ONCE, NAMED_ACCOUNTS_MAX)).map((id) => this.customerName(id)))));
+    }
+    return ids.map((id, i) => ({ id, name: names[i] ?? null }));
+  }
+
+  private async customerName(customerId: string): Promise<string | null> {
+    try {
+      const page = await this.search(customerId, "SELECT customer.id, customer.descriptive_name FROM customer");
+      return page.results[0]?.customer?.descriptiveName || null;
+    } catch {
+      return null;
+    }
   }
 
   async listEntities(accountId: string, opts: { cursor?: string; limit: number }): Promise<Page<AdsEntity>> {
