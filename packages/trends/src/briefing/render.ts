@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { nextStepsOf, summaryOf } from "../engine/narrative.ts";
+import { nextStepsOf, projectedCount, summaryOf } from "../engine/narrative.ts";
 import type { BriefingData } from "./load.ts";
 
 // The briefing page: one self-contained HTML document. No scripts, no external assets, one <style> element allowed
@@ -117,8 +117,9 @@ export function renderBriefing(d: BriefingData, o: { generatedAt: Date; expiresA
     name: t.name, category: t.category, severity: t.severity, stage: t.stage, velocity: t.velocity, current: t.current, baseline: t.baseline,
     observed: t.observed, ended: t.status === "ended",
   };
-  // A bucket in progress: its count so far and the hourly rate projected from it, never the count as a rate.
-  const projected = t.current / t.observed;
+  // A bucket in progress: its count so far and the rate it comes to with the rest as usual (as detection projects
+  // it), never the count scaled to the bucket: five minutes' clump scaled to an hour told several times the rate.
+  const projected = projectedCount(t.current, t.observed, t.baseline);
   const minutes = Math.round((t.observed * d.bucketSeconds) / 60);
   const ratio = t.baseline > 0 ? `${num(projected / t.baseline)}×` : "no usual rate yet";
   const bucket = d.bucketSeconds === 3600 ? "hour" : `${num(d.bucketSeconds / 60)} minutes`;
@@ -131,7 +132,7 @@ export function renderBriefing(d: BriefingData, o: { generatedAt: Date; expiresA
     `<p class="tags"><span>${e(t.category)}</span><span class="sev-${e(t.severity)}">severity ${e(t.severity)}</span><span>stage ${e(t.stage)}</span><span>${e(t.status)}</span></p></header>` +
     `<p class="summary">${e(summaryOf(facts, d.bucketSeconds))}</p>` +
     `<section><h2>What rose</h2>${dl([
-      ["Now", t.observed < 1 ? `${num(t.current)} mentions in the first ${minutes} minutes (projected ${num(perHour(projected))} mentions/h)` : `${num(perHour(t.current))} mentions/h`],
+      ["Now", t.observed < 1 ? `${num(t.current)} mentions in the first ${minutes} minutes (${num(perHour(projected))} mentions/h if the rest of the ${bucket} runs as usual)` : `${num(perHour(t.current))} mentions/h`],
       ["Expected", `${num(perHour(t.baseline))} mentions/h`],
       ["Ratio", e(ratio)],
       ["Anomaly score", num(t.anomalyScore)],

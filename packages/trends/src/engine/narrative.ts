@@ -19,6 +19,9 @@ export interface TrendFacts {
   coolingEndsAfterHours?: number;
 }
 
+/** A bucket's count as detection projects it: what arrived so far plus the rest of the bucket at the expected rate. */
+export const projectedCount = (current: number, observed: number, baseline: number) => current + (1 - observed) * baseline;
+
 const round = (n: number) => (Math.abs(n) >= 10 ? Math.round(n) : Math.round(n * 10) / 10);
 
 /**
@@ -29,8 +32,7 @@ const round = (n: number) => (Math.abs(n) >= 10 ? Math.round(n) : Math.round(n *
 export function summaryOf(t: TrendFacts, bucketSeconds: number): string {
   const perHour = (n: number) => round((n * 3600) / bucketSeconds);
   const observed = t.observed ?? 1;
-  // As detection projects it: what arrived so far plus the rest of the bucket at the expected rate.
-  const projected = t.current + (1 - observed) * t.baseline;
+  const projected = projectedCount(t.current, observed, t.baseline);
   const name = `"${clipText(t.name, TREND_EVENT_LIMITS.trendName)}" (${t.category})`;
   let text: string;
   if (t.ended) {
