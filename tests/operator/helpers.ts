@@ -4,6 +4,7 @@ import { waitFor } from "../helpers/config.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
 import { startStack, trendEvent, type Stack } from "../helpers/stack.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
+import type { TeamsServer } from "../peers/teams-server.ts";
 
 // The operator queue's tests run the whole path: a gateway and workers (tests/helpers/stack.ts) whose chat provider
 // is the local Slack stand-in (tests/peers/slack-server.ts), connected through the real browser OAuth flow.
@@ -55,6 +56,25 @@ export async function connectedAccount(stack: Stack, slack: SlackServer, channel
   const saved = await stack.gw.http.post("/api/integrations/chat/save-channel").set(a.auth).send({ channel_id: channel.id });
   if (saved.status !== 200) throw new Error(`save-channel: ${saved.status} ${JSON.stringify(saved.body)}`);
   return { ...a, channelId: channel.id };
+}
+
+/**
+ * An account connected to the Teams stand-in through the tenant's consent page, with a new installed team and its
+ * "Alerts" channel saved as the alerts channel (`channelId`: "<team id>/<channel id>", as the API names it).
+ */
+export async function teamsAccount(stack: Stack, ms: TeamsServer, teamName = "Marketing"): Promise<Account & { channelId: string; teamId: string }> {
+  const base = "/api/integrations/chat/teams";
+  const a = await stack.gw.account();
+  const start = await stack.gw.http.get(`${base}/auth`).set(a.auth);
+  if (start.status !== 200) throw new Error(`teams auth: ${start.status} ${JSON.stringify(start.body)}`);
+  const back = await ms.oauth.browse(start.body.authorization_url);
+  const cb = await stack.gw.http.get(`${back.pathname}${back.search}`);
+  if (cb.status !== 200) throw new Error(`teams callback: ${cb.status} ${cb.text}`);
+  const team = ms.addTeam({ displayName: `${teamName} ${a.accountId.slice(-4)}`, installed: true });
+  const channelId = `${team.id}/${ms.addChannel(team.id, { displayName: "Alerts" }).id}`;
+  const saved = await stack.gw.http.post(`${base}/save-channel`).set(a.auth).send({ channel_id: channelId });
+  if (saved.status !== 200) throw new Error(`teams save-channel: ${saved.status} ${JSON.stringify(saved.body)}`);
+  return { ...a, channelId, teamId: team.id };
 }
 
 let trendN = 0;

@@ -7,7 +7,7 @@ import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
 import { startTeamsServer, type TeamsServer } from "../peers/teams-server.ts";
-import { connectedAccount, event, item, posted, publishAndWait, startChatStack, type Account } from "./helpers.ts";
+import { connectedAccount, event, item, posted, publishAndWait, startChatStack, teamsAccount } from "./helpers.ts";
 
 let slack: SlackServer;
 let ms: TeamsServer;
@@ -41,18 +41,6 @@ function handingOffSoon() {
   return { at, rotation: rotation({ handoff_time: wall.toISOString().slice(11, 16), start_date: yesterday }) };
 }
 
-async function teamsAccount(): Promise<Account & { channelId: string }> {
-  const base = "/api/integrations/chat/teams";
-  const a = await stack.gw.account();
-  const start = await stack.gw.http.get(`${base}/auth`).set(a.auth);
-  const back = await ms.oauth.browse(start.body.authorization_url);
-  expect((await stack.gw.http.get(`${back.pathname}${back.search}`)).status).toBe(200);
-  const team = ms.addTeam({ displayName: `On call ${a.accountId.slice(-4)}`, installed: true });
-  const channelId = `${team.id}/${ms.addChannel(team.id, { displayName: "Alerts" }).id}`;
-  expect((await stack.gw.http.post(`${base}/save-channel`).set(a.auth).send({ channel_id: channelId })).status).toBe(200);
-  return { ...a, channelId };
-}
-
 /** The replies under an item's card, as `[who it mentions, text]`, in each provider's own format. */
 const REPLIES: Record<string, (it: any) => { mentioned: string[]; text: string }[]> = {
   slack: (it) => slack.messages(it.chat.channel_id).filter((m) => m.threadTs === it.chat.message_ts)
@@ -62,7 +50,7 @@ const REPLIES: Record<string, (it: any) => { mentioned: string[]; text: string }
 };
 
 async function handOffScenario(provider: "slack" | "teams") {
-  const a = provider === "slack" ? await connectedAccount(stack, slack, { id: "C0ONCALL001", name: "oncall" }) : await teamsAccount();
+  const a = provider === "slack" ? await connectedAccount(stack, slack, { id: "C0ONCALL001", name: "oncall" }) : await teamsAccount(stack, ms, "On call");
   const soon = handingOffSoon();
   const schedule = await createSchedule(a, { name: "Primary", time_zone: ZONE, rotation: soon.rotation });
   expect(schedule.status).toBe(201);
