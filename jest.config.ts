@@ -12,6 +12,8 @@ const config: Config = {
   // tests/cluster needs a Redis Cluster: it runs in the cluster suite (scripts/test.mjs sets TEST_REDIS_CLUSTER).
   testPathIgnorePatterns: process.env.TEST_REDIS_CLUSTER === "1" ? ["/node_modules/"] : ["/node_modules/", "<rootDir>/tests/cluster/"],
   setupFiles: ["<rootDir>/tests/helpers/setup-env.ts"],
+  // An earlier file's work still due in this worker's database is settled before each file starts its own stack.
+  setupFilesAfterEnv: ["<rootDir>/tests/helpers/file-isolation.ts"],
   testTimeout: 30_000,
   // Each jest worker has its own database (scripts/reset-test-env.ts); files isolate Redis with their own queue prefix.
   maxWorkers: 2,

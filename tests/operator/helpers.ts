@@ -4,7 +4,7 @@ import { waitFor } from "../helpers/config.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
 import { startStack, trendEvent, type Stack } from "../helpers/stack.ts";
 import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
-import type { TeamsServer } from "../peers/teams-server.ts";
+import { startTeamsServer, type TeamsServer } from "../peers/teams-server.ts";
 
 // The operator queue's tests run the whole path: a gateway and workers (tests/helpers/stack.ts) whose chat provider
 // is the local Slack stand-in (tests/peers/slack-server.ts), connected through the real browser OAuth flow.
@@ -56,6 +56,21 @@ export async function connectedAccount(stack: Stack, slack: SlackServer, channel
   const saved = await stack.gw.http.post("/api/integrations/chat/save-channel").set(a.auth).send({ channel_id: channel.id });
   if (saved.status !== 200) throw new Error(`save-channel: ${saved.status} ${JSON.stringify(saved.body)}`);
   return { ...a, channelId: channel.id };
+}
+
+/**
+ * A test file's Slack and Teams stand-ins and one chat stack pointed at both, started before its tests and stopped
+ * after. `set` receives them once started.
+ */
+export function useChatStacks(set: (c: { slack: SlackServer; ms: TeamsServer; stack: Stack }) => void): void {
+  let c: { slack: SlackServer; ms: TeamsServer; stack: Stack } | null = null;
+  beforeAll(async () => {
+    const slack = await startSlackServer();
+    const ms = await startTeamsServer();
+    c = { slack, ms, stack: await startChatStack(slack, ms.env) };
+    set(c);
+  });
+  afterAll(async () => { await c?.stack.close(); await c?.slack.close(); await c?.ms.close(); });
 }
 
 /**

@@ -5,19 +5,14 @@
 import { toWallTime } from "@trendgate/trends";
 import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
-import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
-import { startTeamsServer, type TeamsServer } from "../peers/teams-server.ts";
-import { connectedAccount, event, item, posted, publishAndWait, startChatStack, teamsAccount } from "./helpers.ts";
+import type { SlackServer } from "../peers/slack-server.ts";
+import type { TeamsServer } from "../peers/teams-server.ts";
+import { connectedAccount, event, item, posted, publishAndWait, teamsAccount, useChatStacks } from "./helpers.ts";
 
 let slack: SlackServer;
 let ms: TeamsServer;
 let stack: Stack;
-beforeAll(async () => {
-  slack = await startSlackServer();
-  ms = await startTeamsServer();
-  stack = await startChatStack(slack, ms.env);
-});
-afterAll(async () => { await stack.close(); await slack.close(); await ms.close(); });
+useChatStacks((c) => ({ slack, ms, stack } = c));
 afterEach(() => slack.assertConforming());
 
 const SCHEDULES = "/api/operator/schedules";

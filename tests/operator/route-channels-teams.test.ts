@@ -4,19 +4,12 @@
 // event operator.route_failed.
 import { waitFor } from "../helpers/config.ts";
 import type { Stack } from "../helpers/stack.ts";
-import { startSlackServer, type SlackServer } from "../peers/slack-server.ts";
-import { startTeamsServer, type TeamsServer } from "../peers/teams-server.ts";
-import { event, item, posted, publishAndWait, startChatStack, teamsAccount } from "./helpers.ts";
+import type { TeamsServer } from "../peers/teams-server.ts";
+import { event, item, posted, publishAndWait, teamsAccount, useChatStacks } from "./helpers.ts";
 
-let slack: SlackServer;
 let ms: TeamsServer;
 let stack: Stack;
-beforeAll(async () => {
-  slack = await startSlackServer();
-  ms = await startTeamsServer();
-  stack = await startChatStack(slack, ms.env);
-});
-afterAll(async () => { await stack.close(); await slack.close(); await ms.close(); });
+useChatStacks((c) => ({ ms, stack } = c));
 
 const rule = (name: string, channelId: string) => ({ name, match: { categories: ["finance"] }, provider: "teams", channel_id: channelId });
 const putRoutes = (a: { auth: any }, routes: object[]) => stack.gw.http.put("/api/operator/routes").set(a.auth).send({ routes });
