@@ -15,6 +15,7 @@ export * from "./webhook-subscriptions.ts";
 export * from "./webhook-deliveries.ts";
 export * from "./webhook-attempts.ts";
 export * from "./trend-events.ts";
+export * from "./bucket-sql.ts";
 export * from "./outbox.ts";
 export * from "./outbox-confirmations.ts";
 export * from "./overdue.ts";

@@ -1,5 +1,6 @@
 import type { TrendEvent } from "@trendgate/contracts";
 import type pg from "pg";
+import { bucketNumberSql } from "./bucket-sql.ts";
 import type { Db } from "./client.ts";
 
 /**
@@ -72,7 +73,7 @@ export async function topicCountsBetween(db: Db, ranges: { topicId: string; from
   if (!ranges.length) return [];
   const { rows } = await db.$pool.query<{ s: string | null; bar: number | null }>({
     name: "tg_topic_counts_between",
-    text: `SELECT (SELECT string_agg((date_part('epoch', b.bucket_start)::bigint / $4)::text || ':' || b.count::text, ',')
+    text: `SELECT (SELECT string_agg(${bucketNumberSql("b.bucket_start", "$4")}::text || ':' || b.count::text, ',')
                      FROM topic_buckets b
                     WHERE b.topic_id = r.topic_id AND b.bucket_start >= (r.f AT TIME ZONE 'UTC') AND b.bucket_start <= (r.t AT TIME ZONE 'UTC')) AS s,
                   (SELECT evidence_bar FROM topics WHERE id = r.topic_id) AS bar

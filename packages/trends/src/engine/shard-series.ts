@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { bucketNumberSql } from "@trendgate/db";
 import type { Resolved } from "../detection/config.ts";
 import { PARTIAL_MIN_SECONDS } from "../detection/index.ts";
 import { median } from "../detection/stats.ts";
@@ -39,11 +40,10 @@ export interface ShardSeries {
 /**
  * SQL: one bucket of row `tb` as "offset:count", plus ":sentiment_sum:sentiment_count" for the last closed bucket and
  * the bucket in progress (the topic's sentiment). Parameters: the bucket width, y[0]'s bucket number, the start of the
- * last closed bucket. date_part, not extract: extract's numeric made the cold read of 10,000 topics x 193 buckets a
- * third slower (3.3 s against 2.2 s, measured in psql).
+ * last closed bucket.
  */
 const bucketText = (tb: string, seconds: string, first: string, last1: string) =>
-  `(floor(date_part('epoch', ${tb}.bucket_start) / ${seconds})::int - ${first})::text || ':' || ${tb}.count::text ||
+  `(${bucketNumberSql(`${tb}.bucket_start`, seconds)} - ${first})::text || ':' || ${tb}.count::text ||
    CASE WHEN ${tb}.bucket_start >= (${last1}::timestamptz AT TIME ZONE 'UTC') THEN ':' || ${tb}.sentiment_sum::text || ':' || ${tb}.sentiment_count::text ELSE '' END`;
 
 /**
